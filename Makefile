@@ -1,0 +1,104 @@
+# pyebpf: build, test, install.  See README.md.
+CC      ?= gcc
+CLANG   ?= clang
+BPFTOOL ?= bpftool
+PYTHON  ?= python3
+
+BUILD   := build
+ARCH    := $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/')
+
+CFLAGS  ?= -O2 -g
+WARN    := -Wall -Wextra -Werror
+CPPFLAGS := -D_GNU_SOURCE -Iinclude -I$(BUILD) -Iuser
+LDLIBS  := -lbpf -lelf -lz -lstdc++
+SAN     := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+
+# Pure logic: no libbpf, so the unit tests link it alone.
+PURE_SRCS := $(filter-out user/main.c user/record.c,$(wildcard user/*.c user/*/*.c))
+USER_SRCS := $(PURE_SRCS) user/record.c user/main.c
+USER_OBJS := $(patsubst user/%.c,$(BUILD)/obj/%.o,$(USER_SRCS))
+PURE_OBJS := $(patsubst user/%.c,$(BUILD)/obj/%.o,$(PURE_SRCS))
+ASAN_OBJS := $(patsubst user/%.c,$(BUILD)/asan/%.o,$(PURE_SRCS))
+HEADERS   := $(wildcard include/*.h user/*.h user/*/*.h)
+
+UNIT_SRCS  := $(wildcard tests/unit/*.c)
+INTEG_SRCS := $(wildcard tests/integ/*.c)
+FIXTURES   := $(BUILD)/fixtures/busy $(BUILD)/fixtures/libfixture.so $(BUILD)/fixtures/libfixture-stripped.so
+
+.PHONY: all clean install deps vmlinux test unit-test integ-test demo bench
+.DELETE_ON_ERROR:
+
+all: $(BUILD)/pyebpf
+
+$(BUILD)/sample.bpf.o: bpf/sample.bpf.c include/pyebpf.h vmlinux.h | $(BUILD)
+	$(CLANG) -g -O2 -Wall -Werror -target bpf -D__TARGET_ARCH_$(ARCH) -Iinclude -I. -c $< -o $@
+
+$(BUILD)/sample.skel.h: $(BUILD)/sample.bpf.o Makefile
+	$(BPFTOOL) gen skeleton $< name sample_bpf > $@
+
+$(BUILD)/obj/%.o: user/%.c $(HEADERS) $(BUILD)/sample.skel.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(WARN) $(CPPFLAGS) -c $< -o $@
+
+$(BUILD)/asan/%.o: user/%.c $(HEADERS)
+	@mkdir -p $(dir $@)
+	$(CC) -O1 -g $(SAN) $(WARN) $(CPPFLAGS) -c $< -o $@
+
+$(BUILD)/pyebpf: $(USER_OBJS)
+	$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
+
+$(BUILD):
+	mkdir -p $@
+
+# ---- tests ---------------------------------------------------------------
+$(BUILD)/fixtures/busy: tests/fixtures/busy.c
+	@mkdir -p $(dir $@)
+	$(CC) -O0 -g -fno-omit-frame-pointer -fno-inline $< -o $@
+
+$(BUILD)/fixtures/libfixture.so: tests/fixtures/fixture.cc
+	@mkdir -p $(dir $@)
+	g++ -O1 -g -fPIC -shared $< -o $@
+
+$(BUILD)/fixtures/libfixture-stripped.so: $(BUILD)/fixtures/libfixture.so
+	strip --strip-all $< -o $@
+
+# Unit tests: pure code under AddressSanitizer and UBSan.
+$(BUILD)/unit-tests: $(UNIT_SRCS) tests/unit/unit.h $(ASAN_OBJS)
+	$(CC) -O1 -g $(SAN) $(WARN) $(CPPFLAGS) $(UNIT_SRCS) $(ASAN_OBJS) -o $@ -lcriterion -lelf -lstdc++ -ldl
+
+$(BUILD)/integ-tests: $(INTEG_SRCS) tests/integ/integ.h $(PURE_OBJS)
+	$(CC) -O1 -g $(WARN) $(CPPFLAGS) $(INTEG_SRCS) $(BUILD)/obj/util.o -o $@ -lcriterion
+
+unit-test: $(BUILD)/unit-tests $(FIXTURES)
+	cd $(BUILD) && ASAN_OPTIONS=detect_leaks=1 ./unit-tests --jobs 2
+
+# Integration tests run the real binary with real BPF: root, one at a time.
+integ-test: $(BUILD)/pyebpf $(BUILD)/integ-tests $(FIXTURES)
+	cd $(BUILD) && ./integ-tests --jobs 1
+
+test: unit-test integ-test
+
+# ---- set-up ----------------------------------------------------------------
+DEPS := make clang llvm gcc g++ libbpf-dev bpftool libelf-dev zlib1g-dev libdw-dev \
+	libcriterion-dev pkg-config python3 binutils
+
+deps:
+	apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(DEPS)
+
+vmlinux:
+	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > vmlinux.h
+
+install: $(BUILD)/pyebpf
+	install -D -m 0755 $< $(DESTDIR)/usr/local/bin/pyebpf
+
+# Profile the bundled demo system-wide for as long as it runs.
+demo: $(BUILD)/pyebpf
+	$(BUILD)/pyebpf record -a -o pyebpf-demo.folded -- $(PYTHON) bench/demo.py
+	@echo "profile written to $(CURDIR)/pyebpf-demo.folded"
+
+bench: $(BUILD)/pyebpf $(FIXTURES)
+	bash bench/overhead.sh
+
+clean:
+	rm -rf $(BUILD)

@@ -1,0 +1,192 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * The sampler: a perf_event program run by a cpu-clock timer on every CPU.
+ * It filters (target pids, pyebpf itself), reads the kernel and user stacks
+ * and sends one event per sample through a ring buffer. It never names
+ * anything: symbolization is userspace's job.
+ *
+ * Tracepoints on fork/exec/exit keep the target set right when a launched
+ * command forks, and tell userspace when a process's address space changes.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "pyebpf.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+/* Set through skel->rodata between open and load. */
+const volatile __u32 self_pid = 0;       /* never sample pyebpf itself */
+const volatile __u8 filter_pids = 0;     /* only sample pids in `targets` */
+const volatile __u8 follow_forks = 0;    /* children of targets become targets */
+const volatile __u8 kernel_stacks = 1;   /* --no-kernel clears it */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 8 << 20); /* resized by userspace before load */
+} events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 8192);
+	__type(key, __u32);  /* tgid */
+	__type(value, __u8);
+} targets SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, PYEBPF_CNT__COUNT);
+	__type(key, __u32);
+	__type(value, __u64);
+} counters SEC(".maps");
+
+/* A sample is ~2 KiB: far beyond the 512-byte BPF stack. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct pyebpf_sample);
+} scratch SEC(".maps");
+
+static __always_inline void count(__u32 which)
+{
+	__u64 *c = bpf_map_lookup_elem(&counters, &which);
+
+	if (c)
+		(*c)++;
+}
+
+static __always_inline int wanted(__u32 pid)
+{
+	if (pid == 0 || pid == self_pid) /* idle task, ourselves */
+		return 0;
+	if (filter_pids && !bpf_map_lookup_elem(&targets, &pid))
+		return 0;
+	return 1;
+}
+
+SEC("perf_event")
+int on_sample(struct bpf_perf_event_data *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 pid = id >> 32, zero = 0;
+	struct pyebpf_sample *s;
+	long kbytes = 0, ubytes;
+	__u32 kn, un, n;
+
+	if (!wanted(pid))
+		return 0;
+
+	s = bpf_map_lookup_elem(&scratch, &zero);
+	if (!s) {
+		count(PYEBPF_CNT_SCRATCH_ERR);
+		return 0;
+	}
+	s->h.type = PYEBPF_EVENT_SAMPLE;
+	s->h.pid = pid;
+	s->h.tid = (__u32)id;
+	s->h.cpu = bpf_get_smp_processor_id();
+	s->h.ts_ns = bpf_ktime_get_ns();
+	s->cgroup_id = bpf_get_current_cgroup_id();
+	s->flags = 0;
+	s->reserved = 0;
+	bpf_get_current_comm(s->comm, sizeof(s->comm));
+
+	if (kernel_stacks) {
+		kbytes = bpf_get_stack(ctx, s->stack, PYEBPF_MAX_STACK * 8, 0);
+		if (kbytes < 0) {
+			s->flags |= PYEBPF_SAMPLE_KSTACK_ERR;
+			count(PYEBPF_CNT_KSTACK_ERR);
+			kbytes = 0;
+		}
+	}
+	kn = (__u32)kbytes / 8;
+	if (kn > PYEBPF_MAX_STACK) /* bounds the offset below for the verifier */
+		kn = PYEBPF_MAX_STACK;
+
+	ubytes = bpf_get_stack(ctx, &s->stack[kn], PYEBPF_MAX_STACK * 8, BPF_F_USER_STACK);
+	if (ubytes < 0) {
+		/* Kernel threads have no user stack: not a failure. */
+		struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+
+		if (BPF_CORE_READ(task, mm)) {
+			s->flags |= PYEBPF_SAMPLE_USTACK_ERR;
+			count(PYEBPF_CNT_USTACK_ERR);
+		}
+		ubytes = 0;
+	}
+	un = (__u32)ubytes / 8;
+	if (un > PYEBPF_MAX_STACK)
+		un = PYEBPF_MAX_STACK;
+	s->kstack_len = kn;
+	s->ustack_len = un;
+
+	n = kn + un;
+	if (n > 2 * PYEBPF_MAX_STACK)
+		n = 2 * PYEBPF_MAX_STACK;
+	if (bpf_ringbuf_output(&events, s, PYEBPF_SAMPLE_SIZE(n), 0)) {
+		count(PYEBPF_CNT_RB_FULL);
+		return 0;
+	}
+	count(PYEBPF_CNT_SAMPLES);
+	return 0;
+}
+
+static __always_inline void send_proc_event(__u32 type, struct task_struct *task)
+{
+	struct pyebpf_proc_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+
+	if (!e) {
+		count(PYEBPF_CNT_PROC_RB_FULL);
+		return;
+	}
+	e->h.type = type;
+	e->h.pid = BPF_CORE_READ(task, tgid);
+	e->h.tid = BPF_CORE_READ(task, pid);
+	e->h.cpu = bpf_get_smp_processor_id();
+	e->h.ts_ns = bpf_ktime_get_ns();
+	BPF_CORE_READ_STR_INTO(&e->comm, task, comm);
+	bpf_ringbuf_submit(e, 0);
+}
+
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
+{
+	__u32 ppid = parent->tgid, cpid = child->tgid;
+	__u8 one = 1;
+
+	if (!follow_forks || cpid == ppid) /* a new thread, not a new process */
+		return 0;
+	if (!bpf_map_lookup_elem(&targets, &ppid))
+		return 0;
+	if (bpf_map_update_elem(&targets, &cpid, &one, BPF_ANY))
+		count(PYEBPF_CNT_TARGETS_FULL);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
+{
+	__u32 pid = p->tgid;
+
+	if (wanted(pid))
+		send_proc_event(PYEBPF_EVENT_EXEC, p);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(on_exit, struct task_struct *p)
+{
+	__u32 pid = p->tgid;
+
+	/* Only when the whole thread group is gone. */
+	if (BPF_CORE_READ(p, signal, live.counter) != 0)
+		return 0;
+	if (!wanted(pid))
+		return 0;
+	send_proc_event(PYEBPF_EVENT_EXIT, p);
+	if (filter_pids) /* the pid may be reused by an unrelated process */
+		bpf_map_delete_elem(&targets, &pid);
+	return 0;
+}

@@ -1,0 +1,257 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+#include "elf_syms.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "util.h"
+
+/* From libstdc++: the Itanium C++ ABI demangler every C++ toolchain uses. */
+extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
+
+struct sym {
+	uint64_t start, size;
+	char *name;     /* points into the name pool until demangled */
+	uint8_t bind;   /* STB_* */
+	bool demangled; /* name is its own allocation */
+};
+
+struct segment {
+	uint64_t offset, vaddr, filesz;
+};
+
+struct elf_syms {
+	struct sym *syms;
+	size_t n;
+	char *pool; /* all raw names, NUL separated */
+	struct segment *segs;
+	size_t nsegs;
+	char build_id[41 * 2];
+};
+
+static int bind_rank(uint8_t bind)
+{
+	return bind == STB_GLOBAL ? 2 : bind == STB_WEAK ? 1 : 0;
+}
+
+static int cmp_sym(const void *a, const void *b)
+{
+	const struct sym *x = a, *y = b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	/* Aliases: the global name first, then the shorter one. */
+	if (bind_rank(x->bind) != bind_rank(y->bind))
+		return bind_rank(y->bind) - bind_rank(x->bind);
+	return (int)strlen(x->name) - (int)strlen(y->name);
+}
+
+static void read_build_id(struct elf_syms *s, Elf *elf)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *data;
+		GElf_Nhdr nh;
+		size_t off = 0, name_off, desc_off;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE || !(data = elf_getdata(scn, NULL)))
+			continue;
+		while ((off = gelf_getnote(data, off, &nh, &name_off, &desc_off)) > 0) {
+			if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
+			    memcmp((char *)data->d_buf + name_off, "GNU", 4) == 0 && nh.n_descsz <= 40) {
+				const unsigned char *d = (unsigned char *)data->d_buf + desc_off;
+				for (size_t i = 0; i < nh.n_descsz; i++)
+					snprintf(s->build_id + 2 * i, 3, "%02x", d[i]);
+				return;
+			}
+		}
+	}
+}
+
+static int collect(struct elf_syms *s, Elf *elf, size_t *cap, size_t *pool_len, size_t *pool_cap)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *data;
+
+		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM))
+			continue;
+		if (!(data = elf_getdata(scn, NULL)) || !sh.sh_entsize)
+			continue;
+		size_t count = sh.sh_size / sh.sh_entsize;
+		for (size_t i = 0; i < count; i++) {
+			GElf_Sym sym;
+			const char *name;
+
+			if (!gelf_getsym(data, (int)i, &sym))
+				continue;
+			int type = GELF_ST_TYPE(sym.st_info);
+			if ((type != STT_FUNC && type != STT_GNU_IFUNC) || sym.st_shndx == SHN_UNDEF || !sym.st_value)
+				continue;
+			name = elf_strptr(elf, sh.sh_link, sym.st_name);
+			if (!name || !*name)
+				continue;
+			size_t len = strlen(name) + 1;
+			xgrow(&s->pool, pool_cap, *pool_len + len, 1);
+			memcpy(s->pool + *pool_len, name, len);
+			xgrow(&s->syms, cap, s->n + 1, sizeof(*s->syms));
+			/* The pool may move while growing: keep offsets, fix up later. */
+			s->syms[s->n++] = (struct sym){ .start = sym.st_value, .size = sym.st_size,
+							 .name = (char *)(uintptr_t)*pool_len,
+							 .bind = GELF_ST_BIND(sym.st_info) };
+			*pool_len += len;
+		}
+	}
+	return 0;
+}
+
+struct elf_syms *elf_syms__load_fd(int fd)
+{
+	struct elf_syms *s;
+	size_t cap = 0, pool_len = 0, pool_cap = 0, nph;
+	Elf *elf;
+
+	if (elf_version(EV_CURRENT) == EV_NONE) {
+		errno = ENOSYS;
+		return NULL;
+	}
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!elf || elf_kind(elf) != ELF_K_ELF) {
+		if (elf)
+			elf_end(elf);
+		errno = ENOEXEC;
+		return NULL;
+	}
+	s = xcalloc(1, sizeof(*s));
+	if (elf_getphdrnum(elf, &nph) == 0) {
+		s->segs = xcalloc(nph ? nph : 1, sizeof(*s->segs));
+		for (size_t i = 0; i < nph; i++) {
+			GElf_Phdr ph;
+
+			if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD && (ph.p_flags & PF_X))
+				s->segs[s->nsegs++] = (struct segment){ ph.p_offset, ph.p_vaddr, ph.p_filesz };
+		}
+	}
+	collect(s, elf, &cap, &pool_len, &pool_cap);
+	read_build_id(s, elf);
+	elf_end(elf);
+
+	for (size_t i = 0; i < s->n; i++)
+		s->syms[i].name = s->pool + (uintptr_t)s->syms[i].name;
+	if (s->n) {
+		qsort(s->syms, s->n, sizeof(*s->syms), cmp_sym);
+		/* Keep one symbol per address (the first after sorting). */
+		size_t w = 1;
+		for (size_t r = 1; r < s->n; r++)
+			if (s->syms[r].start != s->syms[w - 1].start)
+				s->syms[w++] = s->syms[r];
+			else if (s->syms[r].size > s->syms[w - 1].size && !s->syms[w - 1].size)
+				s->syms[w - 1].size = s->syms[r].size;
+		s->n = w;
+	}
+	return s;
+}
+
+struct elf_syms *elf_syms__load(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct elf_syms *s;
+	int saved;
+
+	if (fd < 0)
+		return NULL;
+	s = elf_syms__load_fd(fd);
+	saved = errno;
+	close(fd);
+	errno = saved;
+	return s;
+}
+
+void elf_syms__free(struct elf_syms *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->n; i++)
+		if (s->syms[i].demangled)
+			free(s->syms[i].name);
+	free(s->syms);
+	free(s->pool);
+	free(s->segs);
+	free(s);
+}
+
+int elf_syms__offset_to_vaddr(const struct elf_syms *s, uint64_t off, uint64_t *vaddr)
+{
+	for (size_t i = 0; i < s->nsegs; i++) {
+		const struct segment *g = &s->segs[i];
+
+		if (off >= g->offset && off < g->offset + g->filesz) {
+			*vaddr = off - g->offset + g->vaddr;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+const char *elf_syms__lookup(struct elf_syms *s, uint64_t vaddr, uint64_t *sym_off)
+{
+	size_t lo = 0, hi = s->n;
+
+	/* The last symbol starting at or before vaddr. */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (s->syms[mid].start <= vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return NULL;
+	struct sym *y = &s->syms[lo - 1];
+	if (y->size && vaddr >= y->start + y->size)
+		return NULL;
+	if (!y->demangled && y->name[0] == '_' && y->name[1] == 'Z') {
+		int status;
+		char *d = __cxa_demangle(y->name, NULL, NULL, &status);
+
+		if (d && status == 0) {
+			y->name = d;
+			y->demangled = true;
+		} else {
+			free(d);
+		}
+	}
+	if (sym_off)
+		*sym_off = vaddr - y->start;
+	return y->name;
+}
+
+uint64_t elf_syms__find(const struct elf_syms *s, const char *name)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (!s->syms[i].demangled && strcmp(s->syms[i].name, name) == 0)
+			return s->syms[i].start;
+	return 0;
+}
+
+size_t elf_syms__count(const struct elf_syms *s)
+{
+	return s->n;
+}
+
+const char *elf_syms__build_id(const struct elf_syms *s)
+{
+	return s->build_id;
+}

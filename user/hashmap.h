@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/* An open-addressing hash table from byte-string keys to 64-bit values. */
+#ifndef PYEBPF_HASHMAP_H
+#define PYEBPF_HASHMAP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct hashmap;
+
+struct hashmap *hashmap__new(void);
+void hashmap__free(struct hashmap *h); /* accepts NULL */
+/* The value slot of key, or NULL when absent. */
+uint64_t *hashmap__get(const struct hashmap *h, const void *key, size_t len);
+/* The value slot of key, inserted (value 0, *created = true) when absent; NULL on ENOMEM. */
+uint64_t *hashmap__put(struct hashmap *h, const void *key, size_t len, bool *created);
+bool hashmap__remove(struct hashmap *h, const void *key, size_t len);
+size_t hashmap__size(const struct hashmap *h);
+/* Iteration: start with *pos = 0; returns false at the end. */
+bool hashmap__next(const struct hashmap *h, size_t *pos, const void **key, size_t *len, uint64_t *value);
+
+uint64_t hash_bytes(const void *data, size_t len);
+
+#endif

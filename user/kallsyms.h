@@ -1,0 +1,16 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/* Kernel function names from /proc/kallsyms. */
+#ifndef PYEBPF_KALLSYMS_H
+#define PYEBPF_KALLSYMS_H
+
+#include <stdint.h>
+
+struct kallsyms;
+
+/* NULL with errno set; EPERM when every address reads as zero (kptr_restrict). */
+struct kallsyms *kallsyms__load(const char *path);
+void kallsyms__free(struct kallsyms *k); /* accepts NULL */
+/* The function containing addr, or NULL below the first symbol. */
+const char *kallsyms__lookup(const struct kallsyms *k, uint64_t addr, uint64_t *off);
+
+#endif

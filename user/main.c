@@ -1,0 +1,43 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/* pyebpf: a sampling profiler for Python built on eBPF. */
+#include <stdio.h>
+#include <string.h>
+
+#include "record.h"
+#include "util.h"
+
+#define PYEBPF_VERSION "0.1.0"
+
+static const char usage[] =
+	"Usage: pyebpf COMMAND [OPTIONS]\n"
+	"A system-wide sampling profiler for Python, built on eBPF.\n"
+	"\n"
+	"Commands:\n"
+	"  record    sample stacks and write a profile (pyebpf record --help)\n"
+	"\n"
+	"  -h, --help       this help\n"
+	"  -V, --version    print the version\n"
+	"\n"
+	"Examples:\n"
+	"  sudo pyebpf record -a -d 10 -o machine.folded\n"
+	"  sudo pyebpf record -- python3 script.py\n";
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		fputs(usage, stderr);
+		return 2;
+	}
+	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
+		fputs(usage, stdout);
+		return 0;
+	}
+	if (!strcmp(argv[1], "-V") || !strcmp(argv[1], "--version")) {
+		printf("pyebpf %s\n", PYEBPF_VERSION);
+		return 0;
+	}
+	if (!strcmp(argv[1], "record"))
+		return record_main(argc - 1, argv + 1);
+	err_msg("unknown command '%s' (see 'pyebpf --help')", argv[1]);
+	return 2;
+}

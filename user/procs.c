@@ -1,0 +1,254 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+#include "procs.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "elf_syms.h"
+#include "hashmap.h"
+#include "maps.h"
+#include "util.h"
+
+/* How long an exited process's tables stay for samples still in flight. */
+#define EXIT_GRACE_NS (2 * 1000000000ULL)
+/* At most one re-read of maps per process in this time (dlopen, JIT). */
+#define RESCAN_NS (200 * 1000000ULL)
+
+struct proc {
+	uint32_t pid;
+	struct mapping *maps;
+	size_t nmaps;
+	struct elf_syms **syms; /* per mapping; NULL when not (yet) resolved */
+	bool *tried;            /* per mapping: syms lookup attempted */
+	uint32_t *module;       /* per mapping: string id of the path */
+	uint64_t scanned_ns;    /* 0: maps must be (re)read */
+	uint64_t exited_ns;     /* 0: alive */
+};
+
+struct file_key {
+	uint32_t dev_major, dev_minor;
+	uint64_t inode;
+};
+
+struct procs {
+	struct profile *prof;
+	struct hashmap *by_pid; /* pid → struct proc * */
+	struct hashmap *files;  /* file_key → struct elf_syms * (0: not an ELF file) */
+	size_t seen;
+};
+
+struct procs *procs__new(struct profile *p)
+{
+	struct procs *t = xcalloc(1, sizeof(*t));
+
+	t->prof = p;
+	t->by_pid = hashmap__new();
+	t->files = hashmap__new();
+	if (!t->by_pid || !t->files)
+		die("out of memory");
+	return t;
+}
+
+static void proc_drop_maps(struct proc *p)
+{
+	maps__free(p->maps, p->nmaps);
+	free(p->syms);
+	free(p->tried);
+	free(p->module);
+	p->maps = NULL;
+	p->syms = NULL;
+	p->tried = NULL;
+	p->module = NULL;
+	p->nmaps = 0;
+}
+
+static void proc_free(struct proc *p)
+{
+	proc_drop_maps(p);
+	free(p);
+}
+
+void procs__free(struct procs *t)
+{
+	size_t pos = 0, len;
+	const void *key;
+	uint64_t v;
+
+	if (!t)
+		return;
+	while (hashmap__next(t->by_pid, &pos, &key, &len, &v))
+		proc_free((struct proc *)(uintptr_t)v);
+	pos = 0;
+	while (hashmap__next(t->files, &pos, &key, &len, &v))
+		elf_syms__free((struct elf_syms *)(uintptr_t)v);
+	hashmap__free(t->by_pid);
+	hashmap__free(t->files);
+	free(t);
+}
+
+static void proc_scan(struct procs *t, struct proc *p, uint64_t now)
+{
+	proc_drop_maps(p);
+	p->scanned_ns = now ? now : 1;
+	if (maps__read((int)p->pid, true, &p->maps, &p->nmaps))
+		return; /* gone already: its addresses stay unknown */
+	p->syms = xcalloc(p->nmaps, sizeof(*p->syms));
+	p->tried = xcalloc(p->nmaps, sizeof(*p->tried));
+	p->module = xcalloc(p->nmaps, sizeof(*p->module));
+	for (size_t i = 0; i < p->nmaps; i++)
+		p->module[i] = profile__str(t->prof, p->maps[i].path);
+}
+
+struct proc *procs__get(struct procs *t, uint32_t pid, uint64_t now)
+{
+	bool created;
+	uint64_t *v = hashmap__put(t->by_pid, &pid, sizeof(pid), &created);
+	struct proc *p;
+
+	if (!v)
+		die("out of memory");
+	if (!created) {
+		p = (struct proc *)(uintptr_t)*v;
+		if (!p->scanned_ns)
+			proc_scan(t, p, now);
+		return p;
+	}
+	p = xcalloc(1, sizeof(*p));
+	p->pid = pid;
+	*v = (uintptr_t)p;
+	t->seen++;
+	proc_scan(t, p, now);
+	return p;
+}
+
+void procs__exec(struct procs *t, uint32_t pid)
+{
+	uint64_t *v = hashmap__get(t->by_pid, &pid, sizeof(pid));
+
+	if (v) {
+		struct proc *p = (struct proc *)(uintptr_t)*v;
+
+		proc_drop_maps(p);
+		p->scanned_ns = 0;
+		p->exited_ns = 0;
+	}
+}
+
+void procs__exit(struct procs *t, uint32_t pid, uint64_t now)
+{
+	uint64_t *v = hashmap__get(t->by_pid, &pid, sizeof(pid));
+
+	if (v)
+		((struct proc *)(uintptr_t)*v)->exited_ns = now ? now : 1;
+}
+
+void procs__gc(struct procs *t, uint64_t now)
+{
+	size_t pos = 0, len;
+	const void *key;
+	uint64_t v;
+	uint32_t dead[256];
+	size_t n = 0;
+
+	/* Collect first: removing while iterating would skip entries. */
+	while (n < ARRAY_SIZE(dead) && hashmap__next(t->by_pid, &pos, &key, &len, &v)) {
+		struct proc *p = (struct proc *)(uintptr_t)v;
+
+		if (p->exited_ns && now - p->exited_ns > EXIT_GRACE_NS)
+			dead[n++] = p->pid;
+	}
+	for (size_t i = 0; i < n; i++) {
+		uint64_t *slot = hashmap__get(t->by_pid, &dead[i], sizeof(dead[i]));
+
+		proc_free((struct proc *)(uintptr_t)*slot);
+		hashmap__remove(t->by_pid, &dead[i], sizeof(dead[i]));
+	}
+}
+
+size_t procs__seen(const struct procs *t)
+{
+	return t->seen;
+}
+
+/* Open the file behind a mapping as the process sees it: through
+ * map_files (works for deleted files and other mount namespaces), else
+ * through the process's root, else by the path itself. */
+static int open_mapped(uint32_t pid, const struct mapping *m)
+{
+	char path[4096 + 64];
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%u/map_files/%" PRIx64 "-%" PRIx64, pid, m->start, m->end);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0)
+		return fd;
+	snprintf(path, sizeof(path), "/proc/%u/root%s", pid, m->path);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0)
+		return fd;
+	return open(m->path, O_RDONLY | O_CLOEXEC);
+}
+
+static struct elf_syms *mapping_syms(struct procs *t, struct proc *p, size_t i)
+{
+	const struct mapping *m = &p->maps[i];
+	struct file_key key = { m->dev_major, m->dev_minor, m->inode };
+	bool created;
+	uint64_t *v;
+
+	if (p->tried[i])
+		return p->syms[i];
+	p->tried[i] = true;
+	if (m->path[0] != '/' || !m->inode)
+		return NULL; /* anonymous memory, [vdso] */
+	v = hashmap__put(t->files, &key, sizeof(key), &created);
+	if (!v)
+		die("out of memory");
+	if (created) {
+		int fd = open_mapped(p->pid, m);
+
+		if (fd >= 0) {
+			*v = (uintptr_t)elf_syms__load_fd(fd);
+			close(fd);
+		}
+	}
+	p->syms[i] = (struct elf_syms *)(uintptr_t)*v;
+	return p->syms[i];
+}
+
+uint32_t procs__user_frame(struct procs *t, struct proc *p, uint64_t addr, int leaf, uint64_t now)
+{
+	/* A return address points after the call: look up the call itself. */
+	uint64_t look = leaf || !addr ? addr : addr - 1;
+	const struct mapping *m = maps__find(p->maps, p->nmaps, look);
+	struct frame f = { .kind = FRAME_NATIVE };
+
+	if (!m && !p->exited_ns && now - p->scanned_ns > RESCAN_NS) {
+		proc_scan(t, p, now); /* a library loaded since we last looked */
+		m = maps__find(p->maps, p->nmaps, look);
+	}
+	if (!m)
+		return profile__frame(t->prof, &f);
+
+	size_t i = (size_t)(m - p->maps);
+	struct elf_syms *s = mapping_syms(t, p, i);
+	uint64_t off = look - m->start + m->pgoff, vaddr = off;
+
+	f.module = p->module[i];
+	if (s && elf_syms__offset_to_vaddr(s, off, &vaddr) == 0) {
+		const char *name = elf_syms__lookup(s, vaddr, NULL);
+
+		if (name) {
+			f.name = profile__str(t->prof, name);
+			return profile__frame(t->prof, &f);
+		}
+	}
+	f.offset = vaddr;
+	return profile__frame(t->prof, &f);
+}

@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * Processes seen while recording: their executable mappings, read from
+ * /proc/PID/maps at first sight (and again after exec, or when an address
+ * falls outside every known mapping, e.g. after dlopen), and the symbol
+ * tables of their files, cached per file. User addresses become frames here,
+ * while the process is alive, so a process that exits keeps its names.
+ */
+#ifndef PYEBPF_PROCS_H
+#define PYEBPF_PROCS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "profile.h"
+
+struct procs;
+struct proc;
+
+struct procs *procs__new(struct profile *p);
+void procs__free(struct procs *t); /* accepts NULL */
+
+/* The process, created (and its maps read) when first seen. */
+struct proc *procs__get(struct procs *t, uint32_t pid, uint64_t now);
+/* The process replaced its image: forget its mappings. */
+void procs__exec(struct procs *t, uint32_t pid);
+/* The process exited: free it after a grace period (late samples may still come). */
+void procs__exit(struct procs *t, uint32_t pid, uint64_t now);
+/* Free processes that exited more than the grace period before now. */
+void procs__gc(struct procs *t, uint64_t now);
+/* Processes seen so far, alive or not. */
+size_t procs__seen(const struct procs *t);
+
+/* The frame id of a user address; `leaf` is false for return addresses. */
+uint32_t procs__user_frame(struct procs *t, struct proc *p, uint64_t addr, int leaf, uint64_t now);
+
+#endif

@@ -1,0 +1,139 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+#include "profile.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "hashmap.h"
+#include "util.h"
+
+struct profile {
+	struct hashmap *str_ids; /* string bytes → id */
+	char **strs;
+	size_t nstrs, strs_cap;
+
+	struct hashmap *frame_ids; /* struct frame bytes → id */
+	struct frame *frames;
+	size_t nframes, frames_cap;
+
+	struct hashmap *stacks; /* stack_key bytes → count */
+	uint64_t total;
+};
+
+/* Hash key of an aggregated sample: labels, then the frame ids. */
+struct stack_key {
+	struct sample_labels labels;
+	uint32_t nframes;
+	uint32_t frames[];
+};
+
+struct profile *profile__new(void)
+{
+	struct profile *p = xcalloc(1, sizeof(*p));
+
+	p->str_ids = hashmap__new();
+	p->frame_ids = hashmap__new();
+	p->stacks = hashmap__new();
+	if (!p->str_ids || !p->frame_ids || !p->stacks)
+		die("out of memory");
+	profile__str(p, ""); /* id 0 */
+	return p;
+}
+
+void profile__free(struct profile *p)
+{
+	if (!p)
+		return;
+	for (size_t i = 0; i < p->nstrs; i++)
+		free(p->strs[i]);
+	free(p->strs);
+	free(p->frames);
+	hashmap__free(p->str_ids);
+	hashmap__free(p->frame_ids);
+	hashmap__free(p->stacks);
+	free(p);
+}
+
+uint32_t profile__str(struct profile *p, const char *s)
+{
+	bool created;
+	uint64_t *v = hashmap__put(p->str_ids, s, strlen(s), &created);
+
+	if (!v)
+		die("out of memory");
+	if (created) {
+		xgrow(&p->strs, &p->strs_cap, p->nstrs + 1, sizeof(*p->strs));
+		p->strs[p->nstrs] = xstrdup(s);
+		*v = p->nstrs++;
+	}
+	return (uint32_t)*v;
+}
+
+const char *profile__str_at(const struct profile *p, uint32_t id)
+{
+	return id < p->nstrs ? p->strs[id] : "";
+}
+
+uint32_t profile__frame(struct profile *p, const struct frame *f)
+{
+	bool created;
+	uint64_t *v = hashmap__put(p->frame_ids, f, sizeof(*f), &created);
+
+	if (!v)
+		die("out of memory");
+	if (created) {
+		xgrow(&p->frames, &p->frames_cap, p->nframes + 1, sizeof(*p->frames));
+		p->frames[p->nframes] = *f;
+		*v = p->nframes++;
+	}
+	return (uint32_t)*v;
+}
+
+const struct frame *profile__frame_at(const struct profile *p, uint32_t id)
+{
+	return id < p->nframes ? &p->frames[id] : NULL;
+}
+
+void profile__add(struct profile *p, const struct sample_labels *l, const uint32_t *frames, uint32_t n, uint64_t count)
+{
+	size_t len = sizeof(struct stack_key) + n * sizeof(uint32_t);
+	struct stack_key *k = xcalloc(1, len);
+	uint64_t *v;
+
+	k->labels = *l;
+	k->nframes = n;
+	if (n)
+		memcpy(k->frames, frames, n * sizeof(uint32_t));
+	v = hashmap__put(p->stacks, k, len, NULL);
+	free(k);
+	if (!v)
+		die("out of memory");
+	*v += count;
+	p->total += count;
+}
+
+uint64_t profile__total(const struct profile *p)
+{
+	return p->total;
+}
+
+size_t profile__nstacks(const struct profile *p)
+{
+	return hashmap__size(p->stacks);
+}
+
+int profile__next(const struct profile *p, size_t *pos, struct profile_entry *e)
+{
+	const void *key;
+	size_t len;
+	uint64_t count;
+
+	if (!hashmap__next(p->stacks, pos, &key, &len, &count))
+		return 0;
+	const struct stack_key *k = key;
+	e->labels = k->labels;
+	e->frames = k->frames;
+	e->nframes = k->nframes;
+	e->count = count;
+	return 1;
+}

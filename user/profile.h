@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * The profile: symbolized samples aggregated by (labels, stack). Strings and
+ * frames are interned once; every writer reads the same profile.
+ */
+#ifndef PYEBPF_PROFILE_H
+#define PYEBPF_PROFILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum frame_kind {
+	FRAME_NATIVE = 0, /* user-space machine code */
+	FRAME_KERNEL = 1,
+	FRAME_PYTHON = 2,
+	FRAME_MARK = 3, /* a note in the stack, e.g. "[truncated]" */
+};
+
+/* String id 0 is always the empty string. */
+struct frame {
+	uint32_t kind;   /* enum frame_kind */
+	uint32_t name;   /* function name; 0 when unknown */
+	uint32_t module; /* native: mapped file path; python: source file */
+	uint32_t line;   /* python: line number */
+	uint64_t offset; /* native frame with no symbol: address within module */
+};
+
+struct sample_labels {
+	uint32_t pid;
+	uint32_t tid;
+	uint32_t comm; /* string id */
+};
+
+struct profile;
+
+struct profile *profile__new(void);
+void profile__free(struct profile *p); /* accepts NULL */
+
+uint32_t profile__str(struct profile *p, const char *s);
+const char *profile__str_at(const struct profile *p, uint32_t id);
+uint32_t profile__frame(struct profile *p, const struct frame *f);
+const struct frame *profile__frame_at(const struct profile *p, uint32_t id);
+
+/* Add `count` samples of a stack given root first. */
+void profile__add(struct profile *p, const struct sample_labels *l, const uint32_t *frames, uint32_t n, uint64_t count);
+
+uint64_t profile__total(const struct profile *p); /* samples */
+size_t profile__nstacks(const struct profile *p); /* distinct (labels, stack) */
+
+struct profile_entry {
+	struct sample_labels labels;
+	const uint32_t *frames; /* root first */
+	uint32_t nframes;
+	uint64_t count;
+};
+/* Iterate entries in no particular order: start with *pos = 0. */
+int profile__next(const struct profile *p, size_t *pos, struct profile_entry *e);
+
+#endif

@@ -1,0 +1,191 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+#include "record_args.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+static const char usage[] =
+	"Usage: pyebpf record [OPTIONS] [-- CMD [ARGS...]]\n"
+	"Sample the stacks of running processes with a perf_event timer on every CPU.\n"
+	"\n"
+	"Target (default: every process on the machine):\n"
+	"  -a, --all               every process on the machine\n"
+	"  -p, --pid PID[,PID...]  only these processes (stops when all have exited)\n"
+	"  -- CMD [ARGS...]        run CMD, profile it and its children, stop when it exits\n"
+	"\n"
+	"Sampling:\n"
+	"  -F, --freq HZ           samples per second on each CPU (default 99)\n"
+	"  -d, --duration SECONDS  stop after this long (default: Ctrl-C, SIGTERM or CMD exit)\n"
+	"      --no-kernel         leave out kernel frames\n"
+	"\n"
+	"Output:\n"
+	"  -o, --output FILE       where to write the profile (default pyebpf.folded)\n"
+	"                          format by extension: .folded or .txt (folded stacks)\n"
+	"  -v, --verbose           libbpf debug output and the BPF verifier log\n"
+	"  -h, --help              this help\n"
+	"\n"
+	"Examples:\n"
+	"  sudo pyebpf record -a -d 30                  whole machine for 30 s\n"
+	"  sudo pyebpf record -p 1234,1240 -F 999       two processes at 999 Hz\n"
+	"  sudo pyebpf record -o app.folded -- python3 app.py\n"
+	"  flamegraph.pl pyebpf.folded > flame.svg      (FlameGraph) or open it in speedscope\n";
+
+static const struct option long_opts[] = {
+	{ "all", no_argument, NULL, 'a' },
+	{ "pid", required_argument, NULL, 'p' },
+	{ "freq", required_argument, NULL, 'F' },
+	{ "duration", required_argument, NULL, 'd' },
+	{ "output", required_argument, NULL, 'o' },
+	{ "no-kernel", no_argument, NULL, 'K' },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, 'h' },
+	{ 0 },
+};
+
+static int parse_pids(const char *arg, struct record_opts *o)
+{
+	char *copy = xstrdup(arg), *save = NULL;
+	size_t cap = o->npids;
+
+	for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		uint64_t pid;
+
+		if (parse_u64(tok, 1, 0x3fffffff, &pid)) {
+			err_msg("invalid pid '%s' (expected PID[,PID...])", tok);
+			free(copy);
+			return -1;
+		}
+		xgrow(&o->pids, &cap, o->npids + 1, sizeof(*o->pids));
+		o->pids[o->npids++] = (uint32_t)pid;
+	}
+	free(copy);
+	if (!o->npids) {
+		err_msg("invalid pid list '%s' (expected PID[,PID...])", arg);
+		return -1;
+	}
+	return 0;
+}
+
+static int parse_duration(const char *arg, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(arg, &end);
+	if (errno || end == arg || *end || !(v > 0) || v > 1e7) {
+		err_msg("invalid duration '%s' for -d (seconds, greater than 0)", arg);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+
+	return n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
+int output_format_from_path(const char *path, enum output_format *f)
+{
+	const char *base = strrchr(path, '/');
+
+	base = base ? base + 1 : path;
+	if (!*base) {
+		err_msg("output path '%s' names a directory, not a file", path);
+		return -1;
+	}
+	if (ends_with(base, ".folded") || ends_with(base, ".txt") || !strchr(base, '.')) {
+		*f = FORMAT_FOLDED;
+		return 0;
+	}
+	err_msg("cannot tell the output format of '%s' (known extensions: .folded, .txt)", path);
+	return -1;
+}
+
+int record_args__parse(int argc, char **argv, struct record_opts *o)
+{
+	int c;
+
+	memset(o, 0, sizeof(*o));
+	o->freq = RECORD_DEFAULT_FREQ;
+	o->output = RECORD_DEFAULT_OUTPUT;
+	o->kernel = true;
+
+	optind = 1;
+	opterr = 0;
+	/* '+': stop at the first non-option, the command; ':': report missing values. */
+	while ((c = getopt_long(argc, argv, "+:ap:F:d:o:vh", long_opts, NULL)) != -1) {
+		switch (c) {
+		case 'a':
+			o->all = true;
+			break;
+		case 'p':
+			if (parse_pids(optarg, o))
+				return -1;
+			break;
+		case 'F':
+			if (parse_u64(optarg, 1, 100000, &o->freq)) {
+				err_msg("invalid frequency '%s' for -F (1 to 100000 Hz)", optarg);
+				return -1;
+			}
+			break;
+		case 'd':
+			if (parse_duration(optarg, &o->duration))
+				return -1;
+			break;
+		case 'o':
+			if (!*optarg) {
+				err_msg("empty output path for -o");
+				return -1;
+			}
+			o->output = optarg;
+			break;
+		case 'K':
+			o->kernel = false;
+			break;
+		case 'v':
+			o->verbose = true;
+			break;
+		case 'h':
+			fputs(usage, stdout);
+			return 1;
+		case ':':
+			err_msg("option '%s' needs a value (see 'pyebpf record --help')", argv[optind - 1]);
+			return -1;
+		default:
+			if (optopt)
+				err_msg("unknown option '-%c' (see 'pyebpf record --help')", optopt);
+			else
+				err_msg("unknown option '%s' (see 'pyebpf record --help')", argv[optind - 1]);
+			return -1;
+		}
+	}
+	if (optind < argc)
+		o->cmd = &argv[optind];
+	if (o->npids && o->all) {
+		err_msg("-a and -p cannot be combined");
+		return -1;
+	}
+	if (o->npids && o->cmd) {
+		err_msg("-p and a command cannot be combined");
+		return -1;
+	}
+	if (!o->npids && !o->cmd)
+		o->all = true;
+	return output_format_from_path(o->output, &o->format);
+}
+
+void record_args__free(struct record_opts *o)
+{
+	free(o->pids);
+	o->pids = NULL;
+	o->npids = 0;
+}

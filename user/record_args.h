@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/* `pyebpf record` options: parsed and checked without touching BPF. */
+#ifndef PYEBPF_RECORD_ARGS_H
+#define PYEBPF_RECORD_ARGS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum output_format {
+	FORMAT_FOLDED,
+};
+
+struct record_opts {
+	bool all;           /* -a; also the default with no -p and no command */
+	uint32_t *pids;     /* -p */
+	size_t npids;
+	char **cmd;         /* -- CMD ARGS...: NULL-terminated, points into argv */
+	uint64_t freq;      /* -F, Hz */
+	double duration;    /* -d, seconds; 0: until stopped */
+	const char *output; /* -o */
+	enum output_format format;
+	bool kernel;        /* cleared by --no-kernel */
+	bool verbose;       /* -v */
+};
+
+#define RECORD_DEFAULT_FREQ 99
+#define RECORD_DEFAULT_OUTPUT "pyebpf.folded"
+
+/* 0: run; 1: help was printed (exit 0); -1: one error line was printed (exit 2).
+ * argv[0] is "record". */
+int record_args__parse(int argc, char **argv, struct record_opts *o);
+void record_args__free(struct record_opts *o);
+/* The format an output path asks for; -1 (after one error line) when unknown. */
+int output_format_from_path(const char *path, enum output_format *f);
+
+#endif

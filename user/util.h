@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/* Small helpers every part uses: allocation that cannot fail, errors, time. */
+#ifndef PYEBPF_UTIL_H
+#define PYEBPF_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Allocation failures end the program with one line (see die()). */
+void *xmalloc(size_t n);
+void *xcalloc(size_t n, size_t size);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+/* Grow *p (of *cap elements of size `size`) to hold at least `need` elements. */
+void xgrow(void *p, size_t *cap, size_t need, size_t size);
+
+/* Print "pyebpf: <message>" on stderr. */
+void err_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* err_msg, run the registered cleanup, exit(1). */
+void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+/* Run before die() exits: removes half-written output. */
+void set_die_cleanup(void (*fn)(void));
+
+uint64_t now_ns(void); /* CLOCK_MONOTONIC, the clock of bpf_ktime_get_ns() */
+
+/* Parse a whole decimal number in [min, max]; -1 when it is not one. */
+int parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out);
+
+#endif

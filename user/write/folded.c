@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+#include "folded.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../frame_format.h"
+#include "../util.h"
+
+struct line {
+	char *text;
+	uint64_t count;
+};
+
+struct strbuf {
+	char *s;
+	size_t len, cap;
+};
+
+static void sb_append_frame(struct strbuf *b, const char *text, const char *suffix)
+{
+	size_t n = strlen(text), m = strlen(suffix);
+
+	xgrow(&b->s, &b->cap, b->len + n + m + 2, 1);
+	if (b->len)
+		b->s[b->len++] = ';';
+	for (size_t i = 0; i < n; i++) {
+		char c = text[i];
+		/* ';' separates frames and a newline ends the line. */
+		b->s[b->len++] = c == ';' ? ':' : (c == '\n' || c == '\r') ? ' ' : c;
+	}
+	memcpy(b->s + b->len, suffix, m);
+	b->len += m;
+	b->s[b->len] = '\0';
+}
+
+static int cmp_line(const void *a, const void *b)
+{
+	return strcmp(((const struct line *)a)->text, ((const struct line *)b)->text);
+}
+
+int folded__write(const struct profile *p, FILE *out)
+{
+	size_t n = 0, cap = 0, pos = 0;
+	struct line *lines = NULL;
+	struct profile_entry e;
+	char name[4096];
+	int ret = 0;
+
+	while (profile__next(p, &pos, &e)) {
+		struct strbuf b = { 0 };
+
+		sb_append_frame(&b, profile__str_at(p, e.labels.comm), "");
+		for (uint32_t i = 0; i < e.nframes; i++) {
+			const struct frame *f = profile__frame_at(p, e.frames[i]);
+
+			frame__format(p, f, name, sizeof(name));
+			sb_append_frame(&b, name, f->kind == FRAME_KERNEL ? "_[k]" : "");
+		}
+		xgrow(&lines, &cap, n + 1, sizeof(*lines));
+		lines[n].text = b.s;
+		lines[n++].count = e.count;
+	}
+	if (n)
+		qsort(lines, n, sizeof(*lines), cmp_line);
+	for (size_t i = 0; i < n; i++) {
+		uint64_t count = lines[i].count;
+
+		/* Entries differing only in labels (pid, tid) fold into one line. */
+		while (i + 1 < n && strcmp(lines[i].text, lines[i + 1].text) == 0)
+			count += lines[++i].count;
+		if (fprintf(out, "%s %" PRIu64 "\n", lines[i].text, count) < 0)
+			ret = -1;
+	}
+	for (size_t i = 0; i < n; i++)
+		free(lines[i].text);
+	free(lines);
+	if (fflush(out) || ferror(out))
+		ret = -1;
+	if (ret && !errno)
+		errno = EIO;
+	return ret;
+}

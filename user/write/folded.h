@@ -1,0 +1,17 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * Folded stacks, as read by FlameGraph's flamegraph.pl and speedscope:
+ * "comm;root;...;leaf COUNT" per line, kernel frames suffixed "_[k]",
+ * ';' and newlines inside names replaced, lines sorted and merged.
+ */
+#ifndef PYEBPF_WRITE_FOLDED_H
+#define PYEBPF_WRITE_FOLDED_H
+
+#include <stdio.h>
+
+#include "../profile.h"
+
+/* 0, or -1 with errno set when writing failed. */
+int folded__write(const struct profile *p, FILE *out);
+
+#endif
