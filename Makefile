@@ -66,8 +66,8 @@ $(BUILD)/fixtures/libfixture-stripped.so: $(BUILD)/fixtures/libfixture.so
 $(BUILD)/unit-tests: $(UNIT_SRCS) tests/unit/unit.h $(ASAN_OBJS)
 	$(CC) -O1 -g $(SAN) $(WARN) $(CPPFLAGS) $(UNIT_SRCS) $(ASAN_OBJS) -o $@ -lcriterion -lelf -lstdc++ -ldl
 
-$(BUILD)/integ-tests: $(INTEG_SRCS) tests/integ/integ.h $(PURE_OBJS)
-	$(CC) -O1 -g $(WARN) $(CPPFLAGS) $(INTEG_SRCS) $(BUILD)/obj/util.o -o $@ -lcriterion
+$(BUILD)/integ-tests: $(INTEG_SRCS) tests/integ/integ.h
+	$(CC) -O1 -g $(WARN) $(CPPFLAGS) $(INTEG_SRCS) -o $@ -lcriterion
 
 unit-test: $(BUILD)/unit-tests $(FIXTURES)
 	cd $(BUILD) && ASAN_OPTIONS=detect_leaks=1 ./unit-tests --jobs 2
@@ -80,7 +80,7 @@ test: unit-test integ-test
 
 # ---- set-up ----------------------------------------------------------------
 DEPS := make clang llvm gcc g++ libbpf-dev bpftool libelf-dev zlib1g-dev libdw-dev \
-	libcriterion-dev pkg-config python3 binutils
+	libcriterion-dev pkg-config python3 binutils procps util-linux bc
 
 deps:
 	apt-get update -qq

@@ -596,11 +596,6 @@ int record_main(int argc, char **argv)
 	cleanup_out = &r.out;
 	set_die_cleanup(die_cleanup);
 
-	if (r.opts.kernel) {
-		r.ksyms = kallsyms__load("/proc/kallsyms");
-		if (!r.ksyms)
-			err_msg("kernel symbols unavailable (%s): kernel frames will read [unknown]", strerror(errno));
-	}
 	r.prof = profile__new();
 	r.procs = procs__new(r.prof);
 
@@ -609,6 +604,11 @@ int record_main(int argc, char **argv)
 
 	if (load_bpf(&r))
 		goto out;
+	if (r.opts.kernel) {
+		r.ksyms = kallsyms__load("/proc/kallsyms");
+		if (!r.ksyms)
+			err_msg("kernel symbols unavailable (%s): kernel frames will read [unknown]", strerror(errno));
+	}
 	if (r.opts.cmd) {
 		r.child = spawn_stopped(r.opts.cmd, &go_w, &err_r);
 		if (r.child < 0) {

@@ -110,7 +110,7 @@ int output_format_from_path(const char *path, enum output_format *f)
 	return -1;
 }
 
-int record_args__parse(int argc, char **argv, struct record_opts *o)
+static int parse(int argc, char **argv, struct record_opts *o)
 {
 	int c;
 
@@ -181,6 +181,15 @@ int record_args__parse(int argc, char **argv, struct record_opts *o)
 	if (!o->npids && !o->cmd)
 		o->all = true;
 	return output_format_from_path(o->output, &o->format);
+}
+
+int record_args__parse(int argc, char **argv, struct record_opts *o)
+{
+	int ret = parse(argc, argv, o);
+
+	if (ret)
+		record_args__free(o); /* help or error: nothing to keep */
+	return ret;
 }
 
 void record_args__free(struct record_opts *o)

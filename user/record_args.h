@@ -27,7 +27,8 @@ struct record_opts {
 #define RECORD_DEFAULT_FREQ 99
 #define RECORD_DEFAULT_OUTPUT "pyebpf.folded"
 
-/* 0: run; 1: help was printed (exit 0); -1: one error line was printed (exit 2).
+/* 0: run; 1: help was printed (exit 0); -1: one error line was printed (exit 2);
+ * after 1 or -1 there is nothing to free.
  * argv[0] is "record". */
 int record_args__parse(int argc, char **argv, struct record_opts *o);
 void record_args__free(struct record_opts *o);

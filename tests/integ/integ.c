@@ -1,0 +1,222 @@
+#include "integ.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static double mono(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+void sleep_s(double s)
+{
+	struct timespec ts = { (time_t)s, (long)((s - (time_t)s) * 1e9) };
+
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *buf;
+	long len;
+
+	if (!f)
+		return strdup("");
+	fseek(f, 0, SEEK_END);
+	len = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	buf = calloc(1, len + 1);
+	if (len && fread(buf, 1, len, f) != (size_t)len)
+		buf[0] = '\0';
+	fclose(f);
+	return buf;
+}
+
+static pid_t start(const char *const argv[], const char *out, const char *err)
+{
+	pid_t pid = fork();
+
+	cr_assert(pid >= 0);
+	if (pid == 0) {
+		int o = open(out ? out : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		int e = open(err ? err : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		int n = open("/dev/null", O_RDONLY);
+
+		dup2(n, 0);
+		dup2(o, 1);
+		dup2(e, 2);
+		setpgid(0, 0); /* a group of its own: the test's signals are its own */
+		execvp(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	return pid;
+}
+
+pid_t spawn(const char *const argv[])
+{
+	return start(argv, NULL, NULL);
+}
+
+pid_t spawn_capture(const char *const argv[], const char *err_path)
+{
+	return start(argv, NULL, err_path);
+}
+
+int wait_exit(pid_t pid, double timeout_s)
+{
+	double end = mono() + timeout_s;
+	int st;
+
+	for (;;) {
+		pid_t w = waitpid(pid, &st, WNOHANG);
+
+		if (w == pid)
+			return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+		if (mono() > end) {
+			kill(pid, SIGKILL);
+			waitpid(pid, &st, 0);
+			cr_assert_fail("process %d still running after %.0f s", pid, timeout_s);
+		}
+		sleep_s(0.02);
+	}
+}
+
+void kill_wait(pid_t pid)
+{
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+}
+
+void run(const char *const argv[], double timeout_s, struct run_result *r)
+{
+	char out[] = "/tmp/pyebpf-out-XXXXXX", err[] = "/tmp/pyebpf-err-XXXXXX";
+	int fo = mkstemp(out), fe = mkstemp(err);
+	double t0 = mono();
+	pid_t pid;
+
+	close(fo);
+	close(fe);
+	pid = start(argv, out, err);
+	r->status = wait_exit(pid, timeout_s);
+	r->seconds = mono() - t0;
+	r->out = slurp(out);
+	r->err = slurp(err);
+	unlink(out);
+	unlink(err);
+}
+
+void run_result_free(struct run_result *r)
+{
+	free(r->out);
+	free(r->err);
+}
+
+void folded_load(const char *path, struct folded *f)
+{
+	FILE *in = fopen(path, "r");
+	char *line = NULL;
+	size_t cap = 0, lcap = 0;
+
+	memset(f, 0, sizeof(*f));
+	cr_assert(in, "no output file %s", path);
+	while (getline(&line, &lcap, in) > 0) {
+		char *nl = strchr(line, '\n'), *sp, *end;
+
+		cr_assert(nl, "line without newline: %s", line);
+		*nl = '\0';
+		sp = strrchr(line, ' ');
+		cr_assert(sp && sp != line, "not 'STACK COUNT': %s", line);
+		*sp = '\0';
+		unsigned long long c = strtoull(sp + 1, &end, 10);
+		cr_assert(*end == '\0' && c > 0, "bad count in: %s", line);
+		if (f->n == cap) {
+			cap = cap ? cap * 2 : 64;
+			f->lines = realloc(f->lines, cap * sizeof(*f->lines));
+		}
+		f->lines[f->n].stack = strdup(line);
+		f->lines[f->n++].count = c;
+		f->total += c;
+	}
+	free(line);
+	fclose(in);
+}
+
+void folded_free(struct folded *f)
+{
+	for (size_t i = 0; i < f->n; i++)
+		free(f->lines[i].stack);
+	free(f->lines);
+}
+
+static bool of_comm(const char *stack, const char *comm)
+{
+	size_t n = strlen(comm);
+
+	return strncmp(stack, comm, n) == 0 && (stack[n] == ';' || stack[n] == '\0');
+}
+
+uint64_t folded_comm_total(const struct folded *f, const char *comm)
+{
+	uint64_t t = 0;
+
+	for (size_t i = 0; i < f->n; i++)
+		if (of_comm(f->lines[i].stack, comm))
+			t += f->lines[i].count;
+	return t;
+}
+
+uint64_t folded_count(const struct folded *f, const char *comm, const char *needle)
+{
+	uint64_t t = 0;
+
+	for (size_t i = 0; i < f->n; i++)
+		if (of_comm(f->lines[i].stack, comm) && strstr(f->lines[i].stack, needle))
+			t += f->lines[i].count;
+	return t;
+}
+
+const char *temp_dir(void)
+{
+	static char dir[64];
+
+	strcpy(dir, "/tmp/pyebpf-integ-XXXXXX");
+	cr_assert(mkdtemp(dir));
+	chmod(dir, 0777);
+	return dir;
+}
+
+char *temp_path(const char *dir, const char *name)
+{
+	char *p = malloc(strlen(dir) + strlen(name) + 2);
+
+	sprintf(p, "%s/%s", dir, name);
+	return p;
+}
+
+int dot_files(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int n = 0;
+
+	cr_assert(d);
+	while ((e = readdir(d)))
+		if (e->d_name[0] == '.' && strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+			n++;
+	closedir(d);
+	return n;
+}

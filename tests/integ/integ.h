@@ -1,0 +1,57 @@
+/*
+ * Helpers for the integration tests: they run the real pyebpf binary, as
+ * root, with real BPF, against real processes. They run from build/.
+ */
+#ifndef PYEBPF_INTEG_H
+#define PYEBPF_INTEG_H
+
+#include <criterion/criterion.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define PYEBPF "./pyebpf"
+#define BUSY "fixtures/busy"
+
+struct run_result {
+	int status;       /* exit code, or 128 + signal */
+	char *out, *err;  /* captured stdout and stderr */
+	double seconds;   /* wall time */
+};
+
+/* Run argv to completion (killed after timeout_s). */
+void run(const char *const argv[], double timeout_s, struct run_result *r);
+void run_result_free(struct run_result *r);
+/* Start argv in the background, stdout and stderr to /dev/null. */
+pid_t spawn(const char *const argv[]);
+/* Start argv in the background with stderr captured to err_path. */
+pid_t spawn_capture(const char *const argv[], const char *err_path);
+/* Wait for pid (killed after timeout_s); its exit code or 128 + signal. */
+int wait_exit(pid_t pid, double timeout_s);
+void kill_wait(pid_t pid);
+void sleep_s(double s);
+
+struct folded_line {
+	char *stack; /* "comm;frame;...;frame" */
+	uint64_t count;
+};
+struct folded {
+	struct folded_line *lines;
+	size_t n;
+	uint64_t total;
+};
+/* Load a folded file, asserting every line is "STACK COUNT". */
+void folded_load(const char *path, struct folded *f);
+void folded_free(struct folded *f);
+/* Samples whose stack starts with "comm;" (or is just comm). */
+uint64_t folded_comm_total(const struct folded *f, const char *comm);
+/* Samples of comm whose stack contains `needle`. */
+uint64_t folded_count(const struct folded *f, const char *comm, const char *needle);
+/* A fresh temporary directory (static buffer) and a path inside it. */
+const char *temp_dir(void);
+char *temp_path(const char *dir, const char *name);
+/* Files in dir whose name starts with '.': leftover temporaries. */
+int dot_files(const char *dir);
+
+#endif

@@ -1,0 +1,203 @@
+#include "unit.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cpus.h"
+#include "outfile.h"
+#include "record_args.h"
+
+static void redirect(void)
+{
+	cr_redirect_stderr();
+	cr_redirect_stdout();
+}
+
+#define PARSE(o, ...)                                                          \
+	({                                                                     \
+		char *argv_[] = { "record", __VA_ARGS__, NULL };               \
+		record_args__parse(ARRAY_LEN(argv_) - 1, argv_, (o));          \
+	})
+#define ARRAY_LEN(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+Test(record_args, defaults)
+{
+	struct record_opts o;
+	char *argv[] = { "record", NULL };
+
+	cr_assert_eq(record_args__parse(1, argv, &o), 0);
+	cr_assert(o.all);
+	cr_assert_eq(o.freq, 99);
+	cr_assert_str_eq(o.output, "pyebpf.folded");
+	cr_assert(o.kernel);
+	cr_assert_null(o.cmd);
+	cr_assert_eq(o.duration, 0);
+}
+
+Test(record_args, pids_frequency_duration_output_and_command)
+{
+	struct record_opts o;
+
+	cr_assert_eq(PARSE(&o, "-p", "12,34", "-p", "56", "-F", "999", "-d", "2.5", "-o", "x.txt", "--no-kernel", "-v"), 0);
+	cr_assert_not(o.all);
+	cr_assert_eq(o.npids, 3);
+	cr_assert_eq(o.pids[0], 12);
+	cr_assert_eq(o.pids[2], 56);
+	cr_assert_eq(o.freq, 999);
+	cr_assert_float_eq(o.duration, 2.5, 1e-9);
+	cr_assert_str_eq(o.output, "x.txt");
+	cr_assert_not(o.kernel);
+	cr_assert(o.verbose);
+	record_args__free(&o);
+
+	/* o.cmd points into argv: keep it alive. */
+	char *argv1[] = { "record", "-F", "49", "--", "python3", "-c", "pass", NULL };
+	cr_assert_eq(record_args__parse(7, argv1, &o), 0);
+	cr_assert_not(o.all);
+	cr_assert_str_eq(o.cmd[0], "python3");
+	cr_assert_str_eq(o.cmd[1], "-c");
+	cr_assert_str_eq(o.cmd[2], "pass");
+	cr_assert_null(o.cmd[3]);
+
+	char *argv2[] = { "record", "-a", "--", "sleep", "1", NULL };
+	cr_assert_eq(record_args__parse(5, argv2, &o), 0);
+	cr_assert(o.all);
+	cr_assert_str_eq(o.cmd[0], "sleep");
+}
+
+Test(record_args, unknown_long_option, .init = redirect)
+{
+	struct record_opts o;
+
+	cr_assert_eq(PARSE(&o, "--bogus"), -1);
+	fflush(stderr);
+	cr_assert_stderr_eq_str("pyebpf: unknown option '--bogus' (see 'pyebpf record --help')\n");
+}
+
+Test(record_args, unknown_short_option, .init = redirect)
+{
+	struct record_opts o;
+
+	cr_assert_eq(PARSE(&o, "-x"), -1);
+	fflush(stderr);
+	cr_assert_stderr_eq_str("pyebpf: unknown option '-x' (see 'pyebpf record --help')\n");
+}
+
+Test(record_args, missing_value, .init = redirect)
+{
+	struct record_opts o;
+
+	cr_assert_eq(PARSE(&o, "-p"), -1);
+	fflush(stderr);
+	cr_assert_stderr_eq_str("pyebpf: option '-p' needs a value (see 'pyebpf record --help')\n");
+}
+
+Test(record_args, bad_pid, .init = redirect)
+{
+	struct record_opts o;
+
+	cr_assert_eq(PARSE(&o, "-p", "12,abc"), -1);
+	fflush(stderr);
+	cr_assert_stderr_eq_str("pyebpf: invalid pid 'abc' (expected PID[,PID...])\n");
+}
+
+Test(record_args, bad_frequency_and_duration, .init = redirect)
+{
+	struct record_opts o;
+
+	cr_assert_eq(PARSE(&o, "-F", "0"), -1);
+	cr_assert_eq(PARSE(&o, "-d", "-3"), -1);
+	fflush(stderr);
+	cr_assert_stderr_eq_str("pyebpf: invalid frequency '0' for -F (1 to 100000 Hz)\n"
+				"pyebpf: invalid duration '-3' for -d (seconds, greater than 0)\n");
+}
+
+Test(record_args, conflicting_targets, .init = redirect)
+{
+	struct record_opts o;
+
+	cr_assert_eq(PARSE(&o, "-a", "-p", "1"), -1);
+	record_args__free(&o);
+	cr_assert_eq(PARSE(&o, "-p", "1", "--", "true"), -1);
+	record_args__free(&o);
+	fflush(stderr);
+	cr_assert_stderr_eq_str("pyebpf: -a and -p cannot be combined\n"
+				"pyebpf: -p and a command cannot be combined\n");
+}
+
+Test(record_args, output_format_by_extension, .init = redirect)
+{
+	enum output_format f;
+
+	cr_assert_eq(output_format_from_path("a.folded", &f), 0);
+	cr_assert_eq(output_format_from_path("dir/a.txt", &f), 0);
+	cr_assert_eq(output_format_from_path("profile", &f), 0);
+	cr_assert_eq(f, FORMAT_FOLDED);
+	cr_assert_eq(output_format_from_path("a.svgz", &f), -1);
+	fflush(stderr);
+	cr_assert_stderr_eq_str("pyebpf: cannot tell the output format of 'a.svgz' (known extensions: .folded, .txt)\n");
+}
+
+Test(record_args, help_goes_to_stdout, .init = redirect)
+{
+	struct record_opts o;
+
+	cr_assert_eq(PARSE(&o, "--help"), 1);
+	fflush(stdout);
+	FILE *out = cr_get_redirected_stdout();
+	char buf[256] = { 0 };
+	cr_assert(fgets(buf, sizeof(buf), out));
+	cr_assert_str_eq(buf, "Usage: pyebpf record [OPTIONS] [-- CMD [ARGS...]]\n");
+}
+
+Test(cpus, parses_cpu_lists)
+{
+	bool f[16];
+
+	cr_assert_eq(cpulist__parse("0-3,8,10-11\n", f, 16), 0);
+	bool want[16] = { 1, 1, 1, 1, 0, 0, 0, 0, 1, 0, 1, 1 };
+	cr_assert_arr_eq(f, want, sizeof(want));
+	cr_assert_eq(cpulist__parse("0", f, 16), 0);
+	cr_assert(f[0] && !f[1]);
+	cr_assert_eq(cpulist__parse("3-1", f, 16), -1);
+	cr_assert_eq(cpulist__parse("a", f, 16), -1);
+	cr_assert_eq(cpulist__parse("1;2", f, 16), -1);
+}
+
+Test(outfile, commit_renames_abort_removes, .init = redirect)
+{
+	char dir[] = "/tmp/pyebpf-out-XXXXXX", path[128];
+	struct outfile o;
+	struct stat st;
+
+	cr_assert(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/p.folded", dir);
+	cr_assert_eq(outfile__open(&o, path), 0);
+	cr_assert_neq(stat(path, &st), 0, "nothing at the final path before commit");
+	fputs("a;b 1\n", o.f);
+	cr_assert_eq(outfile__commit(&o), 0);
+	cr_assert_eq(stat(path, &st), 0);
+	cr_assert_eq(st.st_size, 6);
+
+	cr_assert_eq(outfile__open(&o, path), 0);
+	char tmp[sizeof(o.tmp)];
+	strcpy(tmp, o.tmp);
+	fputs("partial", o.f);
+	outfile__abort(&o);
+	cr_assert_neq(stat(tmp, &st), 0, "temporary removed");
+	cr_assert_eq(stat(path, &st), 0);
+	cr_assert_eq(st.st_size, 6, "old file untouched");
+	unlink(path);
+	rmdir(dir);
+}
+
+Test(outfile, unwritable_paths, .init = redirect)
+{
+	struct outfile o;
+
+	cr_assert_eq(outfile__open(&o, "/nonexistent-dir/p.folded"), -1);
+	cr_assert_eq(outfile__open(&o, "/tmp"), -1);
+	fflush(stderr);
+	cr_assert_stderr_eq_str("pyebpf: cannot write '/nonexistent-dir/p.folded': No such file or directory\n"
+				"pyebpf: cannot write '/tmp': it is a directory\n");
+}

@@ -1,0 +1,143 @@
+#include "unit.h"
+
+#include <dlfcn.h>
+#include <limits.h>
+#include <unistd.h>
+
+#include "elf_syms.h"
+#include "maps.h"
+#include "procs.h"
+#include "profile.h"
+
+/* Resolve a runtime address of this process the way the profiler does:
+ * maps → file offset → ELF virtual address → symbol. */
+static const char *resolve(const char *lib, void *addr, struct elf_syms **keep)
+{
+	struct mapping *m;
+	size_t n;
+	uint64_t vaddr;
+
+	cr_assert_eq(maps__read(getpid(), true, &m, &n), 0);
+	const struct mapping *hit = maps__find(m, n, (uint64_t)addr);
+	cr_assert(hit, "address %p is in no executable mapping", addr);
+	uint64_t off = (uint64_t)addr - hit->start + hit->pgoff;
+	*keep = elf_syms__load(lib);
+	cr_assert(*keep);
+	maps__free(m, n);
+	if (elf_syms__offset_to_vaddr(*keep, off, &vaddr))
+		return NULL;
+	return elf_syms__lookup(*keep, vaddr, NULL);
+}
+
+static void *must_dlsym(void *h, const char *name)
+{
+	void *p = dlsym(h, name);
+
+	cr_assert(p, "dlsym %s: %s", name, dlerror());
+	return p;
+}
+
+Test(elf_syms, global_local_and_demangled_cxx_symbols)
+{
+	char lib[PATH_MAX];
+	struct elf_syms *s;
+	void *h;
+
+	cr_assert(realpath(FIXTURE("libfixture.so"), lib));
+	h = dlopen(lib, RTLD_NOW);
+	cr_assert(h, "%s", dlerror());
+
+	char *fn = must_dlsym(h, "fixture_c_function");
+	cr_assert_str_eq(resolve(lib, fn, &s), "fixture_c_function");
+	elf_syms__free(s);
+	cr_assert_str_eq(resolve(lib, fn + 5, &s), "fixture_c_function");
+	elf_syms__free(s);
+
+	void *(*local_addr)(void) = (void *(*)(void))must_dlsym(h, "fixture_local_addr");
+	/* A file-local C++ function: mangled _ZL12local_helperi in .symtab. */
+	cr_assert_str_eq(resolve(lib, local_addr(), &s), "local_helper(int)");
+	elf_syms__free(s);
+
+	void *member = must_dlsym(h, "_ZNK3geo6Matrix8multiplyEi");
+	cr_assert_str_eq(resolve(lib, member, &s), "geo::Matrix::multiply(int) const");
+	cr_assert_eq(elf_syms__find(s, "fixture_c_function") != 0, 1);
+	cr_assert_eq(strlen(elf_syms__build_id(s)), 40, "build id: '%s'", elf_syms__build_id(s));
+	elf_syms__free(s);
+	dlclose(h);
+}
+
+Test(elf_syms, stripped_library_keeps_dynamic_symbols_only)
+{
+	char lib[PATH_MAX];
+	struct elf_syms *s;
+	void *h;
+
+	cr_assert(realpath(FIXTURE("libfixture-stripped.so"), lib));
+	h = dlopen(lib, RTLD_NOW);
+	cr_assert(h, "%s", dlerror());
+	cr_assert_str_eq(resolve(lib, must_dlsym(h, "fixture_c_function"), &s), "fixture_c_function");
+	elf_syms__free(s);
+	void *(*local_addr)(void) = (void *(*)(void))must_dlsym(h, "fixture_local_addr");
+	/* Not in .dynsym: no name rather than a wrong one. */
+	cr_assert_null(resolve(lib, local_addr(), &s));
+	elf_syms__free(s);
+	dlclose(h);
+}
+
+Test(elf_syms, not_an_elf_file)
+{
+	const char *path = write_temp("just text\n");
+
+	cr_assert_null(elf_syms__load(path));
+	cr_assert_eq(errno, ENOEXEC);
+	unlink(path);
+	cr_assert_null(elf_syms__load("/nonexistent"));
+	cr_assert_eq(errno, ENOENT);
+}
+
+Test(procs, user_addresses_of_a_live_process_become_frames)
+{
+	char lib[PATH_MAX];
+	struct profile *p = profile__new();
+	struct procs *t = procs__new(p);
+	void *h;
+
+	cr_assert(realpath(FIXTURE("libfixture.so"), lib));
+	h = dlopen(lib, RTLD_NOW);
+	cr_assert(h);
+	struct proc *me = procs__get(t, (uint32_t)getpid(), 1);
+	char *fn = must_dlsym(h, "fixture_c_function");
+
+	/* A return address just past the function's first byte names the function. */
+	const struct frame *f = profile__frame_at(p, procs__user_frame(t, me, (uint64_t)fn + 1, 0, 2));
+	cr_assert_eq(f->kind, FRAME_NATIVE);
+	cr_assert_str_eq(profile__str_at(p, f->name), "fixture_c_function");
+	cr_assert_str_eq(profile__str_at(p, f->module), lib);
+
+	f = profile__frame_at(p, procs__user_frame(t, me, 0x10, 1, 3));
+	cr_assert_eq(f->name, 0);
+	cr_assert_eq(f->module, 0);
+	cr_assert_eq(procs__seen(t), 1);
+	procs__free(t);
+	profile__free(p);
+	dlclose(h);
+}
+
+Test(procs, library_loaded_after_first_sight_is_found_by_rescan)
+{
+	char lib[PATH_MAX];
+	struct profile *p = profile__new();
+	struct procs *t = procs__new(p);
+
+	cr_assert(realpath(FIXTURE("libfixture-stripped.so"), lib));
+	struct proc *me = procs__get(t, (uint32_t)getpid(), 1);
+	void *h = dlopen(lib, RTLD_NOW); /* after the maps were read */
+	cr_assert(h);
+	char *fn = must_dlsym(h, "fixture_c_function");
+	/* 1 s later: past the rescan interval. */
+	const struct frame *f = profile__frame_at(p, procs__user_frame(t, me, (uint64_t)fn, 1, 1000000001ULL));
+	cr_assert_str_eq(profile__str_at(p, f->name), "fixture_c_function");
+	procs__free(t);
+	profile__free(p);
+	dlclose(h);
+}

@@ -1,0 +1,67 @@
+#include "unit.h"
+
+#include "hashmap.h"
+
+Test(hashmap, put_get_remove_and_grow)
+{
+	struct hashmap *h = hashmap__new();
+	bool created;
+
+	for (uint32_t i = 0; i < 100000; i++) {
+		uint64_t *v = hashmap__put(h, &i, sizeof(i), &created);
+		cr_assert(created);
+		*v = i * 2ULL;
+	}
+	cr_assert_eq(hashmap__size(h), 100000);
+	for (uint32_t i = 0; i < 100000; i += 7) {
+		uint64_t *v = hashmap__get(h, &i, sizeof(i));
+		cr_assert(v);
+		cr_assert_eq(*v, i * 2ULL);
+	}
+	uint32_t k = 5;
+	cr_assert(hashmap__put(h, &k, sizeof(k), &created));
+	cr_assert_not(created);
+	cr_assert(hashmap__remove(h, &k, sizeof(k)));
+	cr_assert_null(hashmap__get(h, &k, sizeof(k)));
+	cr_assert_not(hashmap__remove(h, &k, sizeof(k)));
+	cr_assert_eq(hashmap__size(h), 99999);
+
+	size_t pos = 0, n = 0, len;
+	const void *key;
+	uint64_t v;
+	while (hashmap__next(h, &pos, &key, &len, &v)) {
+		cr_assert_eq(len, sizeof(uint32_t));
+		cr_assert_eq(v, *(const uint32_t *)key * 2ULL);
+		n++;
+	}
+	cr_assert_eq(n, 99999);
+	hashmap__free(h);
+}
+
+Test(hashmap, keys_of_different_lengths_differ)
+{
+	struct hashmap *h = hashmap__new();
+
+	*hashmap__put(h, "ab", 2, NULL) = 1;
+	*hashmap__put(h, "abc", 3, NULL) = 2;
+	*hashmap__put(h, "", 0, NULL) = 3;
+	cr_assert_eq(*hashmap__get(h, "ab", 2), 1);
+	cr_assert_eq(*hashmap__get(h, "abc", 3), 2);
+	cr_assert_eq(*hashmap__get(h, "", 0), 3);
+	cr_assert_null(hashmap__get(h, "a", 1));
+	hashmap__free(h);
+}
+
+Test(hashmap, remove_and_reinsert_many_times_stays_bounded)
+{
+	struct hashmap *h = hashmap__new();
+
+	/* Tombstones must be purged, or the table would fill up and loop. */
+	for (uint32_t round = 0; round < 50000; round++) {
+		uint32_t k = round;
+		*hashmap__put(h, &k, sizeof(k), NULL) = round;
+		cr_assert(hashmap__remove(h, &k, sizeof(k)));
+	}
+	cr_assert_eq(hashmap__size(h), 0);
+	hashmap__free(h);
+}

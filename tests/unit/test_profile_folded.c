@@ -1,0 +1,104 @@
+#include "unit.h"
+
+#include "profile.h"
+#include "write/folded.h"
+
+static uint32_t frame(struct profile *p, enum frame_kind kind, const char *name, const char *module, uint32_t line,
+		      uint64_t off)
+{
+	struct frame f = { .kind = kind, .name = profile__str(p, name), .module = profile__str(p, module),
+			   .line = line, .offset = off };
+	return profile__frame(p, &f);
+}
+
+static char *folded_text(const struct profile *p)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	cr_assert_eq(folded__write(p, f), 0);
+	fclose(f);
+	return buf;
+}
+
+Test(profile, interning_and_aggregation)
+{
+	struct profile *p = profile__new();
+	uint32_t a = profile__str(p, "main");
+
+	cr_assert_eq(profile__str(p, ""), 0);
+	cr_assert_eq(profile__str(p, "main"), a);
+	cr_assert_str_eq(profile__str_at(p, a), "main");
+
+	uint32_t f1 = frame(p, FRAME_NATIVE, "main", "/bin/x", 0, 0);
+	uint32_t f2 = frame(p, FRAME_NATIVE, "work", "/bin/x", 0, 0);
+	cr_assert_eq(frame(p, FRAME_NATIVE, "main", "/bin/x", 0, 0), f1);
+	cr_assert_neq(frame(p, FRAME_KERNEL, "main", "/bin/x", 0, 0), f1);
+
+	struct sample_labels l1 = { .pid = 10, .tid = 11, .comm = profile__str(p, "x") };
+	struct sample_labels l2 = { .pid = 10, .tid = 12, .comm = l1.comm };
+	uint32_t st[] = { f1, f2 };
+	profile__add(p, &l1, st, 2, 1);
+	profile__add(p, &l1, st, 2, 1);
+	profile__add(p, &l2, st, 2, 3);
+	profile__add(p, &l1, st, 1, 1);
+	cr_assert_eq(profile__total(p), 6);
+	cr_assert_eq(profile__nstacks(p), 3);
+
+	size_t pos = 0, seen = 0;
+	struct profile_entry e;
+	while (profile__next(p, &pos, &e)) {
+		seen++;
+		if (e.labels.tid == 11 && e.nframes == 2)
+			cr_assert_eq(e.count, 2);
+		if (e.labels.tid == 12)
+			cr_assert_eq(e.count, 3);
+	}
+	cr_assert_eq(seen, 3);
+	profile__free(p);
+}
+
+Test(folded, golden_output)
+{
+	struct profile *p = profile__new();
+	uint32_t comm = profile__str(p, "python3");
+	uint32_t k1 = frame(p, FRAME_KERNEL, "do_syscall_64", "", 0, 0);
+	uint32_t k2 = frame(p, FRAME_KERNEL, "__x64_sys_read", "", 0, 0);
+	uint32_t n1 = frame(p, FRAME_NATIVE, "main", "/usr/bin/python3", 0, 0);
+	uint32_t n2 = frame(p, FRAME_NATIVE, "", "/usr/lib/libfoo.so.1", 0, 0x1a2b);
+	uint32_t n3 = frame(p, FRAME_NATIVE, "", "", 0, 0);
+	uint32_t py = frame(p, FRAME_PYTHON, "Model.fit", "/srv/app/model.py", 42, 0);
+	uint32_t odd = frame(p, FRAME_NATIVE, "std::map<int;int>\nfoo", "/x", 0, 0);
+	uint32_t mark = frame(p, FRAME_MARK, "[truncated]", "", 0, 0);
+
+	struct sample_labels a = { .pid = 1, .tid = 1, .comm = comm };
+	struct sample_labels b = { .pid = 2, .tid = 2, .comm = comm };
+	uint32_t s1[] = { n1, py, k1, k2 };
+	uint32_t s2[] = { mark, n1, n2, n3 };
+	uint32_t s3[] = { n1, odd };
+	profile__add(p, &a, s1, 4, 5);
+	profile__add(p, &b, s1, 4, 2); /* another pid, same text: one line */
+	profile__add(p, &a, s2, 4, 1);
+	profile__add(p, &a, s3, 2, 3);
+	profile__add(p, &a, s1, 0, 4); /* no frames at all */
+
+	char *text = folded_text(p);
+	cr_assert_str_eq(text,
+			 "python3 4\n"
+			 "python3;[truncated];main;libfoo.so.1+0x1a2b;[unknown] 1\n"
+			 "python3;main;Model.fit (/srv/app/model.py:42);do_syscall_64_[k];__x64_sys_read_[k] 7\n"
+			 "python3;main;std::map<int:int> foo 3\n");
+	free(text);
+	profile__free(p);
+}
+
+Test(folded, empty_profile_writes_nothing)
+{
+	struct profile *p = profile__new();
+	char *text = folded_text(p);
+
+	cr_assert_str_eq(text, "");
+	free(text);
+	profile__free(p);
+}

@@ -1,0 +1,31 @@
+/* Shared by the unit tests; they run from build/, fixtures are in build/fixtures. */
+#ifndef PYEBPF_UNIT_H
+#define PYEBPF_UNIT_H
+
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <unistd.h>
+#include <criterion/redirect.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define FIXTURE(name) "fixtures/" name
+
+/* Write `text` to a new temporary file; returns its path (static buffer). */
+static inline const char *write_temp(const char *text)
+{
+	static char path[64];
+	FILE *f;
+	int fd;
+
+	strcpy(path, "/tmp/pyebpf-unit-XXXXXX");
+	fd = mkstemp(path);
+	cr_assert(fd >= 0);
+	f = fdopen(fd, "w");
+	fputs(text, f);
+	fclose(f);
+	return path;
+}
+
+#endif
