@@ -30,7 +30,7 @@ FIXTURES   := $(BUILD)/fixtures/busy $(BUILD)/fixtures/libfixture.so $(BUILD)/fi
 
 all: $(BUILD)/pyebpf
 
-$(BUILD)/sample.bpf.o: bpf/sample.bpf.c include/pyebpf.h vmlinux.h | $(BUILD)
+$(BUILD)/sample.bpf.o: bpf/sample.bpf.c $(wildcard bpf/*.h) include/pyebpf.h vmlinux.h | $(BUILD)
 	$(CLANG) -g -O2 -Wall -Werror -target bpf -D__TARGET_ARCH_$(ARCH) -Iinclude -I. -c $< -o $@
 
 $(BUILD)/sample.skel.h: $(BUILD)/sample.bpf.o Makefile

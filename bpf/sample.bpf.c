@@ -57,6 +57,8 @@ static __always_inline void count(__u32 which)
 		(*c)++;
 }
 
+#include "python.bpf.h"
+
 static __always_inline int wanted(__u32 pid)
 {
 	if (pid == 0 || pid == self_pid) /* idle task, ourselves */
@@ -73,7 +75,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	__u32 pid = id >> 32, zero = 0;
 	struct pyebpf_sample *s;
 	long kbytes = 0, ubytes;
-	__u32 kn, un, n;
+	__u32 kn, un, n, size;
 
 	if (!wanted(pid))
 		return 0;
@@ -91,6 +93,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	s->cgroup_id = bpf_get_current_cgroup_id();
 	s->flags = 0;
 	s->reserved = 0;
+	s->py_len = 0;
 	bpf_get_current_comm(s->comm, sizeof(s->comm));
 
 	if (kernel_stacks) {
@@ -122,10 +125,19 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	s->kstack_len = kn;
 	s->ustack_len = un;
 
-	n = kn + un;
-	if (n > 2 * PYEBPF_MAX_STACK)
-		n = 2 * PYEBPF_MAX_STACK;
-	if (bpf_ringbuf_output(&events, s, PYEBPF_SAMPLE_SIZE(n), 0)) {
+	if (python_stack(s, pid, (__u32)id) || (s->flags & PYEBPF_SAMPLE_PY)) {
+		/* Python frames follow the whole native stack array. */
+		n = s->py_len;
+		if (n > PYEBPF_MAX_PY_FRAMES)
+			n = PYEBPF_MAX_PY_FRAMES;
+		size = PYEBPF_PY_SAMPLE_SIZE(n);
+	} else {
+		n = kn + un;
+		if (n > 2 * PYEBPF_MAX_STACK)
+			n = 2 * PYEBPF_MAX_STACK;
+		size = PYEBPF_SAMPLE_SIZE(n);
+	}
+	if (bpf_ringbuf_output(&events, s, size, 0)) {
 		count(PYEBPF_CNT_RB_FULL);
 		return 0;
 	}

@@ -31,9 +31,34 @@ struct pyebpf_event_header {
 	__u64 ts_ns; /* bpf_ktime_get_ns() */
 };
 
+/* Python frames per sample; a power of two (indexes are masked for the verifier). */
+#define PYEBPF_MAX_PY_FRAMES 1024
+
 /* Flags of a sample. */
-#define PYEBPF_SAMPLE_KSTACK_ERR 0x1 /* kernel stack could not be read */
-#define PYEBPF_SAMPLE_USTACK_ERR 0x2 /* user stack could not be read */
+#define PYEBPF_SAMPLE_KSTACK_ERR 0x1    /* kernel stack could not be read */
+#define PYEBPF_SAMPLE_USTACK_ERR 0x2    /* user stack could not be read */
+#define PYEBPF_SAMPLE_PY 0x4            /* a registered Python process: py fields are valid */
+#define PYEBPF_SAMPLE_PY_TRUNCATED 0x8  /* more Python frames than PYEBPF_MAX_PY_FRAMES */
+#define PYEBPF_SAMPLE_GIL_KNOWN 0x10    /* the GIL state could be read */
+#define PYEBPF_SAMPLE_GIL_HELD 0x20     /* the sampled thread holds the GIL */
+
+/* A Python frame: the code object and the byte offset of its current instruction. */
+struct pyebpf_pyframe {
+	__u64 code;
+	__s32 lasti;  /* byte offset into co_code; negative: not started */
+	__u32 flags;  /* PYEBPF_PYFRAME_* */
+};
+/* The first frame an evaluation loop ran after being entered from C. */
+#define PYEBPF_PYFRAME_ENTRY 0x1
+
+/* Why a Python stack is empty or short (pyebpf_sample.py_error). */
+enum pyebpf_py_error {
+	PYEBPF_PY_OK = 0,
+	PYEBPF_PY_NO_TSTATE,  /* the thread has no PyThreadState (not a Python thread) */
+	PYEBPF_PY_READ_INTERP,/* reading the interpreter list failed */
+	PYEBPF_PY_READ_FRAME, /* reading a frame failed: the stack ends there */
+	PYEBPF_PY_NO_OFFSETS, /* no offsets for this interpreter */
+};
 
 struct pyebpf_sample {
 	struct pyebpf_event_header h;
@@ -42,9 +67,14 @@ struct pyebpf_sample {
 	__u32 kstack_len; /* frames in stack[0 .. kstack_len) , leaf first */
 	__u32 ustack_len; /* frames in stack[kstack_len .. +ustack_len), leaf first */
 	__u32 flags;
+	__u32 py_len;     /* Python frames in py[], leaf first */
+	__u64 tstate;     /* the sampled thread's PyThreadState, 0 if none */
+	__u32 py_error;   /* enum pyebpf_py_error */
 	__u32 reserved;
-	/* Only the used part travels through the ring buffer. */
+	/* Only the used part travels: the whole stack[] and py[0 .. py_len) for
+	 * a Python process, stack[0 .. kstack_len + ustack_len) otherwise. */
 	__u64 stack[2 * PYEBPF_MAX_STACK];
+	struct pyebpf_pyframe py[PYEBPF_MAX_PY_FRAMES];
 };
 
 struct pyebpf_proc_event {
@@ -52,8 +82,60 @@ struct pyebpf_proc_event {
 	char comm[PYEBPF_COMM_LEN];
 };
 
-/* Bytes of a sample that carries n stack frames. */
-#define PYEBPF_SAMPLE_SIZE(n) (sizeof(struct pyebpf_sample) - sizeof(((struct pyebpf_sample *)0)->stack) + (n) * 8)
+/* Bytes of a sample without Python frames that carries n native frames. */
+#define PYEBPF_SAMPLE_SIZE(n) (__builtin_offsetof(struct pyebpf_sample, stack) + (n) * 8)
+/* Bytes of a Python sample with n Python frames. */
+#define PYEBPF_PY_SAMPLE_SIZE(n) (__builtin_offsetof(struct pyebpf_sample, py) + (n) * sizeof(struct pyebpf_pyframe))
+
+/*
+ * How the BPF walker reads one CPython layout. Userspace fills one record
+ * per distinct layout (user/python/offsets.c) in the py_offsets array map.
+ */
+enum pyebpf_frame_kind {
+	PYEBPF_FRAMES_OBJECT = 1, /* <= 3.10: PyFrameObject, f_back, f_lasti */
+	PYEBPF_FRAMES_311 = 2,    /* 3.11: _PyInterpreterFrame, is_entry byte */
+	PYEBPF_FRAMES_312 = 3,    /* 3.12+: _PyInterpreterFrame, owner byte (>= 3: C-stack shim) */
+};
+enum pyebpf_gil_kind {
+	PYEBPF_GIL_NONE = 0,
+	PYEBPF_GIL_TSTATE_CURRENT = 1, /* <= 3.11: a global holds the GIL holder's tstate */
+	PYEBPF_GIL_INTERP_PTR = 2,     /* 3.12: interp->ceval.gil points at the GIL */
+	PYEBPF_GIL_INTERP_EMBEDDED = 3,/* 3.13+: the GIL is inside the interpreter state */
+};
+#define PYEBPF_NO_OFFSET 0xffffffffu
+#define PYEBPF_MAX_FRAME_READ 128 /* bytes of a frame read at once */
+
+struct pyebpf_py_offsets {
+	__u32 frame_kind;          /* enum pyebpf_frame_kind */
+	__u32 gil_kind;            /* enum pyebpf_gil_kind */
+	__u32 interp_next;
+	__u32 interp_threads_head;
+	__u32 tstate_next;
+	__u32 tstate_interp;
+	__u32 tstate_thread_id;    /* pthread_self() of the thread */
+	__u32 tstate_frame;        /* frame (<= 3.10), cframe (3.11, 3.12), current_frame (3.13+) */
+	__u32 cframe_current_frame;/* 3.11, 3.12; else PYEBPF_NO_OFFSET */
+	__u32 frame_back;          /* f_back / previous */
+	__u32 frame_code;          /* f_code / f_executable */
+	__u32 frame_lasti;         /* f_lasti (int) / prev_instr / instr_ptr */
+	__u32 frame_owner;         /* 3.11 is_entry, 3.12+ owner; else PYEBPF_NO_OFFSET */
+	__u32 frame_read_size;     /* bytes covering all the frame fields above */
+	__u32 lasti_mult;          /* <= 3.10: bytes per f_lasti unit (3.10: 2) */
+	__u32 code_adaptive;       /* 3.11+: offsetof(PyCodeObject, co_code_adaptive) */
+	__u32 gil_off;             /* GIL_INTERP_*: the gil pointer's / struct's offset in interp */
+	__u32 gil_locked;          /* GIL_INTERP_*: offsets in the gil struct */
+	__u32 gil_holder;
+	__u32 executable_mask;     /* low bits to clear in frame_code (3.14 tagged refs) */
+};
+
+/* Value of the py_procs map (key: pid): where this process's interpreter state is. */
+struct pyebpf_py_proc {
+	__u64 interp_head_addr; /* address of the pointer to the first interpreter */
+	__u64 gil_addr;         /* GIL_TSTATE_CURRENT: address of the current tstate pointer */
+	__u32 offsets_id;       /* index into py_offsets */
+	__u32 version_hex;      /* PY_VERSION_HEX */
+};
+#define PYEBPF_MAX_OFFSETS 32
 
 /*
  * Every path where the sampler gives up on a sample, or part of one, has a
@@ -68,12 +150,21 @@ enum pyebpf_counter {
 	PYEBPF_CNT_SCRATCH_ERR, /* per-CPU scratch lookup failed (sample dropped) */
 	PYEBPF_CNT_TARGETS_FULL,/* a forked child could not be added to the targets */
 	PYEBPF_CNT_PROC_RB_FULL,/* exec/exit event dropped: ring buffer full */
+	PYEBPF_CNT_PY_NO_TSTATE,   /* Python process, thread without thread state */
+	PYEBPF_CNT_PY_READ_INTERP, /* interpreter/thread list unreadable */
+	PYEBPF_CNT_PY_READ_FRAME,  /* a frame unreadable: Python stack cut there */
+	PYEBPF_CNT_PY_TRUNCATED,   /* Python stack deeper than PYEBPF_MAX_PY_FRAMES */
+	PYEBPF_CNT_PY_NO_OFFSETS,  /* registered process with no offsets record */
 	PYEBPF_CNT__COUNT,
 };
 
 #ifndef __BPF__
 _Static_assert(sizeof(struct pyebpf_event_header) == 24, "header layout");
-_Static_assert(sizeof(struct pyebpf_sample) == 24 + 8 + 16 + 16 + 2 * 127 * 8, "sample layout");
+_Static_assert(sizeof(struct pyebpf_pyframe) == 16, "pyframe layout");
+_Static_assert(sizeof(struct pyebpf_sample) == 24 + 8 + 16 + 16 + 16 + 2 * 127 * 8 + 16 * PYEBPF_MAX_PY_FRAMES,
+	       "sample layout");
+_Static_assert(sizeof(struct pyebpf_py_offsets) == 20 * 4, "py offsets layout");
+_Static_assert(sizeof(struct pyebpf_py_proc) == 24, "py proc layout");
 _Static_assert(sizeof(struct pyebpf_proc_event) == 40, "proc event layout");
 #endif
 

@@ -1,0 +1,338 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * The Python stack of the sampled thread, read in BPF for processes that
+ * userspace registered in py_procs. Per sample: the thread's PyThreadState
+ * (cached per tid and validated with one read), then the frame chain, one
+ * read per frame, recording (code object, instruction offset). Names and
+ * lines are userspace's job.
+ *
+ * The thread is found without disassembly: the task's thread pointer
+ * (fsbase on x86-64) is pthread_self(), which CPython stores in
+ * tstate->thread_id in every version.
+ */
+#ifndef PYEBPF_PYTHON_BPF_H
+#define PYEBPF_PYTHON_BPF_H
+
+#define MAX_INTERPRETERS 4
+#define MAX_THREADS 4096
+/* A thread without a thread state is looked for again after this long. */
+#define NO_TSTATE_RETRY_NS (50 * 1000 * 1000ULL)
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32); /* pid */
+	__type(value, struct pyebpf_py_proc);
+} py_procs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, PYEBPF_MAX_OFFSETS);
+	__type(key, __u32);
+	__type(value, struct pyebpf_py_offsets);
+} py_offsets SEC(".maps");
+
+struct tstate_cache {
+	__u64 tstate; /* 0: the thread had none when last looked for */
+	__u64 looked_ns;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32); /* tid */
+	__type(value, struct tstate_cache);
+} py_tstates SEC(".maps");
+
+struct py_scratch {
+	__u8 frame[PYEBPF_MAX_FRAME_READ];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct py_scratch);
+} py_scratch SEC(".maps");
+
+static __always_inline int read_ptr(__u64 addr, __u64 *out)
+{
+	*out = 0;
+	return bpf_probe_read_user(out, sizeof(*out), (const void *)addr);
+}
+
+/* ---- finding the thread state ------------------------------------------ */
+
+struct tlist_ctx {
+	__u64 t;
+	__u64 fsbase;
+	__u64 found;
+	__u32 off_next, off_thread_id;
+	int err;
+};
+
+static long tlist_step(__u32 i, void *data)
+{
+	struct tlist_ctx *c = data;
+	__u64 id;
+
+	if (!c->t)
+		return 1;
+	if (read_ptr(c->t + c->off_thread_id, &id)) {
+		c->err = 1;
+		return 1;
+	}
+	if (id == c->fsbase) {
+		c->found = c->t;
+		return 1;
+	}
+	if (read_ptr(c->t + c->off_next, &c->t)) {
+		c->err = 1;
+		return 1;
+	}
+	return 0;
+}
+
+/* 0 and *tstate set, or an enum pyebpf_py_error. */
+static __always_inline int find_tstate(const struct pyebpf_py_proc *pp, const struct pyebpf_py_offsets *o,
+				       __u64 fsbase, __u64 *tstate)
+{
+	struct tlist_ctx c = { .fsbase = fsbase, .off_next = o->tstate_next, .off_thread_id = o->tstate_thread_id };
+	__u64 interp;
+
+	if (read_ptr(pp->interp_head_addr, &interp))
+		return PYEBPF_PY_READ_INTERP;
+	for (int i = 0; i < MAX_INTERPRETERS && interp; i++) {
+		if (read_ptr(interp + o->interp_threads_head, &c.t))
+			return PYEBPF_PY_READ_INTERP;
+		bpf_loop(MAX_THREADS, tlist_step, &c, 0);
+		if (c.found) {
+			*tstate = c.found;
+			return PYEBPF_PY_OK;
+		}
+		if (c.err)
+			return PYEBPF_PY_READ_INTERP;
+		if (read_ptr(interp + o->interp_next, &interp))
+			return PYEBPF_PY_READ_INTERP;
+	}
+	return PYEBPF_PY_NO_TSTATE;
+}
+
+/* The thread state of the current thread, through the per-tid cache. */
+static __always_inline int current_tstate(const struct pyebpf_py_proc *pp, const struct pyebpf_py_offsets *o,
+					  __u32 tid, __u64 *tstate)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u64 fsbase = BPF_CORE_READ(task, thread.fsbase), now = bpf_ktime_get_ns(), id;
+	struct tstate_cache *cached = bpf_map_lookup_elem(&py_tstates, &tid), fresh = { 0 };
+	int err;
+
+	if (cached) {
+		if (cached->tstate && !read_ptr(cached->tstate + o->tstate_thread_id, &id) && id == fsbase) {
+			*tstate = cached->tstate;
+			return PYEBPF_PY_OK;
+		}
+		if (!cached->tstate && now - cached->looked_ns < NO_TSTATE_RETRY_NS)
+			return PYEBPF_PY_NO_TSTATE;
+	}
+	err = find_tstate(pp, o, fsbase, tstate);
+	if (err == PYEBPF_PY_OK || err == PYEBPF_PY_NO_TSTATE) {
+		fresh.tstate = err == PYEBPF_PY_OK ? *tstate : 0;
+		fresh.looked_ns = now;
+		bpf_map_update_elem(&py_tstates, &tid, &fresh, BPF_ANY);
+	}
+	return err;
+}
+
+/* ---- walking the frames --------------------------------------------------- */
+
+struct fwalk_ctx {
+	__u64 frame;
+	__u32 n;
+	__u32 kind;
+	__u32 read_size;
+	__u32 off_back, off_code, off_lasti, off_owner;
+	__u32 lasti_mult, code_adaptive;
+	__u64 code_mask;
+	int err, truncated;
+};
+
+static __always_inline __u64 field_u64(const struct py_scratch *b, __u32 off)
+{
+	if (off > PYEBPF_MAX_FRAME_READ - 8)
+		return 0;
+	return *(const __u64 *)&b->frame[off];
+}
+
+static __always_inline __u32 field_u32(const struct py_scratch *b, __u32 off)
+{
+	if (off > PYEBPF_MAX_FRAME_READ - 4)
+		return 0;
+	return *(const __u32 *)&b->frame[off];
+}
+
+static __always_inline __u8 field_u8(const struct py_scratch *b, __u32 off)
+{
+	if (off > PYEBPF_MAX_FRAME_READ - 1)
+		return 0;
+	return b->frame[off];
+}
+
+static long fwalk_step(__u32 i, void *data)
+{
+	struct fwalk_ctx *c = data;
+	struct pyebpf_sample *s;
+	struct py_scratch *b;
+	__u32 zero = 0, size = c->read_size, n = c->n;
+	__u64 code;
+	__s64 lasti;
+	__u32 flags = 0;
+
+	if (!c->frame)
+		return 1;
+	if (n >= PYEBPF_MAX_PY_FRAMES) {
+		c->truncated = 1;
+		return 1;
+	}
+	s = bpf_map_lookup_elem(&scratch, &zero);
+	b = bpf_map_lookup_elem(&py_scratch, &zero);
+	if (!s || !b)
+		return 1;
+	if (size > PYEBPF_MAX_FRAME_READ)
+		size = PYEBPF_MAX_FRAME_READ;
+	if (size < 8)
+		size = 8;
+	if (bpf_probe_read_user(b->frame, size, (const void *)c->frame)) {
+		c->err = 1;
+		return 1;
+	}
+	code = field_u64(b, c->off_code) & c->code_mask;
+	c->frame = field_u64(b, c->off_back);
+
+	if (c->kind == PYEBPF_FRAMES_OBJECT) {
+		lasti = (__s32)field_u32(b, c->off_lasti) * (__s64)c->lasti_mult;
+		flags = PYEBPF_PYFRAME_ENTRY; /* one evaluation loop per frame */
+	} else {
+		__u8 owner = field_u8(b, c->off_owner);
+
+		if (c->kind == PYEBPF_FRAMES_312 && owner >= 3) {
+			/* A shim pushed where C entered the evaluation loop: the frame
+			 * recorded just before it is that loop's first. */
+			if (n > 0)
+				s->py[(n - 1) & (PYEBPF_MAX_PY_FRAMES - 1)].flags |= PYEBPF_PYFRAME_ENTRY;
+			return 0;
+		}
+		if (c->kind == PYEBPF_FRAMES_311 && owner) /* is_entry */
+			flags = PYEBPF_PYFRAME_ENTRY;
+		lasti = (__s64)(field_u64(b, c->off_lasti) - (code + c->code_adaptive));
+	}
+	if (lasti > 0x7fffffff || lasti < -0x7fffffff)
+		lasti = -1;
+	n &= PYEBPF_MAX_PY_FRAMES - 1;
+	s->py[n].code = code;
+	s->py[n].lasti = (__s32)lasti;
+	s->py[n].flags = flags;
+	c->n = n + 1;
+	return 0;
+}
+
+static __always_inline void read_gil(struct pyebpf_sample *s, const struct pyebpf_py_proc *pp,
+				     const struct pyebpf_py_offsets *o, __u64 tstate)
+{
+	__u64 holder = 0, interp, gil;
+	__u32 locked = 0;
+
+	switch (o->gil_kind) {
+	case PYEBPF_GIL_TSTATE_CURRENT:
+		if (read_ptr(pp->gil_addr, &holder))
+			return;
+		locked = holder != 0;
+		break;
+	case PYEBPF_GIL_INTERP_PTR:
+	case PYEBPF_GIL_INTERP_EMBEDDED:
+		if (read_ptr(tstate + o->tstate_interp, &interp))
+			return;
+		gil = interp + o->gil_off;
+		if (o->gil_kind == PYEBPF_GIL_INTERP_PTR && read_ptr(gil, &gil))
+			return;
+		if (bpf_probe_read_user(&locked, sizeof(locked), (const void *)(gil + o->gil_locked)) ||
+		    read_ptr(gil + o->gil_holder, &holder))
+			return;
+		break;
+	default:
+		return;
+	}
+	s->flags |= PYEBPF_SAMPLE_GIL_KNOWN;
+	if (locked && holder == tstate)
+		s->flags |= PYEBPF_SAMPLE_GIL_HELD;
+}
+
+/* Fill the Python part of a sample; returns the Python frames recorded. */
+static __always_inline __u32 python_stack(struct pyebpf_sample *s, __u32 pid, __u32 tid)
+{
+	const struct pyebpf_py_proc *pp = bpf_map_lookup_elem(&py_procs, &pid);
+	const struct pyebpf_py_offsets *o;
+	struct fwalk_ctx c = { 0 };
+	__u64 tstate = 0, frame;
+	__u32 oid;
+	int err;
+
+	s->py_len = 0;
+	s->tstate = 0;
+	s->py_error = PYEBPF_PY_OK;
+	if (!pp)
+		return 0;
+	s->flags |= PYEBPF_SAMPLE_PY;
+	oid = pp->offsets_id;
+	o = bpf_map_lookup_elem(&py_offsets, &oid);
+	if (!o) {
+		s->py_error = PYEBPF_PY_NO_OFFSETS;
+		count(PYEBPF_CNT_PY_NO_OFFSETS);
+		return 0;
+	}
+	err = current_tstate(pp, o, tid, &tstate);
+	if (err) {
+		s->py_error = err;
+		count(err == PYEBPF_PY_NO_TSTATE ? PYEBPF_CNT_PY_NO_TSTATE : PYEBPF_CNT_PY_READ_INTERP);
+		return 0;
+	}
+	s->tstate = tstate;
+	read_gil(s, pp, o, tstate);
+
+	if (read_ptr(tstate + o->tstate_frame, &frame)) {
+		s->py_error = PYEBPF_PY_READ_FRAME;
+		count(PYEBPF_CNT_PY_READ_FRAME);
+		return 0;
+	}
+	if (o->cframe_current_frame != PYEBPF_NO_OFFSET && frame && read_ptr(frame + o->cframe_current_frame, &frame)) {
+		s->py_error = PYEBPF_PY_READ_FRAME;
+		count(PYEBPF_CNT_PY_READ_FRAME);
+		return 0;
+	}
+	c.frame = frame;
+	c.kind = o->frame_kind;
+	c.read_size = o->frame_read_size;
+	c.off_back = o->frame_back;
+	c.off_code = o->frame_code;
+	c.off_lasti = o->frame_lasti;
+	c.off_owner = o->frame_owner;
+	c.lasti_mult = o->lasti_mult;
+	c.code_adaptive = o->code_adaptive;
+	c.code_mask = ~(__u64)o->executable_mask;
+	/* Shim frames take iterations too: allow some beyond the frame limit. */
+	bpf_loop(PYEBPF_MAX_PY_FRAMES + 256, fwalk_step, &c, 0);
+	if (c.frame && !c.err)
+		c.truncated = 1;
+	s->py_len = c.n;
+	if (c.err) {
+		s->py_error = PYEBPF_PY_READ_FRAME;
+		count(PYEBPF_CNT_PY_READ_FRAME);
+	}
+	if (c.truncated) {
+		s->flags |= PYEBPF_SAMPLE_PY_TRUNCATED;
+		count(PYEBPF_CNT_PY_TRUNCATED);
+	}
+	return c.n;
+}
+
+#endif

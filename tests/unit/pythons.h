@@ -1,0 +1,64 @@
+/* The interpreters the tests run against: every pyenv build, and /usr/bin/python3.*. */
+#ifndef PYEBPF_TEST_PYTHONS_H
+#define PYEBPF_TEST_PYTHONS_H
+
+#include <glob.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct python {
+	char path[512]; /* the interpreter binary */
+	char lib[512];  /* its libpython (pyenv builds), "" for a static one */
+	int major, minor;
+};
+
+/* Fill up to max interpreters; returns how many. */
+static inline int find_pythons(struct python *out, int max)
+{
+	const char *root = getenv("PYENV_ROOT");
+	char pattern[600];
+	glob_t g;
+	int n = 0;
+
+	snprintf(pattern, sizeof(pattern), "%s/versions/*/bin/python[23].[0-9]*", root && *root ? root : "/root/.pyenv");
+	if (glob(pattern, 0, NULL, &g) == 0) {
+		for (size_t i = 0; i < g.gl_pathc && n < max; i++) {
+			const char *p = g.gl_pathv[i], *b = strrchr(p, '/') + 1;
+			struct python *py = &out[n];
+
+			/* python3.9, not python3.9-config or python3.9m */
+			if (sscanf(b, "python%d.%d", &py->major, &py->minor) != 2 || strchr(b + 7, '-') ||
+			    b[strlen(b) - 1] == 'm')
+				continue;
+			snprintf(py->path, sizeof(py->path), "%s", p);
+			char libpat[600];
+			glob_t lg;
+			snprintf(libpat, sizeof(libpat), "%.*s/lib/libpython%d.%d*.so.1.0", (int)(b - p - 5), p, py->major,
+				 py->minor);
+			py->lib[0] = '\0';
+			if (glob(libpat, 0, NULL, &lg) == 0) {
+				snprintf(py->lib, sizeof(py->lib), "%s", lg.gl_pathv[0]);
+				globfree(&lg);
+			}
+			n++;
+		}
+		globfree(&g);
+	}
+	if (glob("/usr/bin/python3.[0-9]*", 0, NULL, &g) == 0) {
+		for (size_t i = 0; i < g.gl_pathc && n < max; i++) {
+			struct python *py = &out[n];
+			const char *b = strrchr(g.gl_pathv[i], '/') + 1;
+
+			if (sscanf(b, "python%d.%d", &py->major, &py->minor) != 2 || strchr(b, '-'))
+				continue;
+			snprintf(py->path, sizeof(py->path), "%s", g.gl_pathv[i]);
+			py->lib[0] = '\0';
+			n++;
+		}
+		globfree(&g);
+	}
+	return n;
+}
+
+#endif

@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * CPython layouts: what the BPF walker needs (struct pyebpf_py_offsets) and
+ * what userspace needs to read code objects and strings. One built-in table
+ * per minor version (checked against DWARF by tests/unit/test_offsets.c);
+ * 3.13+ describe themselves in _Py_DebugOffsets at the start of _PyRuntime.
+ */
+#ifndef PYEBPF_PY_OFFSETS_H
+#define PYEBPF_PY_OFFSETS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pyebpf.h"
+
+enum py_linetable_format {
+	PY_LNOTAB_27 = 1, /* co_lnotab, unsigned line deltas */
+	PY_LNOTAB_36,     /* co_lnotab, signed line deltas */
+	PY_LINETABLE_310, /* co_linetable: (byte delta, signed line delta) pairs */
+	PY_LOCATIONS_311, /* co_linetable: the 3.11+ location table */
+};
+
+enum py_str_format {
+	PY_STR_BYTES_27 = 1, /* PyStringObject */
+	PY_STR_UNICODE,      /* PEP 393 PyASCIIObject / PyCompactUnicodeObject */
+};
+
+struct py_layout {
+	int major, minor;
+	struct pyebpf_py_offsets bpf;
+	/* Where the interpreter list starts: an offset in _PyRuntime (3.7+),
+	 * else PYEBPF_NO_OFFSET and the static `interp_head` (2.7, 3.6). */
+	uint32_t runtime_interp_head;
+	/* GIL_TSTATE_CURRENT: offset in _PyRuntime of gilstate.tstate_current
+	 * (3.7–3.11); PYEBPF_NO_OFFSET: the `_PyThreadState_Current` global. */
+	uint32_t runtime_tstate_current;
+	/* Code objects (PyCodeObject). */
+	uint32_t co_filename, co_name, co_qualname, co_firstlineno, co_linetable;
+	enum py_linetable_format linetable;
+	/* Strings. */
+	enum py_str_format str;
+	uint32_t str_size, str_data;       /* 2.7 PyStringObject: ob_size, ob_sval */
+	uint32_t uni_length, uni_state;    /* PyASCIIObject */
+	uint32_t uni_ascii_data, uni_compact_data; /* sizeof(PyASCIIObject), sizeof(PyCompactUnicodeObject) */
+	uint32_t bytes_size, bytes_data;   /* PyBytesObject: ob_size, ob_sval */
+};
+
+/* The built-in layout of a version, or NULL. */
+const struct py_layout *py_layout_builtin(int major, int minor);
+/* Every built-in layout, for tests. */
+const struct py_layout *py_layouts_builtin(size_t *n);
+
+#define PY_DEBUG_OFFSETS_COOKIE "xdebugpy"
+#define PY_DEBUG_OFFSETS_313_SIZE 584
+
+/* Build a layout from the _Py_DebugOffsets block (3.13) read from a process.
+ * 0, or -1 with *why set (wrong cookie, free-threaded build, unknown layout). */
+int py_layout_from_debug_offsets(const uint8_t *buf, size_t len, struct py_layout *out, const char **why);
+
+#endif
