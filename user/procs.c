@@ -28,6 +28,7 @@ struct proc {
 	bool *tried;            /* per mapping: syms lookup attempted */
 	uint32_t *module;       /* per mapping: string id of the path */
 	uint64_t scanned_ns;    /* 0: maps must be (re)read */
+	uint64_t maps_gen;      /* scans so far */
 	uint64_t exited_ns;     /* 0: alive */
 };
 
@@ -96,6 +97,7 @@ static void proc_scan(struct procs *t, struct proc *p, uint64_t now)
 {
 	proc_drop_maps(p);
 	p->scanned_ns = now ? now : 1;
+	p->maps_gen++;
 	if (maps__read((int)p->pid, true, &p->maps, &p->nmaps))
 		return; /* gone already: its addresses stay unknown */
 	p->syms = xcalloc(p->nmaps, sizeof(*p->syms));
@@ -148,7 +150,12 @@ void procs__exit(struct procs *t, uint32_t pid, uint64_t now)
 		((struct proc *)(uintptr_t)*v)->exited_ns = now ? now : 1;
 }
 
-void procs__gc(struct procs *t, uint64_t now)
+uint64_t procs__maps_gen(const struct proc *p)
+{
+	return p->maps_gen;
+}
+
+void procs__gc(struct procs *t, uint64_t now, void (*on_free)(uint32_t pid, void *ctx), void *ctx)
 {
 	size_t pos = 0, len;
 	const void *key;
@@ -166,6 +173,8 @@ void procs__gc(struct procs *t, uint64_t now)
 	for (size_t i = 0; i < n; i++) {
 		uint64_t *slot = hashmap__get(t->by_pid, &dead[i], sizeof(dead[i]));
 
+		if (on_free)
+			on_free(dead[i], ctx);
 		proc_free((struct proc *)(uintptr_t)*slot);
 		hashmap__remove(t->by_pid, &dead[i], sizeof(dead[i]));
 	}

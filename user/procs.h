@@ -26,8 +26,11 @@ struct proc *procs__get(struct procs *t, uint32_t pid, uint64_t now);
 void procs__exec(struct procs *t, uint32_t pid);
 /* The process exited: free it after a grace period (late samples may still come). */
 void procs__exit(struct procs *t, uint32_t pid, uint64_t now);
-/* Free processes that exited more than the grace period before now. */
-void procs__gc(struct procs *t, uint64_t now);
+/* Free processes that exited more than the grace period before now,
+ * calling on_free (if given) with each pid first. */
+void procs__gc(struct procs *t, uint64_t now, void (*on_free)(uint32_t pid, void *ctx), void *ctx);
+/* How many times the process's maps were read: changes when they may have. */
+uint64_t procs__maps_gen(const struct proc *p);
 /* Processes seen so far, alive or not. */
 size_t procs__seen(const struct procs *t);
 

@@ -30,6 +30,7 @@
 #include "procs.h"
 #include "profile.h"
 #include "pyebpf.h"
+#include "python/symbolize.h"
 #include "record_args.h"
 #include "sample.skel.h"
 #include "util.h"
@@ -47,6 +48,11 @@ static const char *const counter_names[PYEBPF_CNT__COUNT] = {
 	[PYEBPF_CNT_SCRATCH_ERR] = "samples lost: no scratch buffer",
 	[PYEBPF_CNT_TARGETS_FULL] = "child processes not followed: target map full",
 	[PYEBPF_CNT_PROC_RB_FULL] = "exec/exit events lost: ring buffer full",
+	[PYEBPF_CNT_PY_NO_TSTATE] = "samples of Python processes in threads without a Python thread state",
+	[PYEBPF_CNT_PY_READ_INTERP] = "Python interpreter state unreadable",
+	[PYEBPF_CNT_PY_READ_FRAME] = "Python stacks cut short: a frame was unreadable",
+	[PYEBPF_CNT_PY_TRUNCATED] = "Python stacks deeper than 1024 frames (marked [truncated])",
+	[PYEBPF_CNT_PY_NO_OFFSETS] = "Python samples without offsets",
 };
 
 struct recorder {
@@ -60,6 +66,9 @@ struct recorder {
 	struct kallsyms *ksyms;
 	struct profile *prof;
 	struct procs *procs;
+	struct pyprocs *py;
+	struct pyebpf_py_offsets offsets[PYEBPF_MAX_OFFSETS]; /* registered in py_offsets */
+	uint32_t noffsets;
 	struct outfile out;
 	pid_t child;
 	int child_status;
@@ -183,16 +192,72 @@ static uint32_t mark_frame(struct recorder *r, const char *text)
 	return profile__frame(r->prof, &f);
 }
 
+/* The py_offsets entry of a layout, registering it the first time. */
+static int offsets_id(struct recorder *r, const struct pyebpf_py_offsets *o, uint32_t *id)
+{
+	for (uint32_t i = 0; i < r->noffsets; i++)
+		if (!memcmp(&r->offsets[i], o, sizeof(*o))) {
+			*id = i;
+			return 0;
+		}
+	if (r->noffsets == PYEBPF_MAX_OFFSETS ||
+	    bpf_map__update_elem(r->skel->maps.py_offsets, &r->noffsets, sizeof(uint32_t), o, sizeof(*o), BPF_ANY))
+		return -1;
+	r->offsets[r->noffsets] = *o;
+	*id = r->noffsets++;
+	return 0;
+}
+
+/* Tell the BPF walker where this process's interpreter is (or forget it). */
+static void py_register(struct recorder *r, uint32_t pid, const struct py_proc *py)
+{
+	const struct py_interp *in;
+	struct pyebpf_py_proc v = { 0 };
+
+	if (!py) {
+		bpf_map__delete_elem(r->skel->maps.py_procs, &pid, sizeof(pid), 0);
+		return;
+	}
+	in = py_proc__interp(py);
+	if (offsets_id(r, &in->layout.bpf, &v.offsets_id)) {
+		err_msg("pid %u: too many distinct CPython layouts, native frames only", pid);
+		return;
+	}
+	v.interp_head_addr = in->interp_head_addr;
+	v.gil_addr = in->gil_addr;
+	v.version_hex = in->version_hex;
+	if (bpf_map__update_elem(r->skel->maps.py_procs, &pid, sizeof(pid), &v, sizeof(v), BPF_ANY))
+		err_msg("pid %u: cannot register the Python process: %s", pid, strerror(errno));
+}
+
+static void forget_proc(uint32_t pid, void *ctx)
+{
+	struct recorder *r = ctx;
+
+	pyprocs__forget(r->py, pid);
+	bpf_map__delete_elem(r->skel->maps.py_procs, &pid, sizeof(pid), 0);
+}
+
+#define MAX_FRAMES (2 * PYEBPF_MAX_STACK + PYEBPF_MAX_PY_FRAMES + 4)
+
 static void handle_sample(struct recorder *r, const struct pyebpf_sample *s, size_t size)
 {
-	uint32_t frames[2 * PYEBPF_MAX_STACK + 1];
-	uint32_t n = 0, kn = s->kstack_len, un = s->ustack_len;
+	static uint32_t frames[MAX_FRAMES];
+	uint32_t n = 0, kn = s->kstack_len, un = s->ustack_len, pn = s->py_len;
 	char comm[PYEBPF_COMM_LEN + 1];
 	uint64_t now = now_ns();
 	struct sample_labels l;
+	struct py_proc *py = NULL;
+	struct proc *p;
+	bool python, changed;
 
 	if (size < PYEBPF_SAMPLE_SIZE(0) || kn > PYEBPF_MAX_STACK || un > PYEBPF_MAX_STACK ||
 	    size < PYEBPF_SAMPLE_SIZE(kn + un)) {
+		r->bad_events++;
+		return;
+	}
+	python = s->flags & PYEBPF_SAMPLE_PY;
+	if (python && (pn > PYEBPF_MAX_PY_FRAMES || size < PYEBPF_PY_SAMPLE_SIZE(pn))) {
 		r->bad_events++;
 		return;
 	}
@@ -202,9 +267,21 @@ static void handle_sample(struct recorder *r, const struct pyebpf_sample *s, siz
 	l.tid = s->h.tid;
 	l.comm = profile__str(r->prof, comm[0] ? comm : "[unknown]");
 
-	if (un) {
+	p = procs__get(r->procs, s->h.pid, now);
+	if (s->h.pid) {
+		/* Is it Python? Asked at first sight and whenever its maps change. */
+		py = pyprocs__lookup(r->py, s->h.pid, procs__maps_gen(p), &changed);
+		if (changed)
+			py_register(r, s->h.pid, py);
+	}
+	if (python && py && pn) {
+		/* The Python stack stands for the interpreter's native frames. */
+		if (s->flags & PYEBPF_SAMPLE_PY_TRUNCATED)
+			frames[n++] = mark_frame(r, "[truncated]");
+		for (uint32_t i = pn; i-- > 0;)
+			frames[n++] = py_proc__frame(r->py, py, s->py[i].code, s->py[i].lasti, now);
+	} else if (un) {
 		const __u64 *u = &s->stack[kn];
-		struct proc *p = procs__get(r->procs, s->h.pid, now);
 
 		/* The kernel stops at 127 frames: say so rather than pretend it is the root. */
 		if (un == PYEBPF_MAX_STACK)
@@ -233,6 +310,7 @@ static int on_event(void *ctx, void *data, size_t size)
 		break;
 	case PYEBPF_EVENT_EXEC:
 		procs__exec(r->procs, h->pid);
+		forget_proc(h->pid, r);
 		break;
 	case PYEBPF_EVENT_EXIT:
 		procs__exit(r->procs, h->pid, now_ns());
@@ -485,7 +563,7 @@ static int poll_loop(struct recorder *r)
 		}
 		if (o->npids && !targets_alive(o))
 			break;
-		procs__gc(r->procs, now);
+		procs__gc(r->procs, now, forget_proc, r);
 		if (tty && now - last_status >= STATUS_INTERVAL_NS) {
 			print_status(r, now, false);
 			last_status = now;
@@ -517,8 +595,9 @@ static void print_summary(struct recorder *r, uint64_t elapsed_ns)
 	    info.run_cnt)
 		bpf_us = info.run_time_ns / 1e3 / info.run_cnt;
 
-	fprintf(stderr, "pyebpf: %llu samples from %zu processes in %.1f s (%llu Hz on %d CPUs), %llu lost\n",
-		(unsigned long long)r->received, procs__seen(r->procs), elapsed_ns / 1e9,
+	fprintf(stderr, "pyebpf: %llu samples from %zu processes (%llu Python) in %.1f s (%llu Hz on %d CPUs), %llu lost\n",
+		(unsigned long long)r->received, procs__seen(r->procs), (unsigned long long)pyprocs__python_seen(r->py),
+		elapsed_ns / 1e9,
 		(unsigned long long)r->opts.freq, r->ncpus,
 		(unsigned long long)(c[PYEBPF_CNT_RB_FULL] + c[PYEBPF_CNT_SCRATCH_ERR]));
 	/* Set-up (kernel symbols, BPF load) is left out: it is paid once. */
@@ -558,6 +637,7 @@ static void recorder_free(struct recorder *r)
 	if (r->stats_fd >= 0)
 		close(r->stats_fd);
 	kallsyms__free(r->ksyms);
+	pyprocs__free(r->py);
 	procs__free(r->procs);
 	profile__free(r->prof);
 	outfile__abort(&r->out);
@@ -598,6 +678,7 @@ int record_main(int argc, char **argv)
 
 	r.prof = profile__new();
 	r.procs = procs__new(r.prof);
+	r.py = pyprocs__new(r.prof);
 
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);

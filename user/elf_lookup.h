@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/* Named symbols of any type (data too) in an ELF file, and its load layout. */
+#ifndef PYEBPF_ELF_LOOKUP_H
+#define PYEBPF_ELF_LOOKUP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct elf_query {
+	const char *name;
+	uint64_t vaddr; /* 0: not found */
+};
+
+/* Look up each name in .dynsym and .symtab; *load_delta = p_vaddr - p_offset
+ * of the first PT_LOAD (the load bias is then map_start - pgoff - load_delta).
+ * 0, or -1 when the file is not ELF. */
+int elf_lookup(int fd, struct elf_query *q, size_t n, uint64_t *load_delta);
+
+#endif

@@ -1,0 +1,240 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+#include "detect.h"
+
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../elf_lookup.h"
+#include "../hashmap.h"
+#include "../maps.h"
+#include "../util.h"
+#include "procmem.h"
+
+enum { SYM_RUNTIME, SYM_VERSION, SYM_CODE_TYPE, SYM_INTERP_HEAD, SYM_TSTATE_CURRENT, NSYMS };
+static const char *const sym_names[NSYMS] = {
+	[SYM_RUNTIME] = "_PyRuntime",
+	[SYM_VERSION] = "Py_Version",
+	[SYM_CODE_TYPE] = "PyCode_Type",
+	[SYM_INTERP_HEAD] = "interp_head",
+	[SYM_TSTATE_CURRENT] = "_PyThreadState_Current",
+};
+
+/* What one file holds, cached by (device, inode). */
+struct file_info {
+	bool python; /* has PyCode_Type: an interpreter lives here */
+	uint64_t vaddr[NSYMS];
+	uint64_t load_delta;
+};
+
+struct file_key {
+	uint32_t maj, min;
+	uint64_t inode;
+};
+
+struct py_detector {
+	struct hashmap *files; /* file_key → struct file_info * */
+};
+
+struct py_detector *py_detector__new(void)
+{
+	struct py_detector *d = xcalloc(1, sizeof(*d));
+
+	d->files = hashmap__new();
+	if (!d->files)
+		die("out of memory");
+	return d;
+}
+
+void py_detector__free(struct py_detector *d)
+{
+	size_t pos = 0, len;
+	const void *k;
+	uint64_t v;
+
+	if (!d)
+		return;
+	while (hashmap__next(d->files, &pos, &k, &len, &v))
+		free((void *)(uintptr_t)v);
+	hashmap__free(d->files);
+	free(d);
+}
+
+int py_version_from_name(const char *path, int *major, int *minor)
+{
+	const char *b = strrchr(path, '/'), *p;
+
+	b = b ? b + 1 : path;
+	p = strstr(b, "python");
+	if (!p || sscanf(p + 6, "%d.%d", major, minor) != 2)
+		return -1;
+	return *major == 2 || *major == 3 ? 0 : -1;
+}
+
+static bool candidate(const char *path, const char *exe)
+{
+	const char *b = strrchr(path, '/');
+
+	if (path[0] != '/')
+		return false;
+	b = b ? b + 1 : path;
+	return strncmp(b, "libpython", 9) == 0 || strncmp(b, "python", 6) == 0 || strcmp(path, exe) == 0;
+}
+
+static const struct file_info *file_info(struct py_detector *d, pid_t pid, const struct mapping *m)
+{
+	struct file_key key = { m->dev_major, m->dev_minor, m->inode };
+	struct file_info *fi;
+	char path[600];
+	bool created;
+	uint64_t *v = hashmap__put(d->files, &key, sizeof(key), &created);
+	int fd;
+
+	if (!v)
+		die("out of memory");
+	if (!created)
+		return (struct file_info *)(uintptr_t)*v;
+	fi = xcalloc(1, sizeof(*fi));
+	*v = (uintptr_t)fi;
+	snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, pid, m->start, m->end);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		snprintf(path, sizeof(path), "/proc/%d/root%s", pid, m->path);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+	}
+	if (fd < 0) {
+		/* Not cached as "not Python": we never looked. */
+		free(fi);
+		hashmap__remove(d->files, &key, sizeof(key));
+		return NULL;
+	}
+	struct elf_query q[NSYMS];
+	for (int i = 0; i < NSYMS; i++)
+		q[i].name = sym_names[i];
+	if (elf_lookup(fd, q, NSYMS, &fi->load_delta) == 0) {
+		for (int i = 0; i < NSYMS; i++)
+			fi->vaddr[i] = q[i].vaddr;
+		fi->python = q[SYM_CODE_TYPE].vaddr != 0;
+	}
+	close(fd);
+	return fi;
+}
+
+static enum py_detect_result unsupported(char *why, size_t whylen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static enum py_detect_result unsupported(char *why, size_t whylen, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, whylen, fmt, ap);
+	va_end(ap);
+	return PY_UNSUPPORTED;
+}
+
+static enum py_detect_result describe(pid_t pid, const struct file_info *fi, uint64_t bias, struct py_interp *out,
+				      char *why, size_t whylen)
+{
+	uint64_t addr[NSYMS];
+	const struct py_layout *builtin;
+
+	for (int i = 0; i < NSYMS; i++)
+		addr[i] = fi->vaddr[i] ? fi->vaddr[i] + bias : 0;
+	out->runtime = addr[SYM_RUNTIME];
+	out->code_type = addr[SYM_CODE_TYPE];
+
+	/* The version: Py_Version (3.11+), else the file name. */
+	uint64_t hex = 0;
+	if (addr[SYM_VERSION] && procmem_u64(pid, addr[SYM_VERSION], &hex) == 0 && (hex >> 24) == 3) {
+		out->major = 3;
+		out->minor = (hex >> 16) & 0xff;
+		out->micro = (hex >> 8) & 0xff;
+	} else if (py_version_from_name(out->path, &out->major, &out->minor) == 0) {
+		hex = (uint64_t)out->major << 24 | (uint64_t)out->minor << 16;
+	} else {
+		return unsupported(why, whylen, "CPython of unknown version (%s), native frames only", out->path);
+	}
+	out->version_hex = (uint32_t)hex;
+
+	builtin = py_layout_builtin(out->major, out->minor);
+	if (out->major == 3 && out->minor >= 13) {
+		uint8_t buf[PY_DEBUG_OFFSETS_313_SIZE];
+		const char *reason = "unreadable _PyRuntime";
+
+		if (out->runtime && procmem_read(pid, out->runtime, buf, sizeof(buf)) == 0 &&
+		    py_layout_from_debug_offsets(buf, sizeof(buf), &out->layout, &reason) == 0) {
+			out->layout.major = out->major;
+			out->layout.minor = out->minor;
+		} else if (builtin) {
+			out->layout = *builtin;
+		} else {
+			return unsupported(why, whylen, "CPython %d.%d on an unknown layout (%s), native frames only",
+					   out->major, out->minor, reason);
+		}
+	} else if (builtin) {
+		out->layout = *builtin;
+	} else {
+		return unsupported(why, whylen, "CPython %d.%d on an unknown layout, native frames only", out->major,
+				   out->minor);
+	}
+
+	const struct py_layout *l = &out->layout;
+	if (l->runtime_interp_head != PYEBPF_NO_OFFSET) {
+		if (!out->runtime)
+			return unsupported(why, whylen, "CPython %d.%d without a _PyRuntime symbol, native frames only",
+					   out->major, out->minor);
+		out->interp_head_addr = out->runtime + l->runtime_interp_head;
+	} else {
+		if (!addr[SYM_INTERP_HEAD])
+			return unsupported(why, whylen,
+					   "CPython %d.%d without a symbol table (interp_head), native frames only",
+					   out->major, out->minor);
+		out->interp_head_addr = addr[SYM_INTERP_HEAD];
+	}
+	out->gil_addr = 0;
+	if (l->bpf.gil_kind == PYEBPF_GIL_TSTATE_CURRENT) {
+		if (l->runtime_tstate_current != PYEBPF_NO_OFFSET && out->runtime)
+			out->gil_addr = out->runtime + l->runtime_tstate_current;
+		else
+			out->gil_addr = addr[SYM_TSTATE_CURRENT];
+		if (!out->gil_addr)
+			out->layout.bpf.gil_kind = PYEBPF_GIL_NONE;
+	}
+	return PY_SUPPORTED;
+}
+
+enum py_detect_result py_detect(struct py_detector *d, pid_t pid, struct py_interp *out, char *why, size_t whylen)
+{
+	struct mapping *m;
+	size_t n;
+	char exe[512] = "", link[64];
+	enum py_detect_result res = PY_NOT_PYTHON;
+	ssize_t len;
+
+	memset(out, 0, sizeof(*out));
+	snprintf(link, sizeof(link), "/proc/%d/exe", pid);
+	len = readlink(link, exe, sizeof(exe) - 1);
+	exe[len > 0 ? len : 0] = '\0';
+	if (maps__read(pid, false, &m, &n))
+		return PY_NOT_PYTHON;
+	for (size_t i = 0; i < n; i++) {
+		const struct file_info *fi;
+
+		/* The first mapping of each file (pgoff 0) gives its load bias. */
+		if (m[i].pgoff != 0 || !m[i].inode || !candidate(m[i].path, exe))
+			continue;
+		fi = file_info(d, pid, &m[i]);
+		if (!fi || !fi->python)
+			continue;
+		snprintf(out->path, sizeof(out->path), "%s", m[i].path);
+		res = describe(pid, fi, m[i].start - m[i].pgoff - fi->load_delta, out, why, whylen);
+		break;
+	}
+	maps__free(m, n);
+	return res;
+}

@@ -1,0 +1,278 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+#include "symbolize.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../hashmap.h"
+#include "../util.h"
+#include "linetable.h"
+#include "procmem.h"
+
+#define RECHECK_NS 1000000000ULL
+#define MAX_NAME 1024
+#define MAX_LINETABLE (1 << 20)
+#define CODE_READ 256 /* at most this much of a code object is read at once */
+
+struct py_code {
+	uint64_t name_ptr, file_ptr; /* identity, with firstlineno */
+	int32_t firstlineno;
+	bool valid;
+	uint64_t checked_ns;
+	uint32_t name, file; /* profile string ids */
+	uint8_t *linetable;
+	size_t linetable_len;
+};
+
+struct py_proc {
+	uint32_t pid;
+	uint64_t maps_gen;
+	bool python;     /* supported interpreter found */
+	bool reported;   /* the unsupported line was printed */
+	struct py_interp interp;
+	struct hashmap *codes; /* code address → struct py_code * */
+};
+
+struct pyprocs {
+	struct profile *prof;
+	struct py_detector *det;
+	struct hashmap *procs; /* pid → struct py_proc * */
+	uint64_t codes_read;
+	uint64_t python_seen; /* processes found to be (supported) Python */
+};
+
+struct pyprocs *pyprocs__new(struct profile *prof)
+{
+	struct pyprocs *t = xcalloc(1, sizeof(*t));
+
+	t->prof = prof;
+	t->det = py_detector__new();
+	t->procs = hashmap__new();
+	if (!t->procs)
+		die("out of memory");
+	return t;
+}
+
+static void codes_free(struct hashmap *codes)
+{
+	size_t pos = 0, len;
+	const void *k;
+	uint64_t v;
+
+	if (!codes)
+		return;
+	while (hashmap__next(codes, &pos, &k, &len, &v)) {
+		struct py_code *c = (struct py_code *)(uintptr_t)v;
+
+		free(c->linetable);
+		free(c);
+	}
+	hashmap__free(codes);
+}
+
+static void proc_free(struct py_proc *p)
+{
+	codes_free(p->codes);
+	free(p);
+}
+
+void pyprocs__free(struct pyprocs *t)
+{
+	size_t pos = 0, len;
+	const void *k;
+	uint64_t v;
+
+	if (!t)
+		return;
+	while (hashmap__next(t->procs, &pos, &k, &len, &v))
+		proc_free((struct py_proc *)(uintptr_t)v);
+	hashmap__free(t->procs);
+	py_detector__free(t->det);
+	free(t);
+}
+
+struct py_proc *pyprocs__lookup(struct pyprocs *t, uint32_t pid, uint64_t maps_gen, bool *changed)
+{
+	bool created, was;
+	uint64_t *v = hashmap__put(t->procs, &pid, sizeof(pid), &created);
+	struct py_proc *p;
+	char why[256];
+
+	if (!v)
+		die("out of memory");
+	*changed = false;
+	if (created) {
+		p = xcalloc(1, sizeof(*p));
+		p->pid = pid;
+		*v = (uintptr_t)p;
+	} else {
+		p = (struct py_proc *)(uintptr_t)*v;
+		if (p->maps_gen == maps_gen)
+			return p->python ? p : NULL;
+	}
+	/* First look, or its mappings changed (libpython loaded since, exec). */
+	p->maps_gen = maps_gen;
+	was = p->python;
+	switch (py_detect(t->det, (pid_t)pid, &p->interp, why, sizeof(why))) {
+	case PY_SUPPORTED:
+		if (!p->python || created) {
+			codes_free(p->codes);
+			p->codes = hashmap__new();
+			if (!p->codes)
+				die("out of memory");
+		}
+		if (!p->python)
+			t->python_seen++;
+		p->python = true;
+		*changed = true;
+		return p;
+	case PY_UNSUPPORTED:
+		if (!p->reported)
+			err_msg("pid %u: %s", pid, why);
+		p->reported = true;
+		/* fallthrough */
+	case PY_NOT_PYTHON:
+		p->python = false;
+		*changed = was;
+		return NULL;
+	}
+	return NULL;
+}
+
+void pyprocs__forget(struct pyprocs *t, uint32_t pid)
+{
+	uint64_t *v = hashmap__get(t->procs, &pid, sizeof(pid));
+
+	if (!v)
+		return;
+	proc_free((struct py_proc *)(uintptr_t)*v);
+	hashmap__remove(t->procs, &pid, sizeof(pid));
+}
+
+const struct py_interp *py_proc__interp(const struct py_proc *p)
+{
+	return &p->interp;
+}
+
+uint64_t pyprocs__codes_read(const struct pyprocs *t)
+{
+	return t->codes_read;
+}
+
+uint64_t pyprocs__python_seen(const struct pyprocs *t)
+{
+	return t->python_seen;
+}
+
+static uint64_t field64(const uint8_t *buf, uint32_t off)
+{
+	uint64_t v = 0;
+
+	if (off + 8 <= CODE_READ)
+		memcpy(&v, buf + off, 8);
+	return v;
+}
+
+static int32_t field32(const uint8_t *buf, uint32_t off)
+{
+	int32_t v = 0;
+
+	if (off + 4 <= CODE_READ)
+		memcpy(&v, buf + off, 4);
+	return v;
+}
+
+/* Bytes of a code object that cover every field we use: never read past
+ * the object (it may end a mapping). ob_type is at 8 in every version. */
+static size_t code_read_size(const struct py_layout *l)
+{
+	uint32_t offs[] = { 8, l->co_name, l->co_filename, l->co_firstlineno, l->co_linetable, l->co_qualname };
+	size_t max = 0;
+
+	for (size_t i = 0; i < sizeof(offs) / sizeof(offs[0]); i++)
+		if (offs[i] != PYEBPF_NO_OFFSET && offs[i] + 8 > max)
+			max = offs[i] + 8;
+	return max < CODE_READ ? max : CODE_READ;
+}
+
+/* Read the code object at addr into c; false when it is not one. */
+static bool read_code(struct pyprocs *t, struct py_proc *p, uint64_t addr, struct py_code *c)
+{
+	const struct py_layout *l = &p->interp.layout;
+	uint8_t buf[CODE_READ];
+	char *name, *file;
+
+	free(c->linetable);
+	memset(c, 0, sizeof(*c));
+	memset(buf, 0, sizeof(buf));
+	if (procmem_read((pid_t)p->pid, addr, buf, code_read_size(l)))
+		return false;
+	/* ob_type at offset 8 in every version. */
+	if (p->interp.code_type && field64(buf, 8) != p->interp.code_type)
+		return false;
+	c->name_ptr = field64(buf, l->co_qualname != PYEBPF_NO_OFFSET ? l->co_qualname : l->co_name);
+	c->file_ptr = field64(buf, l->co_filename);
+	c->firstlineno = field32(buf, l->co_firstlineno);
+	name = py_read_str((pid_t)p->pid, l, c->name_ptr, MAX_NAME);
+	file = py_read_str((pid_t)p->pid, l, c->file_ptr, 4096);
+	if (!name || !file) {
+		free(name);
+		free(file);
+		return false;
+	}
+	c->name = profile__str(t->prof, name);
+	c->file = profile__str(t->prof, file);
+	free(name);
+	free(file);
+	c->linetable = py_read_bytes((pid_t)p->pid, l, field64(buf, l->co_linetable), MAX_LINETABLE, &c->linetable_len);
+	c->valid = true;
+	t->codes_read++;
+	return true;
+}
+
+/* Is the cached entry still the code object at addr? */
+static bool still_same(struct py_proc *p, uint64_t addr, const struct py_code *c)
+{
+	const struct py_layout *l = &p->interp.layout;
+	uint8_t buf[CODE_READ] = { 0 };
+
+	if (procmem_read((pid_t)p->pid, addr, buf, code_read_size(l)))
+		return true; /* gone: keep what we know */
+	return field64(buf, l->co_qualname != PYEBPF_NO_OFFSET ? l->co_qualname : l->co_name) == c->name_ptr &&
+	       field64(buf, l->co_filename) == c->file_ptr && field32(buf, l->co_firstlineno) == c->firstlineno;
+}
+
+uint32_t py_proc__frame(struct pyprocs *t, struct py_proc *p, uint64_t code, int32_t lasti, uint64_t now)
+{
+	bool created;
+	uint64_t *v = hashmap__put(p->codes, &code, sizeof(code), &created);
+	struct py_code *c;
+	struct frame f = { .kind = FRAME_PYTHON };
+
+	if (!v)
+		die("out of memory");
+	if (created) {
+		c = xcalloc(1, sizeof(*c));
+		*v = (uintptr_t)c;
+		read_code(t, p, code, c);
+		c->checked_ns = now;
+	} else {
+		c = (struct py_code *)(uintptr_t)*v;
+		if (now - c->checked_ns > RECHECK_NS) {
+			if (!c->valid || !still_same(p, code, c))
+				read_code(t, p, code, c);
+			c->checked_ns = now;
+		}
+	}
+	if (!c->valid) {
+		f.kind = FRAME_MARK;
+		f.name = profile__str(t->prof, "[unreadable Python frame]");
+		return profile__frame(t->prof, &f);
+	}
+	int line = py_line_for_offset(p->interp.layout.linetable, c->linetable, c->linetable_len, c->firstlineno, lasti);
+	f.name = c->name;
+	f.module = c->file;
+	f.line = line >= 0 ? (uint32_t)line : (uint32_t)c->firstlineno;
+	return profile__frame(t->prof, &f);
+}

@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * Python processes and their code objects. Each (process, code object) is
+ * read once with process_vm_readv — qualified name, file, first line, line
+ * table — as soon as a sample shows it, so short-lived processes keep their
+ * names; a cached entry is re-checked (name, file and first line pointers)
+ * once a second, so a freed and reused address is noticed.
+ */
+#ifndef PYEBPF_PY_SYMBOLIZE_H
+#define PYEBPF_PY_SYMBOLIZE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "../profile.h"
+#include "detect.h"
+
+struct pyprocs;
+struct py_proc;
+
+struct pyprocs *pyprocs__new(struct profile *prof);
+void pyprocs__free(struct pyprocs *t); /* accepts NULL */
+
+/*
+ * The Python state of pid, looked for again whenever maps_gen (the number of
+ * times its maps were read) changed since the last look. *changed tells the
+ * caller to (re)register or unregister the process in BPF. An unsupported
+ * interpreter is reported once with one line on stderr.
+ */
+struct py_proc *pyprocs__lookup(struct pyprocs *t, uint32_t pid, uint64_t maps_gen, bool *changed);
+/* The process exec'd or exited. */
+void pyprocs__forget(struct pyprocs *t, uint32_t pid);
+
+const struct py_interp *py_proc__interp(const struct py_proc *p);
+/* The frame of (code object, byte offset of the current instruction). */
+uint32_t py_proc__frame(struct pyprocs *t, struct py_proc *p, uint64_t code, int32_t lasti, uint64_t now);
+/* Code objects read, and processes found to be Python (for the summary). */
+uint64_t pyprocs__codes_read(const struct pyprocs *t);
+uint64_t pyprocs__python_seen(const struct pyprocs *t);
+
+#endif
