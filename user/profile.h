@@ -25,10 +25,15 @@ struct frame {
 	uint64_t offset; /* native frame with no symbol: address within module */
 };
 
+#define LABEL_GIL_KNOWN 0x1 /* the GIL state of the thread could be read */
+#define LABEL_GIL_HELD 0x2  /* ... and the thread held it */
+
 struct sample_labels {
 	uint32_t pid;
 	uint32_t tid;
-	uint32_t comm; /* string id */
+	uint32_t comm;   /* string id: the process (task) name */
+	uint32_t thread; /* string id: the Python thread name, else the OS thread name */
+	uint32_t flags;  /* LABEL_* */
 };
 
 struct profile;

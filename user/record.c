@@ -31,8 +31,10 @@
 #include "profile.h"
 #include "pyebpf.h"
 #include "python/symbolize.h"
+#include "python/threadname.h"
 #include "record_args.h"
 #include "sample.skel.h"
+#include "threads.h"
 #include "util.h"
 #include "write/folded.h"
 
@@ -67,6 +69,8 @@ struct recorder {
 	struct profile *prof;
 	struct procs *procs;
 	struct pyprocs *py;
+	struct threads *threads;
+	uint64_t filtered; /* samples left out by --gil / --exclude-thread */
 	struct pyebpf_py_offsets offsets[PYEBPF_MAX_OFFSETS]; /* registered in py_offsets */
 	uint32_t noffsets;
 	struct outfile out;
@@ -235,10 +239,26 @@ static void forget_proc(uint32_t pid, void *ctx)
 	struct recorder *r = ctx;
 
 	pyprocs__forget(r->py, pid);
+	threads__forget_pid(r->threads, pid);
 	bpf_map__delete_elem(r->skel->maps.py_procs, &pid, sizeof(pid), 0);
 }
 
 #define MAX_FRAMES (2 * PYEBPF_MAX_STACK + PYEBPF_MAX_PY_FRAMES + 4)
+
+/* --exclude-thread: a number is a native tid, anything else a thread name. */
+static bool excluded(const struct recorder *r, const struct sample_labels *l)
+{
+	const char *name = profile__str_at(r->prof, l->thread);
+
+	for (size_t i = 0; i < r->opts.nexclude; i++) {
+		const char *x = r->opts.exclude_threads[i];
+		uint64_t tid;
+
+		if (parse_u64(x, 0, UINT32_MAX, &tid) == 0 ? tid == l->tid : strcmp(x, name) == 0)
+			return true;
+	}
+	return false;
+}
 
 static void handle_sample(struct recorder *r, const struct pyebpf_sample *s, size_t size)
 {
@@ -266,6 +286,18 @@ static void handle_sample(struct recorder *r, const struct pyebpf_sample *s, siz
 	l.pid = s->h.pid;
 	l.tid = s->h.tid;
 	l.comm = profile__str(r->prof, comm[0] ? comm : "[unknown]");
+	l.flags = (s->flags & PYEBPF_SAMPLE_GIL_KNOWN ? LABEL_GIL_KNOWN : 0) |
+		  (s->flags & PYEBPF_SAMPLE_GIL_HELD ? LABEL_GIL_HELD : 0);
+	if (r->opts.gil_only && !(l.flags & LABEL_GIL_HELD)) {
+		r->filtered++;
+		return;
+	}
+	bool stale;
+	l.thread = threads__name(r->threads, s->h.pid, s->h.tid, now, &stale);
+	if (r->opts.nexclude && excluded(r, &l)) {
+		r->filtered++;
+		return;
+	}
 
 	p = procs__get(r->procs, s->h.pid, now);
 	if (s->h.pid) {
@@ -273,6 +305,18 @@ static void handle_sample(struct recorder *r, const struct pyebpf_sample *s, siz
 		py = pyprocs__lookup(r->py, s->h.pid, procs__maps_gen(p), &changed);
 		if (changed)
 			py_register(r, s->h.pid, py);
+	}
+	if (python && py && s->tstate && stale) {
+		/* Named by threading? Asked when first seen and once a second. */
+		char *name = py_thread_name((pid_t)s->h.pid, py_proc__interp(py), s->tstate);
+
+		if (!name && s->h.tid == s->h.pid)
+			name = xstrdup("MainThread");
+		if (name) {
+			threads__set_python_name(r->threads, s->h.pid, s->h.tid, name, now);
+			l.thread = profile__str(r->prof, name);
+			free(name);
+		}
 	}
 	if (python && py && pn) {
 		/* The Python stack stands for the interpreter's native frames. */
@@ -609,13 +653,18 @@ static void print_summary(struct recorder *r, uint64_t elapsed_ns)
 	for (int i = 1; i < PYEBPF_CNT__COUNT; i++)
 		if (c[i])
 			fprintf(stderr, "pyebpf: %s: %llu\n", counter_names[i], (unsigned long long)c[i]);
+	if (r->filtered)
+		fprintf(stderr, "pyebpf: samples left out by --gil/--exclude-thread: %llu\n",
+			(unsigned long long)r->filtered);
 	if (r->bad_events)
 		fprintf(stderr, "pyebpf: malformed events ignored: %llu\n", (unsigned long long)r->bad_events);
 }
 
 static int write_output(struct recorder *r)
 {
-	if (folded__write(r->prof, r->out.f)) {
+	struct folded_opts fo = { .threads = r->opts.threads };
+
+	if (folded__write(r->prof, &fo, r->out.f)) {
 		err_msg("cannot write '%s': %s", r->opts.output, strerror(errno));
 		return -1;
 	}
@@ -638,6 +687,7 @@ static void recorder_free(struct recorder *r)
 		close(r->stats_fd);
 	kallsyms__free(r->ksyms);
 	pyprocs__free(r->py);
+	threads__free(r->threads);
 	procs__free(r->procs);
 	profile__free(r->prof);
 	outfile__abort(&r->out);
@@ -679,6 +729,7 @@ int record_main(int argc, char **argv)
 	r.prof = profile__new();
 	r.procs = procs__new(r.prof);
 	r.py = pyprocs__new(r.prof);
+	r.threads = threads__new(r.prof);
 
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);

@@ -23,6 +23,12 @@ static const char usage[] =
 	"  -d, --duration SECONDS  stop after this long (default: Ctrl-C, SIGTERM or CMD exit)\n"
 	"      --no-kernel         leave out kernel frames\n"
 	"\n"
+	"Threads:\n"
+	"      --threads           a frame per thread: its Python name (else OS name) and tid\n"
+	"      --exclude-thread NAME|TID\n"
+	"                          leave out a thread by name or native tid (repeatable)\n"
+	"      --gil               only samples of threads holding the GIL\n"
+	"\n"
 	"Output:\n"
 	"  -o, --output FILE       where to write the profile (default pyebpf.folded)\n"
 	"                          format by extension: .folded or .txt (folded stacks)\n"
@@ -33,6 +39,7 @@ static const char usage[] =
 	"  sudo pyebpf record -a -d 30                  whole machine for 30 s\n"
 	"  sudo pyebpf record -p 1234,1240 -F 999       two processes at 999 Hz\n"
 	"  sudo pyebpf record -o app.folded -- python3 app.py\n"
+	"  sudo pyebpf record -p 1234 --threads --exclude-thread monitor\n"
 	"  flamegraph.pl pyebpf.folded > flame.svg      (FlameGraph) or open it in speedscope\n";
 
 static const struct option long_opts[] = {
@@ -43,6 +50,9 @@ static const struct option long_opts[] = {
 	{ "output", required_argument, NULL, 'o' },
 	{ "no-kernel", no_argument, NULL, 'K' },
 	{ "verbose", no_argument, NULL, 'v' },
+	{ "threads", no_argument, NULL, 'T' },
+	{ "exclude-thread", required_argument, NULL, 'X' },
+	{ "gil", no_argument, NULL, 'G' },
 	{ "help", no_argument, NULL, 'h' },
 	{ 0 },
 };
@@ -154,6 +164,23 @@ static int parse(int argc, char **argv, struct record_opts *o)
 		case 'v':
 			o->verbose = true;
 			break;
+		case 'T':
+			o->threads = true;
+			break;
+		case 'G':
+			o->gil_only = true;
+			break;
+		case 'X': {
+			size_t cap = o->nexclude;
+
+			if (!*optarg) {
+				err_msg("empty thread name for --exclude-thread");
+				return -1;
+			}
+			xgrow(&o->exclude_threads, &cap, o->nexclude + 1, sizeof(*o->exclude_threads));
+			o->exclude_threads[o->nexclude++] = optarg;
+			break;
+		}
 		case 'h':
 			fputs(usage, stdout);
 			return 1;
@@ -197,4 +224,7 @@ void record_args__free(struct record_opts *o)
 	free(o->pids);
 	o->pids = NULL;
 	o->npids = 0;
+	free(o->exclude_threads);
+	o->exclude_threads = NULL;
+	o->nexclude = 0;
 }

@@ -22,6 +22,10 @@ struct record_opts {
 	enum output_format format;
 	bool kernel;        /* cleared by --no-kernel */
 	bool verbose;       /* -v */
+	bool threads;       /* --threads: a frame per thread */
+	bool gil_only;      /* --gil: only samples of threads holding the GIL */
+	char **exclude_threads; /* --exclude-thread NAME|TID, repeatable (point into argv) */
+	size_t nexclude;
 };
 
 #define RECORD_DEFAULT_FREQ 99

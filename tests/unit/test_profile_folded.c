@@ -17,7 +17,7 @@ static char *folded_text(const struct profile *p)
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
 
-	cr_assert_eq(folded__write(p, f), 0);
+	cr_assert_eq(folded__write(p, NULL, f), 0);
 	fclose(f);
 	return buf;
 }

@@ -29,42 +29,48 @@ static const struct py_layout layouts[] = {
 	  .runtime_interp_head = NO, .runtime_tstate_current = NO,
 	  .co_filename = 80, .co_name = 88, .co_qualname = NO, .co_firstlineno = 96, .co_linetable = 104,
 	  .linetable = PY_LNOTAB_27,
-	  .str = PY_STR_BYTES_27, .str_size = 16, .str_data = 36 },
+	  .str = PY_STR_BYTES_27, .str_size = 16, .str_data = 36,
+	  .frame_localsplus = 376, .dict = PY_DICT_27 },
 	{ .major = 3, .minor = 6,
 	  .bpf = { FRAME_OBJECT(120, 1), .gil_kind = PYEBPF_GIL_TSTATE_CURRENT,
 		   .interp_next = 0, .interp_threads_head = 8,
 		   .tstate_next = 8, .tstate_interp = 16, .tstate_thread_id = 152, .tstate_frame = 24 },
 	  .runtime_interp_head = NO, .runtime_tstate_current = NO,
 	  .co_filename = 96, .co_name = 104, .co_qualname = NO, .co_firstlineno = 36, .co_linetable = 112,
-	  .linetable = PY_LNOTAB_36, UNICODE_311 },
+	  .linetable = PY_LNOTAB_36, UNICODE_311,
+	  .frame_localsplus = 376, .ht_cached_keys = 856, .dict = PY_DICT_36 },
 	{ .major = 3, .minor = 7,
 	  .bpf = { FRAME_OBJECT(104, 1), .gil_kind = PYEBPF_GIL_TSTATE_CURRENT,
 		   .interp_next = 0, .interp_threads_head = 8,
 		   .tstate_next = 8, .tstate_interp = 16, .tstate_thread_id = 176, .tstate_frame = 24 },
 	  .runtime_interp_head = 24, .runtime_tstate_current = 1480,
 	  .co_filename = 96, .co_name = 104, .co_qualname = NO, .co_firstlineno = 36, .co_linetable = 112,
-	  .linetable = PY_LNOTAB_36, UNICODE_311 },
+	  .linetable = PY_LNOTAB_36, UNICODE_311,
+	  .frame_localsplus = 360, .ht_cached_keys = 856, .dict = PY_DICT_36 },
 	{ .major = 3, .minor = 8,
 	  .bpf = { FRAME_OBJECT(104, 1), .gil_kind = PYEBPF_GIL_TSTATE_CURRENT,
 		   .interp_next = 0, .interp_threads_head = 8,
 		   .tstate_next = 8, .tstate_interp = 16, .tstate_thread_id = 176, .tstate_frame = 24 },
 	  .runtime_interp_head = 32, .runtime_tstate_current = 1368,
 	  .co_filename = 104, .co_name = 112, .co_qualname = NO, .co_firstlineno = 40, .co_linetable = 120,
-	  .linetable = PY_LNOTAB_36, UNICODE_311 },
+	  .linetable = PY_LNOTAB_36, UNICODE_311,
+	  .frame_localsplus = 360, .ht_cached_keys = 872, .dict = PY_DICT_36 },
 	{ .major = 3, .minor = 9,
 	  .bpf = { FRAME_OBJECT(104, 1), .gil_kind = PYEBPF_GIL_TSTATE_CURRENT,
 		   .interp_next = 0, .interp_threads_head = 8,
 		   .tstate_next = 8, .tstate_interp = 16, .tstate_thread_id = 176, .tstate_frame = 24 },
 	  .runtime_interp_head = 32, .runtime_tstate_current = 568,
 	  .co_filename = 104, .co_name = 112, .co_qualname = NO, .co_firstlineno = 40, .co_linetable = 120,
-	  .linetable = PY_LNOTAB_36, UNICODE_311 },
+	  .linetable = PY_LNOTAB_36, UNICODE_311,
+	  .frame_localsplus = 360, .ht_cached_keys = 864, .dict = PY_DICT_36 },
 	{ .major = 3, .minor = 10,
 	  .bpf = { FRAME_OBJECT(96, 2), .gil_kind = PYEBPF_GIL_TSTATE_CURRENT,
 		   .interp_next = 0, .interp_threads_head = 8,
 		   .tstate_next = 8, .tstate_interp = 16, .tstate_thread_id = 176, .tstate_frame = 24 },
 	  .runtime_interp_head = 32, .runtime_tstate_current = 568,
 	  .co_filename = 104, .co_name = 112, .co_qualname = NO, .co_firstlineno = 40, .co_linetable = 120,
-	  .linetable = PY_LINETABLE_310, UNICODE_311 },
+	  .linetable = PY_LINETABLE_310, UNICODE_311,
+	  .frame_localsplus = 352, .ht_cached_keys = 872, .dict = PY_DICT_36 },
 	{ .major = 3, .minor = 11,
 	  .bpf = { .frame_kind = PYEBPF_FRAMES_311, .gil_kind = PYEBPF_GIL_TSTATE_CURRENT,
 		   .interp_next = 0, .interp_threads_head = 16,
@@ -74,7 +80,8 @@ static const struct py_layout layouts[] = {
 		   .code_adaptive = 184 },
 	  .runtime_interp_head = 40, .runtime_tstate_current = 576,
 	  .co_filename = 112, .co_name = 120, .co_qualname = 128, .co_firstlineno = 72, .co_linetable = 136,
-	  .linetable = PY_LOCATIONS_311, UNICODE_311 },
+	  .linetable = PY_LOCATIONS_311, UNICODE_311,
+	  .frame_localsplus = 72, .ht_cached_keys = 872, .dict = PY_DICT_311, .managed = PY_MANAGED_311 },
 	{ .major = 3, .minor = 12,
 	  .bpf = { .frame_kind = PYEBPF_FRAMES_312, .gil_kind = PYEBPF_GIL_INTERP_PTR,
 		   .interp_next = 0, .interp_threads_head = 72,
@@ -84,7 +91,8 @@ static const struct py_layout layouts[] = {
 		   .code_adaptive = 192, .gil_off = 384, .gil_locked = 16, .gil_holder = 8 },
 	  .runtime_interp_head = 40, .runtime_tstate_current = NO,
 	  .co_filename = 112, .co_name = 120, .co_qualname = 128, .co_firstlineno = 68, .co_linetable = 136,
-	  .linetable = PY_LOCATIONS_311, UNICODE_312 },
+	  .linetable = PY_LOCATIONS_311, UNICODE_312,
+	  .frame_localsplus = 72, .ht_cached_keys = 880, .dict = PY_DICT_311, .managed = PY_MANAGED_312 },
 	{ .major = 3, .minor = 13,
 	  .bpf = { .frame_kind = PYEBPF_FRAMES_312, .gil_kind = PYEBPF_GIL_INTERP_EMBEDDED,
 		   .interp_next = 7264, .interp_threads_head = 7344,
@@ -94,7 +102,8 @@ static const struct py_layout layouts[] = {
 		   .code_adaptive = 200, .gil_off = 7752, .gil_locked = 16, .gil_holder = 8 },
 	  .runtime_interp_head = 632, .runtime_tstate_current = NO,
 	  .co_filename = 112, .co_name = 120, .co_qualname = 128, .co_firstlineno = 68, .co_linetable = 136,
-	  .linetable = PY_LOCATIONS_311, UNICODE_312 },
+	  .linetable = PY_LOCATIONS_311, UNICODE_312,
+	  .frame_localsplus = 72, .ht_cached_keys = 880, .dict_values = 8, .dict = PY_DICT_311, .managed = PY_MANAGED_313 },
 };
 
 const struct py_layout *py_layout_builtin(int major, int minor)
@@ -153,6 +162,7 @@ int py_layout_from_debug_offsets(const uint8_t *buf, size_t len, struct py_layou
 		560, /* 22 unicode_object.asciiobject_size */
 		520, /* 23 bytes_object.ob_size */
 		528, /* 24 bytes_object.ob_sval */
+		256, /* 25 interpreter_frame.localsplus */
 	};
 	uint64_t frame_max = 0;
 
@@ -211,5 +221,6 @@ int py_layout_from_debug_offsets(const uint8_t *buf, size_t len, struct py_layou
 	out->uni_compact_data = v[22] + 16; /* + utf8_length, utf8 */
 	out->bytes_size = v[23];
 	out->bytes_data = v[24];
+	out->frame_localsplus = v[25];
 	return 0;
 }

@@ -25,6 +25,20 @@ enum py_str_format {
 	PY_STR_UNICODE,      /* PEP 393 PyASCIIObject / PyCompactUnicodeObject */
 };
 
+enum py_dict_format {
+	PY_DICT_27 = 1, /* ma_mask, ma_table of (hash, key, value) */
+	PY_DICT_36,     /* PyDictKeysObject with dk_size, dk_indices */
+	PY_DICT_311,    /* PyDictKeysObject with dk_log2_size, dk_kind */
+};
+
+/* Where instance attributes live when there is no __dict__ object (yet). */
+enum py_managed_dict {
+	PY_MANAGED_NONE = 0, /* <= 3.10: a dict at tp_dictoffset */
+	PY_MANAGED_311,      /* dict at obj[-3], values at obj[-4] */
+	PY_MANAGED_312,      /* obj[-3]: dict, or values tagged with bit 0 */
+	PY_MANAGED_313,      /* obj[-3]: dict; values inline after the object */
+};
+
 struct py_layout {
 	int major, minor;
 	struct pyebpf_py_offsets bpf;
@@ -43,6 +57,12 @@ struct py_layout {
 	uint32_t uni_length, uni_state;    /* PyASCIIObject */
 	uint32_t uni_ascii_data, uni_compact_data; /* sizeof(PyASCIIObject), sizeof(PyCompactUnicodeObject) */
 	uint32_t bytes_size, bytes_data;   /* PyBytesObject: ob_size, ob_sval */
+	/* Thread names: the first local of a frame, and instance attributes. */
+	uint32_t frame_localsplus;         /* f_localsplus / localsplus */
+	uint32_t ht_cached_keys;           /* PyHeapTypeObject: shared keys of instances */
+	uint32_t dict_values;              /* offset of values[] in PyDictValues */
+	enum py_dict_format dict;
+	enum py_managed_dict managed;
 };
 
 /* The built-in layout of a version, or NULL. */

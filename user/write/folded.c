@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "../frame_format.h"
@@ -41,7 +42,7 @@ static int cmp_line(const void *a, const void *b)
 	return strcmp(((const struct line *)a)->text, ((const struct line *)b)->text);
 }
 
-int folded__write(const struct profile *p, FILE *out)
+int folded__write(const struct profile *p, const struct folded_opts *o, FILE *out)
 {
 	size_t n = 0, cap = 0, pos = 0;
 	struct line *lines = NULL;
@@ -53,6 +54,10 @@ int folded__write(const struct profile *p, FILE *out)
 		struct strbuf b = { 0 };
 
 		sb_append_frame(&b, profile__str_at(p, e.labels.comm), "");
+		if (o && o->threads) {
+			snprintf(name, sizeof(name), "%s [tid %u]", profile__str_at(p, e.labels.thread), e.labels.tid);
+			sb_append_frame(&b, name, "");
+		}
 		for (uint32_t i = 0; i < e.nframes; i++) {
 			const struct frame *f = profile__frame_at(p, e.frames[i]);
 

@@ -11,7 +11,11 @@
 
 #include "../profile.h"
 
+struct folded_opts {
+	int threads; /* a "NAME [tid N]" frame under the process frame */
+};
+
 /* 0, or -1 with errno set when writing failed. */
-int folded__write(const struct profile *p, FILE *out);
+int folded__write(const struct profile *p, const struct folded_opts *o, FILE *out);
 
 #endif

@@ -1,0 +1,161 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+#include "threadname.h"
+
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "procmem.h"
+
+#define MAX_WALK 4096
+#define MAX_ENTRIES 512
+/* Fixed in every CPython we read: PyObject header, PyTypeObject, PyDictObject. */
+#define OB_TYPE 8
+#define TP_BASICSIZE 32
+#define TP_DICTOFFSET 288
+#define MA_KEYS 32
+#define MA_VALUES 40
+
+struct reader {
+	pid_t pid;
+	const struct py_layout *l;
+};
+
+static uint64_t rd(const struct reader *r, uint64_t addr)
+{
+	uint64_t v = 0;
+
+	procmem_u64(r->pid, addr, &v);
+	return v;
+}
+
+static uint8_t rd8(const struct reader *r, uint64_t addr)
+{
+	uint8_t v = 0;
+
+	procmem_read(r->pid, addr, &v, 1);
+	return v;
+}
+
+static bool str_is(const struct reader *r, uint64_t obj, const char *want)
+{
+	char *s = py_read_str(r->pid, r->l, obj, 64);
+	bool eq = s && strcmp(s, want) == 0;
+
+	free(s);
+	return eq;
+}
+
+/*
+ * Look `name` up among the entries of a keys object (or a 2.7 dict);
+ * values_arr, when not 0, is the split table's values[] array.
+ */
+static uint64_t keys_get(const struct reader *r, uint64_t keys, uint64_t values_arr, const char *name)
+{
+	uint64_t entries, n, esize = 24, koff = 8, voff = 16;
+
+	switch (r->l->dict) {
+	case PY_DICT_27: /* here `keys` is the dict itself */
+		n = rd(r, keys + 32) + 1; /* ma_mask + 1 */
+		entries = rd(r, keys + 40); /* ma_table */
+		break;
+	case PY_DICT_36: {
+		uint64_t size = rd(r, keys + 8), ix = size <= 0xff ? 1 : size <= 0xffff ? 2 : size <= 0xffffffffULL ? 4 : 8;
+
+		n = rd(r, keys + 32); /* dk_nentries */
+		entries = keys + 40 + size * ix;
+		break;
+	}
+	case PY_DICT_311:
+		n = rd(r, keys + 24);
+		entries = keys + 32 + (1ULL << (rd8(r, keys + 9) & 63)); /* dk_log2_index_bytes */
+		if (rd8(r, keys + 10) != 0) { /* unicode or split keys: (key, value) */
+			esize = 16;
+			koff = 0;
+			voff = 8;
+		}
+		break;
+	default:
+		return 0;
+	}
+	if (!keys || n > MAX_ENTRIES)
+		return 0;
+	for (uint64_t i = 0; i < n; i++) {
+		uint64_t key = rd(r, entries + i * esize + koff);
+
+		if (key && str_is(r, key, name))
+			return values_arr ? rd(r, values_arr + 8 * i) : rd(r, entries + i * esize + voff);
+	}
+	return 0;
+}
+
+static uint64_t dict_get(const struct reader *r, uint64_t dict, const char *name)
+{
+	uint64_t values;
+
+	if (!dict)
+		return 0;
+	if (r->l->dict == PY_DICT_27)
+		return keys_get(r, dict, 0, name);
+	values = rd(r, dict + MA_VALUES);
+	return keys_get(r, rd(r, dict + MA_KEYS), values ? values + r->l->dict_values : 0, name);
+}
+
+static uint64_t attr(const struct reader *r, uint64_t obj, const char *name)
+{
+	uint64_t type = rd(r, obj + OB_TYPE), keys = type ? rd(r, type + r->l->ht_cached_keys) : 0, d;
+	int64_t dictoffset;
+
+	if (!type)
+		return 0;
+	switch (r->l->managed) {
+	case PY_MANAGED_NONE:
+		dictoffset = (int64_t)rd(r, type + TP_DICTOFFSET);
+		return dictoffset > 0 ? dict_get(r, rd(r, obj + dictoffset), name) : 0;
+	case PY_MANAGED_311:
+		if ((d = rd(r, obj - 24)))
+			return dict_get(r, d, name);
+		return keys_get(r, keys, rd(r, obj - 32), name);
+	case PY_MANAGED_312:
+		d = rd(r, obj - 24);
+		if (d & 1) /* values, stored as pointer - 1 */
+			return keys_get(r, keys, d + 1, name);
+		return dict_get(r, d, name);
+	case PY_MANAGED_313:
+		if ((d = rd(r, obj - 24)))
+			return dict_get(r, d, name);
+		return keys_get(r, keys, obj + rd(r, type + TP_BASICSIZE) + r->l->dict_values, name);
+	}
+	return 0;
+}
+
+char *py_thread_name(pid_t pid, const struct py_interp *in, uint64_t tstate)
+{
+	const struct py_layout *l = &in->layout;
+	const struct pyebpf_py_offsets *o = &l->bpf;
+	struct reader r = { pid, l };
+	uint64_t frame = rd(&r, tstate + o->tstate_frame), boot = 0;
+
+	if (o->cframe_current_frame != PYEBPF_NO_OFFSET && frame)
+		frame = rd(&r, frame + o->cframe_current_frame);
+	/* The Thread._bootstrap frame nearest the root. */
+	for (int i = 0; frame && i < MAX_WALK; i++) {
+		uint64_t code = rd(&r, frame + o->frame_code) & ~(uint64_t)o->executable_mask;
+		bool shim = o->frame_kind == PYEBPF_FRAMES_312 && rd8(&r, frame + o->frame_owner) >= 3;
+
+		if (!shim && code) {
+			char *n = py_read_str(pid, l, rd(&r, code + l->co_name), 64);
+
+			/* 2.7 spells it __bootstrap */
+			if (n && (!strcmp(n, "_bootstrap") || !strcmp(n, "__bootstrap")))
+				boot = frame;
+			free(n);
+		}
+		frame = rd(&r, frame + o->frame_back);
+	}
+	if (!boot)
+		return NULL;
+	uint64_t self = rd(&r, boot + l->frame_localsplus);
+	uint64_t name = self ? attr(&r, self, in->major == 2 ? "_Thread__name" : "_name") : 0;
+	return name ? py_read_str(pid, l, name, 256) : NULL;
+}

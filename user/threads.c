@@ -1,0 +1,124 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+#include "threads.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hashmap.h"
+#include "util.h"
+
+#define REFRESH_NS 1000000000ULL
+
+struct thread_key {
+	uint32_t pid, tid;
+};
+
+struct thread_info {
+	uint32_t name;
+	bool python; /* the name came from Python */
+	uint64_t looked_ns;
+};
+
+struct threads {
+	struct profile *prof;
+	struct hashmap *by_tid; /* thread_key → struct thread_info * */
+};
+
+struct threads *threads__new(struct profile *prof)
+{
+	struct threads *t = xcalloc(1, sizeof(*t));
+
+	t->prof = prof;
+	t->by_tid = hashmap__new();
+	if (!t->by_tid)
+		die("out of memory");
+	return t;
+}
+
+void threads__free(struct threads *t)
+{
+	size_t pos = 0, len;
+	const void *k;
+	uint64_t v;
+
+	if (!t)
+		return;
+	while (hashmap__next(t->by_tid, &pos, &k, &len, &v))
+		free((void *)(uintptr_t)v);
+	hashmap__free(t->by_tid);
+	free(t);
+}
+
+static uint32_t os_name(struct threads *t, uint32_t pid, uint32_t tid, uint32_t fallback)
+{
+	char path[64], name[64] = "";
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%u/task/%u/comm", pid, tid);
+	f = fopen(path, "re");
+	if (!f)
+		return fallback;
+	if (!fgets(name, sizeof(name), f))
+		name[0] = '\0';
+	fclose(f);
+	name[strcspn(name, "\n")] = '\0';
+	return name[0] ? profile__str(t->prof, name) : fallback;
+}
+
+static struct thread_info *info(struct threads *t, uint32_t pid, uint32_t tid, bool *created)
+{
+	struct thread_key key = { pid, tid };
+	uint64_t *v = hashmap__put(t->by_tid, &key, sizeof(key), created);
+
+	if (!v)
+		die("out of memory");
+	if (*created)
+		*v = (uintptr_t)xcalloc(1, sizeof(struct thread_info));
+	return (struct thread_info *)(uintptr_t)*v;
+}
+
+uint32_t threads__name(struct threads *t, uint32_t pid, uint32_t tid, uint64_t now, bool *stale)
+{
+	bool created;
+	struct thread_info *ti = info(t, pid, tid, &created);
+
+	*stale = created || now - ti->looked_ns > REFRESH_NS;
+	if (*stale && !ti->python) {
+		ti->name = os_name(t, pid, tid, ti->name ? ti->name : profile__str(t->prof, "[unknown]"));
+		ti->looked_ns = now;
+	}
+	return ti->name;
+}
+
+void threads__set_python_name(struct threads *t, uint32_t pid, uint32_t tid, const char *name, uint64_t now)
+{
+	bool created;
+	struct thread_info *ti = info(t, pid, tid, &created);
+
+	ti->name = profile__str(t->prof, name);
+	ti->python = true;
+	ti->looked_ns = now;
+}
+
+void threads__forget_pid(struct threads *t, uint32_t pid)
+{
+	struct thread_key dead[512];
+	size_t pos = 0, len, n;
+	const void *k;
+	uint64_t v;
+
+	do {
+		n = 0;
+		pos = 0;
+		while (n < sizeof(dead) / sizeof(dead[0]) && hashmap__next(t->by_tid, &pos, &k, &len, &v))
+			if (((const struct thread_key *)k)->pid == pid)
+				dead[n++] = *(const struct thread_key *)k;
+		for (size_t i = 0; i < n; i++) {
+			uint64_t *slot = hashmap__get(t->by_tid, &dead[i], sizeof(dead[i]));
+
+			free((void *)(uintptr_t)*slot);
+			hashmap__remove(t->by_tid, &dead[i], sizeof(dead[i]));
+		}
+	} while (n == sizeof(dead) / sizeof(dead[0]));
+}
