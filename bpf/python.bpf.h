@@ -14,9 +14,10 @@
 #define PYEBPF_PYTHON_BPF_H
 
 #define MAX_INTERPRETERS 4
+#define PYEBPF_PY_NOT_READY 100 /* internal: no thread state exists yet */
 #define MAX_THREADS 4096
 /* A thread without a thread state is looked for again after this long. */
-#define NO_TSTATE_RETRY_NS (50 * 1000 * 1000ULL)
+#define NO_TSTATE_RETRY_NS (20 * 1000 * 1000ULL)
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -68,6 +69,7 @@ struct tlist_ctx {
 	__u64 fsbase;
 	__u64 found;
 	__u32 off_next, off_thread_id;
+	__u32 seen; /* thread states looked at */
 	int err;
 };
 
@@ -82,6 +84,7 @@ static long tlist_step(__u32 i, void *data)
 		c->err = 1;
 		return 1;
 	}
+	c->seen++;
 	if (id == c->fsbase) {
 		c->found = c->t;
 		return 1;
@@ -115,7 +118,9 @@ static __always_inline int find_tstate(const struct pyebpf_py_proc *pp, const st
 		if (read_ptr(interp + o->interp_next, &interp))
 			return PYEBPF_PY_READ_INTERP;
 	}
-	return PYEBPF_PY_NO_TSTATE;
+	/* No thread states at all: the interpreter is still starting. Not
+	 * worth remembering: the main thread gets its state any moment. */
+	return c.seen ? PYEBPF_PY_NO_TSTATE : PYEBPF_PY_NOT_READY;
 }
 
 /* The thread state of the current thread, through the per-tid cache. */
@@ -136,6 +141,8 @@ static __always_inline int current_tstate(const struct pyebpf_py_proc *pp, const
 			return PYEBPF_PY_NO_TSTATE;
 	}
 	err = find_tstate(pp, o, fsbase, tstate);
+	if (err == PYEBPF_PY_NOT_READY)
+		return PYEBPF_PY_NO_TSTATE;
 	if (err == PYEBPF_PY_OK || err == PYEBPF_PY_NO_TSTATE) {
 		fresh.tstate = err == PYEBPF_PY_OK ? *tstate : 0;
 		fresh.looked_ns = now;
@@ -151,7 +158,7 @@ struct fwalk_ctx {
 	__u32 n;
 	__u32 kind;
 	__u32 read_size;
-	__u32 off_back, off_code, off_lasti, off_owner;
+	__u32 off_back, off_code, off_lasti, off_owner, off_globals;
 	__u32 lasti_mult, code_adaptive;
 	__u64 code_mask;
 	int err, truncated;
@@ -230,6 +237,7 @@ static long fwalk_step(__u32 i, void *data)
 		lasti = -1;
 	n &= PYEBPF_MAX_PY_FRAMES - 1;
 	s->py[n].code = code;
+	s->py[n].globals = field_u64(b, c->off_globals);
 	s->py[n].lasti = (__s32)lasti;
 	s->py[n].flags = flags;
 	c->n = n + 1;
@@ -316,6 +324,7 @@ static __always_inline __u32 python_stack(struct pyebpf_sample *s, __u32 pid, __
 	c.off_code = o->frame_code;
 	c.off_lasti = o->frame_lasti;
 	c.off_owner = o->frame_owner;
+	c.off_globals = o->frame_globals;
 	c.lasti_mult = o->lasti_mult;
 	c.code_adaptive = o->code_adaptive;
 	c.code_mask = ~(__u64)o->executable_mask;

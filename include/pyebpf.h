@@ -45,8 +45,9 @@ struct pyebpf_event_header {
 /* A Python frame: the code object and the byte offset of its current instruction. */
 struct pyebpf_pyframe {
 	__u64 code;
-	__s32 lasti;  /* byte offset into co_code; negative: not started */
-	__u32 flags;  /* PYEBPF_PYFRAME_* */
+	__u64 globals; /* the frame's f_globals: with code, tells a reused code address apart */
+	__s32 lasti;   /* byte offset into co_code; negative: not started */
+	__u32 flags;   /* PYEBPF_PYFRAME_* */
 };
 /* The first frame an evaluation loop ran after being entered from C. */
 #define PYEBPF_PYFRAME_ENTRY 0x1
@@ -126,6 +127,8 @@ struct pyebpf_py_offsets {
 	__u32 gil_locked;          /* GIL_INTERP_*: offsets in the gil struct */
 	__u32 gil_holder;
 	__u32 executable_mask;     /* low bits to clear in frame_code (3.14 tagged refs) */
+	__u32 frame_globals;       /* f_globals */
+	__u32 reserved;
 };
 
 /* Value of the py_procs map (key: pid): where this process's interpreter state is. */
@@ -160,10 +163,10 @@ enum pyebpf_counter {
 
 #ifndef __BPF__
 _Static_assert(sizeof(struct pyebpf_event_header) == 24, "header layout");
-_Static_assert(sizeof(struct pyebpf_pyframe) == 16, "pyframe layout");
-_Static_assert(sizeof(struct pyebpf_sample) == 24 + 8 + 16 + 16 + 16 + 2 * 127 * 8 + 16 * PYEBPF_MAX_PY_FRAMES,
+_Static_assert(sizeof(struct pyebpf_pyframe) == 24, "pyframe layout");
+_Static_assert(sizeof(struct pyebpf_sample) == 24 + 8 + 16 + 16 + 16 + 2 * 127 * 8 + 24 * PYEBPF_MAX_PY_FRAMES,
 	       "sample layout");
-_Static_assert(sizeof(struct pyebpf_py_offsets) == 20 * 4, "py offsets layout");
+_Static_assert(sizeof(struct pyebpf_py_offsets) == 22 * 4, "py offsets layout");
 _Static_assert(sizeof(struct pyebpf_py_proc) == 24, "py proc layout");
 _Static_assert(sizeof(struct pyebpf_proc_event) == 40, "proc event layout");
 #endif

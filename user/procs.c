@@ -29,6 +29,7 @@ struct proc {
 	uint32_t *module;       /* per mapping: string id of the path */
 	uint64_t scanned_ns;    /* 0: maps must be (re)read */
 	uint64_t maps_gen;      /* scans so far */
+	uint64_t born_ns;       /* first seen, or exec'd */
 	uint64_t exited_ns;     /* 0: alive */
 };
 
@@ -117,12 +118,15 @@ struct proc *procs__get(struct procs *t, uint32_t pid, uint64_t now)
 		die("out of memory");
 	if (!created) {
 		p = (struct proc *)(uintptr_t)*v;
+		if (!p->born_ns)
+			p->born_ns = now;
 		if (!p->scanned_ns)
 			proc_scan(t, p, now);
 		return p;
 	}
 	p = xcalloc(1, sizeof(*p));
 	p->pid = pid;
+	p->born_ns = now;
 	*v = (uintptr_t)p;
 	t->seen++;
 	proc_scan(t, p, now);
@@ -139,6 +143,7 @@ void procs__exec(struct procs *t, uint32_t pid)
 		proc_drop_maps(p);
 		p->scanned_ns = 0;
 		p->exited_ns = 0;
+		p->born_ns = 0; /* set again at the next sample */
 	}
 }
 
@@ -148,6 +153,12 @@ void procs__exit(struct procs *t, uint32_t pid, uint64_t now)
 
 	if (v)
 		((struct proc *)(uintptr_t)*v)->exited_ns = now ? now : 1;
+}
+
+void procs__refresh_young(struct procs *t, struct proc *p, uint64_t now, uint64_t young_ns)
+{
+	if (!p->exited_ns && now - p->born_ns < young_ns && now - p->scanned_ns > RESCAN_NS)
+		proc_scan(t, p, now);
 }
 
 uint64_t procs__maps_gen(const struct proc *p)

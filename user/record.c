@@ -244,6 +244,8 @@ static void forget_proc(uint32_t pid, void *ctx)
 }
 
 #define MAX_FRAMES (2 * PYEBPF_MAX_STACK + PYEBPF_MAX_PY_FRAMES + 4)
+/* How long after first sight or exec a process may still turn out to be Python. */
+#define YOUNG_NS (2 * 1000000000ULL)
 
 /* --exclude-thread: a number is a native tid, anything else a thread name. */
 static bool excluded(const struct recorder *r, const struct sample_labels *l)
@@ -288,42 +290,45 @@ static void handle_sample(struct recorder *r, const struct pyebpf_sample *s, siz
 	l.comm = profile__str(r->prof, comm[0] ? comm : "[unknown]");
 	l.flags = (s->flags & PYEBPF_SAMPLE_GIL_KNOWN ? LABEL_GIL_KNOWN : 0) |
 		  (s->flags & PYEBPF_SAMPLE_GIL_HELD ? LABEL_GIL_HELD : 0);
-	if (r->opts.gil_only && !(l.flags & LABEL_GIL_HELD)) {
-		r->filtered++;
-		return;
-	}
-	bool stale;
-	l.thread = threads__name(r->threads, s->h.pid, s->h.tid, now, &stale);
-	if (r->opts.nexclude && excluded(r, &l)) {
-		r->filtered++;
-		return;
-	}
 
 	p = procs__get(r->procs, s->h.pid, now);
 	if (s->h.pid) {
-		/* Is it Python? Asked at first sight and whenever its maps change. */
+		/* Is it Python? Asked at first sight and whenever its maps change,
+		 * before any filter: a process must be known to be Python to be
+		 * sampled as Python. */
 		py = pyprocs__lookup(r->py, s->h.pid, procs__maps_gen(p), &changed);
 		if (changed)
 			py_register(r, s->h.pid, py);
+		if (!py) { /* libpython may not be mapped yet */
+			procs__refresh_young(r->procs, p, now, YOUNG_NS);
+			py = pyprocs__lookup(r->py, s->h.pid, procs__maps_gen(p), &changed);
+			if (changed)
+				py_register(r, s->h.pid, py);
+		}
 	}
-	if (python && py && s->tstate && stale) {
-		/* Named by threading? Asked when first seen and once a second. */
+	bool ask;
+	l.thread = threads__name(r->threads, s->h.pid, s->h.tid, now, &ask);
+	if (python && py && s->tstate && ask) {
+		/* Named by threading.Thread? */
 		char *name = py_thread_name((pid_t)s->h.pid, py_proc__interp(py), s->tstate);
 
 		if (!name && s->h.tid == s->h.pid)
 			name = xstrdup("MainThread");
-		if (name) {
-			threads__set_python_name(r->threads, s->h.pid, s->h.tid, name, now);
+		threads__set_python_name(r->threads, s->h.pid, s->h.tid, name, now);
+		if (name)
 			l.thread = profile__str(r->prof, name);
-			free(name);
-		}
+		free(name);
+	}
+	if ((r->opts.gil_only && !(l.flags & LABEL_GIL_HELD)) || (r->opts.nexclude && excluded(r, &l))) {
+		r->filtered++;
+		return;
 	}
 	if (python && py && pn) {
 		/* The Python stack stands for the interpreter's native frames. */
 		if (s->flags & PYEBPF_SAMPLE_PY_TRUNCATED)
 			frames[n++] = mark_frame(r, "[truncated]");
 		for (uint32_t i = pn; i-- > 0;)
-			frames[n++] = py_proc__frame(r->py, py, s->py[i].code, s->py[i].lasti, now);
+			frames[n++] = py_proc__frame(r->py, py, s->py[i].code, s->py[i].globals, s->py[i].lasti, now);
 	} else if (un) {
 		const __u64 *u = &s->stack[kn];
 

@@ -8,7 +8,8 @@
 #include "hashmap.h"
 #include "util.h"
 
-#define REFRESH_NS 1000000000ULL
+#define REFRESH_NS 1000000000ULL   /* names found are checked again after this */
+#define RETRY_NS (50 * 1000000ULL) /* a thread without a Python name yet */
 
 struct thread_key {
 	uint32_t pid, tid;
@@ -16,8 +17,9 @@ struct thread_key {
 
 struct thread_info {
 	uint32_t name;
-	bool python; /* the name came from Python */
-	uint64_t looked_ns;
+	bool python;        /* the name came from Python */
+	uint64_t looked_ns; /* OS name read */
+	uint64_t asked_ns;  /* Python name looked for (0: never) */
 };
 
 struct threads {
@@ -78,16 +80,16 @@ static struct thread_info *info(struct threads *t, uint32_t pid, uint32_t tid, b
 	return (struct thread_info *)(uintptr_t)*v;
 }
 
-uint32_t threads__name(struct threads *t, uint32_t pid, uint32_t tid, uint64_t now, bool *stale)
+uint32_t threads__name(struct threads *t, uint32_t pid, uint32_t tid, uint64_t now, bool *ask_python)
 {
 	bool created;
 	struct thread_info *ti = info(t, pid, tid, &created);
 
-	*stale = created || now - ti->looked_ns > REFRESH_NS;
-	if (*stale && !ti->python) {
+	if (!ti->python && (created || now - ti->looked_ns > REFRESH_NS)) {
 		ti->name = os_name(t, pid, tid, ti->name ? ti->name : profile__str(t->prof, "[unknown]"));
 		ti->looked_ns = now;
 	}
+	*ask_python = !ti->asked_ns || now - ti->asked_ns > (ti->python ? REFRESH_NS : RETRY_NS);
 	return ti->name;
 }
 
@@ -96,9 +98,11 @@ void threads__set_python_name(struct threads *t, uint32_t pid, uint32_t tid, con
 	bool created;
 	struct thread_info *ti = info(t, pid, tid, &created);
 
-	ti->name = profile__str(t->prof, name);
-	ti->python = true;
-	ti->looked_ns = now;
+	ti->asked_ns = now ? now : 1;
+	if (name) {
+		ti->name = profile__str(t->prof, name);
+		ti->python = true;
+	}
 }
 
 void threads__forget_pid(struct threads *t, uint32_t pid)

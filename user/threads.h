@@ -17,9 +17,11 @@ struct threads;
 struct threads *threads__new(struct profile *prof);
 void threads__free(struct threads *t); /* accepts NULL */
 
-/* The string id of the thread's name; *stale is set when it is over a second old
- * (the caller may then look for a Python name and threads__set_python_name()). */
-uint32_t threads__name(struct threads *t, uint32_t pid, uint32_t tid, uint64_t now, bool *stale);
+/* The string id of the thread's name. *ask_python says it is time to look for
+ * its Python name (first sight, 50 ms after a failed look, a second after a
+ * found one: threads get renamed) and report with threads__set_python_name(). */
+uint32_t threads__name(struct threads *t, uint32_t pid, uint32_t tid, uint64_t now, bool *ask_python);
+/* The Python name found, or NULL when there was none. */
 void threads__set_python_name(struct threads *t, uint32_t pid, uint32_t tid, const char *name, uint64_t now);
 /* Drop every thread of pid. */
 void threads__forget_pid(struct threads *t, uint32_t pid);

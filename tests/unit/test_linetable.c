@@ -3,7 +3,7 @@
 
 #include "python/linetable.h"
 #include "python/offsets.h"
-#include "pythons.h"
+#include "../pythons.h"
 
 static enum py_linetable_format format_of(int major, int minor)
 {

@@ -19,7 +19,8 @@
 /* PyFrameObject (<= 3.10): f_back and f_code; f_lasti varies. */
 #define FRAME_OBJECT(lasti, mult)                                                                      \
 	.frame_kind = PYEBPF_FRAMES_OBJECT, .frame_back = 24, .frame_code = 32, .frame_lasti = (lasti), \
-	.frame_owner = NO, .frame_read_size = 128, .lasti_mult = (mult), .cframe_current_frame = NO
+	.frame_owner = NO, .frame_read_size = 128, .lasti_mult = (mult), .cframe_current_frame = NO, \
+	.frame_globals = 48
 
 static const struct py_layout layouts[] = {
 	{ .major = 2, .minor = 7,
@@ -77,6 +78,7 @@ static const struct py_layout layouts[] = {
 		   .tstate_next = 8, .tstate_interp = 16, .tstate_thread_id = 152, .tstate_frame = 56,
 		   .cframe_current_frame = 8,
 		   .frame_back = 48, .frame_code = 32, .frame_lasti = 56, .frame_owner = 68, .frame_read_size = 72,
+		   .frame_globals = 8,
 		   .code_adaptive = 184 },
 	  .runtime_interp_head = 40, .runtime_tstate_current = 576,
 	  .co_filename = 112, .co_name = 120, .co_qualname = 128, .co_firstlineno = 72, .co_linetable = 136,
@@ -88,6 +90,7 @@ static const struct py_layout layouts[] = {
 		   .tstate_next = 8, .tstate_interp = 16, .tstate_thread_id = 136, .tstate_frame = 56,
 		   .cframe_current_frame = 0,
 		   .frame_back = 8, .frame_code = 0, .frame_lasti = 56, .frame_owner = 70, .frame_read_size = 72,
+		   .frame_globals = 24,
 		   .code_adaptive = 192, .gil_off = 384, .gil_locked = 16, .gil_holder = 8 },
 	  .runtime_interp_head = 40, .runtime_tstate_current = NO,
 	  .co_filename = 112, .co_name = 120, .co_qualname = 128, .co_firstlineno = 68, .co_linetable = 136,
@@ -99,6 +102,7 @@ static const struct py_layout layouts[] = {
 		   .tstate_next = 8, .tstate_interp = 16, .tstate_thread_id = 152, .tstate_frame = 72,
 		   .cframe_current_frame = NO,
 		   .frame_back = 8, .frame_code = 0, .frame_lasti = 56, .frame_owner = 70, .frame_read_size = 72,
+		   .frame_globals = 24,
 		   .code_adaptive = 200, .gil_off = 7752, .gil_locked = 16, .gil_holder = 8 },
 	  .runtime_interp_head = 632, .runtime_tstate_current = NO,
 	  .co_filename = 112, .co_name = 120, .co_qualname = 128, .co_firstlineno = 68, .co_linetable = 136,
@@ -141,8 +145,8 @@ int py_layout_from_debug_offsets(const uint8_t *buf, size_t len, struct py_layou
 		64,  /* 1 interpreter_state.next */
 		72,  /* 2 interpreter_state.threads_head */
 		120, /* 3 interpreter_state.gil_runtime_state */
-		136, /* 4 interpreter_state.gil_runtime_state_locked */
-		144, /* 5 interpreter_state.gil_runtime_state_holder */
+		136, /* 4 interpreter_state.gil_runtime_state_locked (from interp, not from the GIL) */
+		144, /* 5 interpreter_state.gil_runtime_state_holder (likewise) */
 		168, /* 6 thread_state.next */
 		176, /* 7 thread_state.interp */
 		184, /* 8 thread_state.current_frame */
@@ -197,8 +201,13 @@ int py_layout_from_debug_offsets(const uint8_t *buf, size_t len, struct py_layou
 	out->bpf.interp_next = v[1];
 	out->bpf.interp_threads_head = v[2];
 	out->bpf.gil_off = v[3];
-	out->bpf.gil_locked = v[4];
-	out->bpf.gil_holder = v[5];
+	/* 3.13 gives these from the start of the interpreter state. */
+	if (v[4] < v[3] || v[5] < v[3]) {
+		*why = "implausible GIL offsets in _Py_DebugOffsets";
+		return -1;
+	}
+	out->bpf.gil_locked = v[4] - v[3];
+	out->bpf.gil_holder = v[5] - v[3];
 	out->bpf.tstate_next = v[6];
 	out->bpf.tstate_interp = v[7];
 	out->bpf.tstate_frame = v[8];

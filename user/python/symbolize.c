@@ -25,13 +25,19 @@ struct py_code {
 	size_t linetable_len;
 };
 
+/* A code object is known by its address and the globals of the frame running it:
+ * a freed code object's address reused by another module's code gets a new entry. */
+struct code_key {
+	uint64_t code, globals;
+};
+
 struct py_proc {
 	uint32_t pid;
 	uint64_t maps_gen;
 	bool python;     /* supported interpreter found */
 	bool reported;   /* the unsupported line was printed */
 	struct py_interp interp;
-	struct hashmap *codes; /* code address → struct py_code * */
+	struct hashmap *codes; /* struct code_key → struct py_code * */
 };
 
 struct pyprocs {
@@ -243,10 +249,12 @@ static bool still_same(struct py_proc *p, uint64_t addr, const struct py_code *c
 	       field64(buf, l->co_filename) == c->file_ptr && field32(buf, l->co_firstlineno) == c->firstlineno;
 }
 
-uint32_t py_proc__frame(struct pyprocs *t, struct py_proc *p, uint64_t code, int32_t lasti, uint64_t now)
+uint32_t py_proc__frame(struct pyprocs *t, struct py_proc *p, uint64_t code, uint64_t globals, int32_t lasti,
+		       uint64_t now)
 {
+	struct code_key key = { code, globals };
 	bool created;
-	uint64_t *v = hashmap__put(p->codes, &code, sizeof(code), &created);
+	uint64_t *v = hashmap__put(p->codes, &key, sizeof(key), &created);
 	struct py_code *c;
 	struct frame f = { .kind = FRAME_PYTHON };
 

@@ -32,8 +32,9 @@ struct py_proc *pyprocs__lookup(struct pyprocs *t, uint32_t pid, uint64_t maps_g
 void pyprocs__forget(struct pyprocs *t, uint32_t pid);
 
 const struct py_interp *py_proc__interp(const struct py_proc *p);
-/* The frame of (code object, byte offset of the current instruction). */
-uint32_t py_proc__frame(struct pyprocs *t, struct py_proc *p, uint64_t code, int32_t lasti, uint64_t now);
+/* The frame of (code object, the frame's globals, byte offset of the current instruction). */
+uint32_t py_proc__frame(struct pyprocs *t, struct py_proc *p, uint64_t code, uint64_t globals, int32_t lasti,
+		       uint64_t now);
 /* Code objects read, and processes found to be Python (for the summary). */
 uint64_t pyprocs__codes_read(const struct pyprocs *t);
 uint64_t pyprocs__python_seen(const struct pyprocs *t);

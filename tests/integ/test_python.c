@@ -1,0 +1,284 @@
+/*
+ * Python stacks against every installed interpreter (pyenv builds, Debian's
+ * /usr/bin/python3.*): exact functions, lines, shares, depths and thread
+ * names, from the real BPF walker.
+ */
+#include "integ.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../pythons.h"
+
+#define WORKLOAD "../tests/fixtures/pywork.py"
+
+static char script[PATH_MAX];
+static struct python pys[32];
+static int npys;
+
+static void setup(void)
+{
+	cr_assert(realpath(WORKLOAD, script));
+	npys = find_pythons(pys, 32);
+	if (!npys)
+		cr_skip_test("no Python interpreter installed");
+}
+
+/* The line of the "# LINE:name" marker in the workload. */
+static int marker(const char *name)
+{
+	FILE *f = fopen(script, "r");
+	char line[512], want[64];
+	int n = 0;
+
+	snprintf(want, sizeof(want), "# LINE:%s\n", name);
+	cr_assert(f);
+	while (fgets(line, sizeof(line), f)) {
+		n++;
+		const char *m = strstr(line, "# LINE:");
+		if (m && !strcmp(m, want)) {
+			fclose(f);
+			return n;
+		}
+	}
+	fclose(f);
+	cr_assert_fail("no marker %s", name);
+	return 0;
+}
+
+/* "func (script:LINE)" for a marker. */
+static const char *pyframe(const char *func, const char *mark)
+{
+	static char buf[4][PATH_MAX + 128];
+	static int i;
+	char *b = buf[i++ % 4];
+
+	snprintf(b, PATH_MAX + 128, "%s (%s:%d)", func, script, marker(mark));
+	return b;
+}
+
+/* record [extra...] -- python pywork.py mode seconds, into f. */
+static void record_py(const struct python *py, const char *mode, const char *seconds, const char *const extra[],
+		      struct folded *f)
+{
+	const char *dir = temp_dir();
+	char *out = temp_path(dir, "py.folded");
+	const char *argv[32] = { PYEBPF, "record", "-F", "999", "-o", out };
+	int n = 6;
+	struct run_result r;
+
+	for (int i = 0; extra && extra[i]; i++)
+		argv[n++] = extra[i];
+	argv[n++] = "--";
+	argv[n++] = py->path;
+	argv[n++] = script;
+	argv[n++] = mode;
+	argv[n++] = seconds;
+	argv[n] = NULL;
+	run(argv, 60, &r);
+	cr_assert_eq(r.status, 0, "%s %s: %s", py->path, mode, r.err);
+	run_result_free(&r);
+	folded_load(out, f);
+	cr_assert_gt(f->total, 200, "%s %s: only %llu samples", py->path, mode, (unsigned long long)f->total);
+	free(out);
+}
+
+/* Samples whose stack contains every needle. */
+static uint64_t count_all(const struct folded *f, const char *a, const char *b)
+{
+	uint64_t t = 0;
+
+	for (size_t i = 0; i < f->n; i++)
+		if (strstr(f->lines[i].stack, a) && (!b || strstr(f->lines[i].stack, b)))
+			t += f->lines[i].count;
+	return t;
+}
+
+static int occurrences(const char *s, const char *needle)
+{
+	int n = 0;
+
+	for (const char *p = strstr(s, needle); p; p = strstr(p + 1, needle))
+		n++;
+	return n;
+}
+
+TestSuite(python, .init = setup, .timeout = 600);
+
+Test(python, cpu_split_between_functions)
+{
+	for (int i = 0; i < npys; i++) {
+		struct folded f;
+
+		record_py(&pys[i], "split", "3", NULL, &f);
+		uint64_t a = count_all(&f, pyframe("alpha", "alpha-call"), "work (");
+		uint64_t b = count_all(&f, "beta (", "work (");
+		double share = 100.0 * a / (a + b);
+		cr_log_info("%s: alpha %.1f%% of %llu samples\n", pys[i].path, share, (unsigned long long)(a + b));
+		cr_assert_geq(a + b, f.total * 8 / 10, "%s: only %llu of %llu samples in alpha/beta", pys[i].path,
+			      (unsigned long long)(a + b), (unsigned long long)f.total);
+		cr_assert(share > 57 && share < 63, "%s: alpha has %.1f%% (want 60 +- 3)", pys[i].path, share);
+		folded_free(&f);
+	}
+}
+
+Test(python, hot_line_and_call_sites)
+{
+	for (int i = 0; i < npys; i++) {
+		struct folded f;
+
+		record_py(&pys[i], "lines", "2", NULL, &f);
+		uint64_t in_hot = count_all(&f, "hot (", NULL);
+		uint64_t at_line = count_all(&f, pyframe("hot", "hot"), pyframe("lines", "hot-call"));
+		cr_assert_geq(in_hot, f.total * 8 / 10, "%s: hot() in %llu of %llu", pys[i].path,
+			      (unsigned long long)in_hot, (unsigned long long)f.total);
+		cr_assert_geq(at_line * 100, in_hot * 95, "%s: %s under %s in %llu of %llu samples of hot()", pys[i].path,
+			      pyframe("hot", "hot"), pyframe("lines", "hot-call"), (unsigned long long)at_line,
+			      (unsigned long long)in_hot);
+		folded_free(&f);
+	}
+}
+
+Test(python, recursion_1000_deep_is_recorded_whole)
+{
+	for (int i = 0; i < npys; i++) {
+		struct folded f;
+		uint64_t whole = 0;
+
+		record_py(&pys[i], "deep", "2", NULL, &f);
+		for (size_t k = 0; k < f.n; k++) {
+			cr_assert_null(strstr(f.lines[k].stack, "[truncated]"), "%s: truncated", pys[i].path);
+			if (occurrences(f.lines[k].stack, "recurse (") == 1000 &&
+			    occurrences(f.lines[k].stack, pyframe("recurse", "recurse")) == 999)
+				whole += f.lines[k].count;
+		}
+		cr_assert_geq(whole, f.total * 8 / 10, "%s: 1000 recurse frames in %llu of %llu samples", pys[i].path,
+			      (unsigned long long)whole, (unsigned long long)f.total);
+		folded_free(&f);
+	}
+}
+
+Test(python, thread_names_and_exclusion)
+{
+	const char *threads[] = { "--threads", NULL };
+	const char *exclude[] = { "--threads", "--exclude-thread", "monitor", NULL };
+	const char *names[] = { "MainThread [tid ", "worker-0 [tid ", "worker-1 [tid ", "monitor [tid " };
+
+	for (int i = 0; i < npys; i++) {
+		struct folded f;
+
+		record_py(&pys[i], "threads", "2", threads, &f);
+		for (int k = 0; k < 4; k++)
+			cr_assert_gt(count_all(&f, names[k], "spin ("), 10, "%s: no samples of %s", pys[i].path, names[k]);
+		folded_free(&f);
+
+		record_py(&pys[i], "threads", "2", exclude, &f);
+		cr_assert_eq(count_all(&f, "monitor [tid ", NULL), 0, "%s: monitor not excluded", pys[i].path);
+		cr_assert_gt(count_all(&f, "worker-0 [tid ", "spin ("), 10, "%s: worker-0 gone too", pys[i].path);
+		folded_free(&f);
+	}
+}
+
+Test(python, two_hundred_threads)
+{
+	const char *threads[] = { "--threads", NULL };
+
+	for (int i = 0; i < npys; i++) {
+		struct folded f;
+		char seen[256][32];
+		int nseen = 0;
+
+		record_py(&pys[i], "many", "2", threads, &f);
+		for (size_t k = 0; k < f.n; k++) {
+			const char *t = strstr(f.lines[k].stack, "[tid "), *end;
+			if (!t || !strstr(f.lines[k].stack, "work (") || !(end = strchr(t, ']')))
+				continue;
+			char tid[32];
+			snprintf(tid, sizeof(tid), "%.*s", (int)(end - t), t);
+			int dup = 0;
+			for (int j = 0; j < nseen && !dup; j++)
+				dup = !strcmp(seen[j], tid);
+			if (!dup && nseen < 256)
+				strcpy(seen[nseen++], tid);
+		}
+		uint64_t py = count_all(&f, "work (", NULL);
+		cr_log_info("%s: %d threads with Python frames, %llu of %llu samples\n", pys[i].path, nseen,
+			    (unsigned long long)py, (unsigned long long)f.total);
+		cr_assert_geq(nseen, 100, "%s: Python frames from only %d threads", pys[i].path, nseen);
+		cr_assert_geq(py * 100, f.total * 90, "%s: Python frames in %llu of %llu samples", pys[i].path,
+			      (unsigned long long)py, (unsigned long long)f.total);
+		folded_free(&f);
+	}
+}
+
+Test(python, gil_keeps_only_threads_holding_it)
+{
+	const char *plain[] = { "--threads", NULL }, *gil[] = { "--threads", "--gil", NULL };
+
+	for (int i = 0; i < npys; i++) {
+		struct folded a, b;
+
+		record_py(&pys[i], "gil", "2", plain, &a);
+		record_py(&pys[i], "gil", "2", gil, &b);
+		uint64_t a_nogil = count_all(&a, "nogil [tid ", NULL), b_nogil = count_all(&b, "nogil [tid ", NULL);
+		uint64_t b_spin = count_all(&b, "spinner [tid ", "spin (");
+		cr_log_info("%s: nogil %llu/%llu without --gil, %llu/%llu with\n", pys[i].path,
+			    (unsigned long long)a_nogil, (unsigned long long)a.total, (unsigned long long)b_nogil,
+			    (unsigned long long)b.total);
+		cr_assert_geq(a_nogil * 100, a.total * 25, "%s: the hashing thread barely ran", pys[i].path);
+		cr_assert_leq(b_nogil * 100, b.total * 10, "%s: --gil kept %llu of %llu samples of the thread without the GIL",
+			      pys[i].path, (unsigned long long)b_nogil, (unsigned long long)b.total);
+		cr_assert_geq(b_spin * 100, b.total * 80, "%s: --gil lost the GIL holder", pys[i].path);
+		folded_free(&a);
+		folded_free(&b);
+	}
+}
+
+Test(python, non_ascii_names)
+{
+	for (int i = 0; i < npys; i++) {
+		struct folded f;
+
+		if (pys[i].major == 2) {
+			cr_log_warn("%s: skipped, Python 2 identifiers are ASCII\n", pys[i].path);
+			continue;
+		}
+		record_py(&pys[i], "unicode", "2", NULL, &f);
+		/* Latin-1, Cyrillic (UCS-2), CJK (UCS-2) and a supplementary-plane ideograph (UCS-4). */
+		uint64_t hit = count_all(&f, "função_函数_\xf0\xa0\x80\x80 (", "/tëst_файл.py:");
+		cr_assert_geq(hit, f.total * 7 / 10, "%s: non-ASCII frame in %llu of %llu samples", pys[i].path,
+			      (unsigned long long)hit, (unsigned long long)f.total);
+		folded_free(&f);
+	}
+}
+
+Test(python, started_after_recording_and_short_lived_processes_keep_names)
+{
+	for (int i = 0; i < npys; i++) {
+		const char *dir = temp_dir();
+		char *out = temp_path(dir, "a.folded"), *err = temp_path(dir, "err");
+		const char *argv[] = { PYEBPF, "record", "-a", "-F", "999", "-d", "3", "-o", out, NULL };
+		const char *longer[] = { pys[i].path, script, "split", "1.2", NULL };
+		const char *brief[] = { pys[i].path, script, "lines", "0.2", NULL };
+		struct folded f;
+
+		pid_t rec = spawn_capture(argv, err);
+		sleep_s(0.7);
+		pid_t a = spawn(longer);
+		cr_assert_eq(wait_exit(spawn(brief), 20), 0);
+		cr_assert_eq(wait_exit(a, 20), 0);
+		cr_assert_eq(wait_exit(rec, 20), 0);
+		folded_load(out, &f);
+		/* Both started after recording began and were gone before the end. */
+		uint64_t alpha = count_all(&f, pyframe("alpha", "alpha-call"), "work (");
+		uint64_t hot = count_all(&f, pyframe("hot", "hot"), NULL);
+		cr_assert_geq(alpha, 300, "%s: the later process has %llu named samples", pys[i].path,
+			      (unsigned long long)alpha);
+		cr_assert_geq(hot, 20, "%s: the 200 ms process has %llu named samples", pys[i].path,
+			      (unsigned long long)hot);
+		folded_free(&f);
+	}
+}
