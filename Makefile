@@ -38,14 +38,17 @@ $(BUILD)/sample.skel.h: $(BUILD)/sample.bpf.o Makefile
 
 $(BUILD)/obj/%.o: user/%.c $(HEADERS) $(BUILD)/sample.skel.h
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(WARN) $(CPPFLAGS) -c $< -o $@
+	@echo "  CC      $<"
+	@$(CC) $(CFLAGS) $(WARN) $(CPPFLAGS) -c $< -o $@
 
 $(BUILD)/asan/%.o: user/%.c $(HEADERS)
 	@mkdir -p $(dir $@)
-	$(CC) -O1 -g $(SAN) $(WARN) $(CPPFLAGS) -c $< -o $@
+	@echo "  CC-SAN  $<"
+	@$(CC) -O1 -g $(SAN) $(WARN) $(CPPFLAGS) -c $< -o $@
 
 $(BUILD)/pyebpf: $(USER_OBJS)
-	$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
+	@echo "  LD      $@"
+	@$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
 
 $(BUILD):
 	mkdir -p $@
@@ -64,10 +67,12 @@ $(BUILD)/fixtures/libfixture-stripped.so: $(BUILD)/fixtures/libfixture.so
 
 # Unit tests: pure code under AddressSanitizer and UBSan.
 $(BUILD)/unit-tests: $(UNIT_SRCS) tests/unit/unit.h $(ASAN_OBJS)
-	$(CC) -O1 -g $(SAN) $(WARN) $(CPPFLAGS) $(UNIT_SRCS) $(ASAN_OBJS) -o $@ -lcriterion -lelf -lstdc++ -ldl
+	@echo "  LD      $@"
+	@$(CC) -O1 -g $(SAN) $(WARN) $(CPPFLAGS) $(UNIT_SRCS) $(ASAN_OBJS) -o $@ -lcriterion -ldw -lelf -lstdc++ -ldl
 
 $(BUILD)/integ-tests: $(INTEG_SRCS) tests/integ/integ.h
-	$(CC) -O1 -g $(WARN) $(CPPFLAGS) $(INTEG_SRCS) -o $@ -lcriterion
+	@echo "  LD      $@"
+	@$(CC) -O1 -g $(WARN) $(CPPFLAGS) $(INTEG_SRCS) -o $@ -lcriterion
 
 unit-test: $(BUILD)/unit-tests $(FIXTURES)
 	cd $(BUILD) && ASAN_OPTIONS=detect_leaks=1 ./unit-tests --jobs 2

@@ -19,6 +19,7 @@
 #define EXIT_GRACE_NS (2 * 1000000000ULL)
 /* At most one re-read of maps per process in this time (dlopen, JIT). */
 #define RESCAN_NS (200 * 1000000ULL)
+#define YOUNG_FIRST_NS (5 * 1000000ULL)
 
 struct proc {
 	uint32_t pid;
@@ -30,6 +31,7 @@ struct proc {
 	uint64_t scanned_ns;    /* 0: maps must be (re)read */
 	uint64_t maps_gen;      /* scans so far */
 	uint64_t born_ns;       /* first seen, or exec'd */
+	uint32_t young_scans;   /* re-reads since then, for the backoff */
 	uint64_t exited_ns;     /* 0: alive */
 };
 
@@ -144,6 +146,7 @@ void procs__exec(struct procs *t, uint32_t pid)
 		p->scanned_ns = 0;
 		p->exited_ns = 0;
 		p->born_ns = 0; /* set again at the next sample */
+		p->young_scans = 0;
 	}
 }
 
@@ -157,8 +160,16 @@ void procs__exit(struct procs *t, uint32_t pid, uint64_t now)
 
 void procs__refresh_young(struct procs *t, struct proc *p, uint64_t now, uint64_t young_ns)
 {
-	if (!p->exited_ns && now - p->born_ns < young_ns && now - p->scanned_ns > RESCAN_NS)
+	/* 5 ms, 10, 20 ... up to RESCAN_NS: libpython is usually mapped within
+	 * milliseconds of exec; a process that never maps it costs ~9 reads. */
+	uint64_t wait = YOUNG_FIRST_NS << (p->young_scans < 8 ? p->young_scans : 8);
+
+	if (wait > RESCAN_NS)
+		wait = RESCAN_NS;
+	if (!p->exited_ns && now - p->born_ns < young_ns && now - p->scanned_ns > wait) {
+		p->young_scans++;
 		proc_scan(t, p, now);
+	}
 }
 
 uint64_t procs__maps_gen(const struct proc *p)

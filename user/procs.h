@@ -29,8 +29,8 @@ void procs__exit(struct procs *t, uint32_t pid, uint64_t now);
 /* Free processes that exited more than the grace period before now,
  * calling on_free (if given) with each pid first. */
 void procs__gc(struct procs *t, uint64_t now, void (*on_free)(uint32_t pid, void *ctx), void *ctx);
-/* Re-read the maps of a process seen (or exec'd) less than `young_ns` ago, at
- * most every 200 ms: its libraries (libpython) may still be loading. */
+/* Re-read the maps of a process seen (or exec'd) less than `young_ns` ago,
+ * backing off from 5 ms to 200 ms: its libraries (libpython) may still be loading. */
 void procs__refresh_young(struct procs *t, struct proc *p, uint64_t now, uint64_t young_ns);
 /* How many times the process's maps were read: changes when they may have. */
 uint64_t procs__maps_gen(const struct proc *p);

@@ -770,6 +770,8 @@ int record_main(int argc, char **argv)
 		if (e)
 			goto out;
 	}
+	fprintf(stderr, "pyebpf: sampling %d CPUs at %llu Hz%s\n", r.nperf, (unsigned long long)r.opts.freq,
+		r.opts.duration > 0 || r.opts.cmd ? "" : "; Ctrl-C to stop");
 	if (poll_loop(&r))
 		goto out;
 

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -60,6 +61,7 @@ static pid_t start(const char *const argv[], const char *out, const char *err)
 		dup2(o, 1);
 		dup2(e, 2);
 		setpgid(0, 0); /* a group of its own: the test's signals are its own */
+		prctl(PR_SET_PDEATHSIG, SIGKILL); /* a failed test leaves nothing running */
 		execvp(argv[0], (char *const *)argv);
 		_exit(127);
 	}
@@ -91,6 +93,22 @@ int wait_exit(pid_t pid, double timeout_s)
 			waitpid(pid, &st, 0);
 			cr_assert_fail("process %d still running after %.0f s", pid, timeout_s);
 		}
+		sleep_s(0.02);
+	}
+}
+
+void wait_for_text(const char *path, const char *text, double timeout_s)
+{
+	double end = mono() + timeout_s;
+
+	for (;;) {
+		char *s = slurp(path);
+		int found = strstr(s, text) != NULL;
+
+		free(s);
+		if (found)
+			return;
+		cr_assert(mono() < end, "no '%s' in %s after %.0f s", text, path, timeout_s);
 		sleep_s(0.02);
 	}
 }

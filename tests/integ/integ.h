@@ -30,6 +30,10 @@ pid_t spawn_capture(const char *const argv[], const char *err_path);
 /* Wait for pid (killed after timeout_s); its exit code or 128 + signal. */
 int wait_exit(pid_t pid, double timeout_s);
 void kill_wait(pid_t pid);
+/* Wait until the file at path contains text. */
+void wait_for_text(const char *path, const char *text, double timeout_s);
+/* What pyebpf prints on stderr once it samples. */
+#define SAMPLING "pyebpf: sampling "
 void sleep_s(double s);
 
 struct folded_line {

@@ -150,7 +150,10 @@ Test(python, recursion_1000_deep_is_recorded_whole)
 
 		record_py(&pys[i], "deep", "2", NULL, &f);
 		for (size_t k = 0; k < f.n; k++) {
-			cr_assert_null(strstr(f.lines[k].stack, "[truncated]"), "%s: truncated", pys[i].path);
+			/* Python stacks are never cut (native fallbacks of samples without a
+			 * Python frame may be: frame-pointer walks through the interpreter). */
+			if (strstr(f.lines[k].stack, ".py:"))
+				cr_assert_null(strstr(f.lines[k].stack, "[truncated]"), "%s: truncated", pys[i].path);
 			if (occurrences(f.lines[k].stack, "recurse (") == 1000 &&
 			    occurrences(f.lines[k].stack, pyframe("recurse", "recurse")) == 999)
 				whole += f.lines[k].count;
@@ -204,7 +207,7 @@ Test(python, two_hundred_threads)
 			if (!dup && nseen < 256)
 				strcpy(seen[nseen++], tid);
 		}
-		uint64_t py = count_all(&f, "work (", NULL);
+		uint64_t py = count_all(&f, ".py:", NULL);
 		cr_log_info("%s: %d threads with Python frames, %llu of %llu samples\n", pys[i].path, nseen,
 			    (unsigned long long)py, (unsigned long long)f.total);
 		cr_assert_geq(nseen, 100, "%s: Python frames from only %d threads", pys[i].path, nseen);
@@ -224,14 +227,19 @@ Test(python, gil_keeps_only_threads_holding_it)
 		record_py(&pys[i], "gil", "2", plain, &a);
 		record_py(&pys[i], "gil", "2", gil, &b);
 		uint64_t a_nogil = count_all(&a, "nogil [tid ", NULL), b_nogil = count_all(&b, "nogil [tid ", NULL);
+		uint64_t a_spin = count_all(&a, "spinner [tid ", "spin (");
 		uint64_t b_spin = count_all(&b, "spinner [tid ", "spin (");
+		/* 2.7's GIL thrashes: a spinner waiting for it is on the CPU without it. */
+		uint64_t want_spin = pys[i].major == 2 ? 50 : 80;
 		cr_log_info("%s: nogil %llu/%llu without --gil, %llu/%llu with\n", pys[i].path,
 			    (unsigned long long)a_nogil, (unsigned long long)a.total, (unsigned long long)b_nogil,
 			    (unsigned long long)b.total);
-		cr_assert_geq(a_nogil * 100, a.total * 25, "%s: the hashing thread barely ran", pys[i].path);
+		cr_assert_geq(a_nogil * 100, a.total * 15, "%s: the thread reading /dev/zero barely ran", pys[i].path);
 		cr_assert_leq(b_nogil * 100, b.total * 10, "%s: --gil kept %llu of %llu samples of the thread without the GIL",
 			      pys[i].path, (unsigned long long)b_nogil, (unsigned long long)b.total);
-		cr_assert_geq(b_spin * 100, b.total * 80, "%s: --gil lost the GIL holder", pys[i].path);
+		/* The thread running Python holds the GIL: --gil keeps (nearly) all of it. */
+		cr_assert_geq(b_spin * 100, a_spin * want_spin, "%s: --gil kept %llu samples of the spinner, %llu without",
+			      pys[i].path, (unsigned long long)b_spin, (unsigned long long)a_spin);
 		folded_free(&a);
 		folded_free(&b);
 	}
@@ -266,7 +274,7 @@ Test(python, started_after_recording_and_short_lived_processes_keep_names)
 		struct folded f;
 
 		pid_t rec = spawn_capture(argv, err);
-		sleep_s(0.7);
+		wait_for_text(err, SAMPLING, 10);
 		pid_t a = spawn(longer);
 		cr_assert_eq(wait_exit(spawn(brief), 20), 0);
 		cr_assert_eq(wait_exit(a, 20), 0);

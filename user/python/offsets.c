@@ -190,9 +190,11 @@ int py_layout_from_debug_offsets(const uint8_t *buf, size_t len, struct py_layou
 			return -1;
 		}
 	}
+	/* previous, executable, instr_ptr are pointers; owner is one byte. */
 	for (int i = 10; i <= 13; i++)
-		if (v[i] + 8 > frame_max)
-			frame_max = v[i] + 8;
+		if (v[i] + (i == 13 ? 1 : 8) > frame_max)
+			frame_max = v[i] + (i == 13 ? 1 : 8);
+	frame_max = (frame_max + 7) & ~7ULL;
 	if (frame_max > PYEBPF_MAX_FRAME_READ) {
 		*why = "interpreter frames larger than pyebpf reads";
 		return -1;
