@@ -102,8 +102,11 @@ demo: $(BUILD)/pyebpf
 	$(BUILD)/pyebpf record -a -o pyebpf-demo.folded -- $(PYTHON) bench/demo.py
 	@echo "profile written to $(CURDIR)/pyebpf-demo.folded"
 
+# Both workloads; Python under the pyenv 3.12 build when there is one.
+BENCH_PYTHON ?= $(firstword $(wildcard $(HOME)/.pyenv/versions/3.12*/bin/python3.12) python3)
 bench: $(BUILD)/pyebpf $(FIXTURES)
-	bash bench/overhead.sh
+	bash bench/overhead.sh 7 c
+	PYTHON=$(BENCH_PYTHON) bash bench/overhead.sh 7 python
 
 clean:
 	rm -rf $(BUILD)

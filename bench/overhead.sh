@@ -5,13 +5,21 @@
 # sample (userspace CPU while recording, and time in the BPF program). When
 # perf is installed, `perf record -a -g` at the same rates runs beside it: the
 # reference for what the timer interrupts alone cost on this machine.
-#   bash bench/overhead.sh [ROUNDS] [WORK]
+#   bash bench/overhead.sh [ROUNDS] [c|python]
+# c: a frame-pointer C loop (build/fixtures/busy); python: bench/pyload.py
+# under $PYTHON (default python3), with Python stacks walked in BPF.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROUNDS=${1:-7}
-WORK=${2:-2400000000}
+KIND=${2:-c}
+PYTHON=${PYTHON:-python3}
 PYEBPF=build/pyebpf
 BUSY=build/fixtures/busy
+case $KIND in
+c) WORKLOAD=("$BUSY" --work 2400000000) ;;
+python) WORKLOAD=("$PYTHON" bench/pyload.py 20) ;;
+*) echo "bench: unknown workload '$KIND' (c or python)" >&2; exit 2 ;;
+esac
 [ "$(id -u)" = 0 ] || { echo "bench: run as root" >&2; exit 1; }
 [ -x $PYEBPF ] && [ -x $BUSY ] || { echo "bench: run 'make bench'" >&2; exit 1; }
 PERF=$(command -v perf || true) # optional: Debian's linux-perf
@@ -26,7 +34,7 @@ under() { # HZ: one timed workload run under pyebpf -a at HZ; cost lines to $tmp
 	$PYEBPF record -a -F "$hz" -o "$tmp/p.folded" 2>"$tmp/err" &
 	pid=$!
 	sleep 1 # loaded and attached
-	t=$(timed $BUSY --work "$WORK")
+	t=$(timed "${WORKLOAD[@]}")
 	kill -INT $pid
 	wait $pid
 	grep -E 'samples from|cost:' "$tmp/err" >>"$tmp/cost.$hz"
@@ -38,7 +46,7 @@ perf_under() { # HZ: the same under `perf record -a -g`, the reference for the t
 	perf record -a -g -F "$hz" -o "$tmp/perf.data" >/dev/null 2>&1 &
 	pid=$!
 	sleep 1
-	t=$(timed $BUSY --work "$WORK")
+	t=$(timed "${WORKLOAD[@]}")
 	kill -INT $pid
 	wait $pid || true
 	echo "$t"
@@ -47,9 +55,9 @@ perf_under() { # HZ: the same under `perf record -a -g`, the reference for the t
 median() { sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 
 for i in $(seq "$ROUNDS"); do
-	timed $BUSY --work "$WORK" >>"$tmp/base"
+	timed "${WORKLOAD[@]}" >>"$tmp/base"
 	under 99 >>"$tmp/hz99"
-	timed $BUSY --work "$WORK" >>"$tmp/base"
+	timed "${WORKLOAD[@]}" >>"$tmp/base"
 	under 999 >>"$tmp/hz999"
 	if [ -n "$PERF" ]; then
 		perf_under 99 >>"$tmp/perf99"
@@ -59,7 +67,7 @@ for i in $(seq "$ROUNDS"); do
 done
 
 base=$(median <"$tmp/base")
-printf 'workload: busy --work %s (single-threaded, CPU-bound), %s rounds, interleaved\n' "$WORK" "$ROUNDS"
+printf 'workload: %s (single-threaded, CPU-bound), %s rounds, interleaved\n' "${WORKLOAD[*]}" "$ROUNDS"
 printf '%-28s median %.3f s\n' "alone" "$base"
 for hz in 99 999; do
 	m=$(median <"$tmp/hz$hz")

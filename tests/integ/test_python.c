@@ -251,7 +251,7 @@ Test(python, non_ascii_names)
 		struct folded f;
 
 		if (pys[i].major == 2) {
-			cr_log_warn("%s: skipped, Python 2 identifiers are ASCII\n", pys[i].path);
+			fprintf(stderr, "[SKIP] %s: Python 2 identifiers are ASCII\n", pys[i].path);
 			continue;
 		}
 		record_py(&pys[i], "unicode", "2", NULL, &f);
@@ -289,4 +289,46 @@ Test(python, started_after_recording_and_short_lived_processes_keep_names)
 			      (unsigned long long)hot);
 		folded_free(&f);
 	}
+}
+
+Test(python, program_embedding_libpython)
+{
+	char cmd[2048], bin[PATH_MAX];
+	const char *cfg = NULL;
+	static char cfgpath[600];
+
+	/* Any pyenv 3.x with python3.X-config and a shared libpython. */
+	for (int i = 0; i < npys && !cfg; i++) {
+		if (pys[i].major != 3 || !pys[i].lib[0])
+			continue;
+		snprintf(cfgpath, sizeof(cfgpath), "%s-config", pys[i].path);
+		if (access(cfgpath, X_OK) == 0)
+			cfg = cfgpath;
+	}
+	if (!cfg) {
+		fprintf(stderr, "[SKIP] no python3.X-config with a shared libpython to embed\n");
+		cr_skip_test("nothing to embed");
+	}
+	const char *dir = temp_dir();
+	snprintf(bin, sizeof(bin), "%s/embed", dir);
+	snprintf(cmd, sizeof(cmd),
+		 "cc $(%s --cflags) ../tests/fixtures/embed.c -o %s $(%s --ldflags --embed 2>/dev/null || %s --ldflags) "
+		 "-Wl,-rpath,$(%s --prefix)/lib 2>&1",
+		 cfg, bin, cfg, cfg, cfg);
+	cr_assert_eq(system(cmd), 0, "could not build the embedding program: %s", cmd);
+
+	char *out = temp_path(dir, "e.folded");
+	const char *argv[] = { PYEBPF, "record", "-F", "999", "-o", out, "--", bin, "2", NULL };
+	struct run_result r;
+	struct folded f;
+
+	run(argv, 60, &r);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	run_result_free(&r);
+	folded_load(out, &f);
+	uint64_t hit = count_all(&f, "<module> (<string>:6);embedded_work (<string>:", NULL);
+	cr_assert_geq(hit, f.total * 8 / 10, "embedded Python frames in %llu of %llu samples (%s)",
+		      (unsigned long long)hit, (unsigned long long)f.total, cfg);
+	folded_free(&f);
+	free(out);
 }
