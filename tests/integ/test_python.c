@@ -293,28 +293,29 @@ Test(python, started_after_recording_and_short_lived_processes_keep_names)
 
 Test(python, program_embedding_libpython)
 {
-	char cmd[2048], bin[PATH_MAX];
-	const char *cfg = NULL;
-	static char cfgpath[600];
+	char *cmd = NULL, *cfg = NULL, *bin = NULL;
 
 	/* Any pyenv 3.x with python3.X-config and a shared libpython. */
 	for (int i = 0; i < npys && !cfg; i++) {
-		if (pys[i].major != 3 || !pys[i].lib[0])
+		char *c = NULL;
+
+		if (pys[i].major != 3 || !pys[i].lib[0] || asprintf(&c, "%s-config", pys[i].path) < 0)
 			continue;
-		snprintf(cfgpath, sizeof(cfgpath), "%s-config", pys[i].path);
-		if (access(cfgpath, X_OK) == 0)
-			cfg = cfgpath;
+		if (access(c, X_OK) == 0)
+			cfg = c;
+		else
+			free(c);
 	}
 	if (!cfg) {
 		fprintf(stderr, "[SKIP] no python3.X-config with a shared libpython to embed\n");
 		cr_skip_test("nothing to embed");
 	}
 	const char *dir = temp_dir();
-	snprintf(bin, sizeof(bin), "%s/embed", dir);
-	snprintf(cmd, sizeof(cmd),
-		 "cc $(%s --cflags) ../tests/fixtures/embed.c -o %s $(%s --ldflags --embed 2>/dev/null || %s --ldflags) "
-		 "-Wl,-rpath,$(%s --prefix)/lib 2>&1",
-		 cfg, bin, cfg, cfg, cfg);
+	cr_assert(asprintf(&bin, "%s/embed", dir) > 0);
+	cr_assert(asprintf(&cmd,
+			   "cc $(%s --cflags) ../tests/fixtures/embed.c -o %s "
+			   "$(%s --ldflags --embed 2>/dev/null || %s --ldflags) -Wl,-rpath,$(%s --prefix)/lib 2>&1",
+			   cfg, bin, cfg, cfg, cfg) > 0);
 	cr_assert_eq(system(cmd), 0, "could not build the embedding program: %s", cmd);
 
 	char *out = temp_path(dir, "e.folded");
@@ -331,4 +332,7 @@ Test(python, program_embedding_libpython)
 		      (unsigned long long)hit, (unsigned long long)f.total, cfg);
 	folded_free(&f);
 	free(out);
+	free(cmd);
+	free(cfg);
+	free(bin);
 }
