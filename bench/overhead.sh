@@ -17,7 +17,7 @@ PYEBPF=build/pyebpf
 BUSY=build/fixtures/busy
 case $KIND in
 c) WORKLOAD=("$BUSY" --work 2400000000) ;;
-python) WORKLOAD=("$PYTHON" bench/pyload.py 20) ;;
+python) WORKLOAD=("$PYTHON" bench/pyload.py 400) ;;
 *) echo "bench: unknown workload '$KIND' (c or python)" >&2; exit 2 ;;
 esac
 [ "$(id -u)" = 0 ] || { echo "bench: run as root" >&2; exit 1; }

@@ -22,4 +22,4 @@ def main(scale):
         words(12)
 
 
-main(int(sys.argv[1]) if len(sys.argv) > 1 else 20)
+main(int(sys.argv[1]) if len(sys.argv) > 1 else 400)

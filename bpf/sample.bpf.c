@@ -49,6 +49,19 @@ struct {
 	__type(value, struct pyebpf_sample);
 } scratch SEC(".maps");
 
+/*
+ * Wake the reader only once a batch is waiting: a wake-up per sample costs the
+ * profiled CPUs more than the sample itself. Userspace also drains the ring
+ * on a short timer, so nothing waits long.
+ */
+#define WAKEUP_BYTES (256 * 1024)
+
+static __always_inline __u64 wakeup_flag(void)
+{
+	return bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) > WAKEUP_BYTES ? BPF_RB_FORCE_WAKEUP
+									    : BPF_RB_NO_WAKEUP;
+}
+
 static __always_inline void count(__u32 which)
 {
 	__u64 *c = bpf_map_lookup_elem(&counters, &which);
@@ -137,7 +150,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 			n = 2 * PYEBPF_MAX_STACK;
 		size = PYEBPF_SAMPLE_SIZE(n);
 	}
-	if (bpf_ringbuf_output(&events, s, size, 0)) {
+	if (bpf_ringbuf_output(&events, s, size, wakeup_flag())) {
 		count(PYEBPF_CNT_RB_FULL);
 		return 0;
 	}
@@ -145,6 +158,8 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	return 0;
 }
 
+/* Exits wake the reader at once: the samples before them are named while
+ * /proc and the process's memory are still there for the latest ones. */
 static __always_inline void send_proc_event(__u32 type, struct task_struct *task)
 {
 	struct pyebpf_proc_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
@@ -159,7 +174,7 @@ static __always_inline void send_proc_event(__u32 type, struct task_struct *task
 	e->h.cpu = bpf_get_smp_processor_id();
 	e->h.ts_ns = bpf_ktime_get_ns();
 	BPF_CORE_READ_STR_INTO(&e->comm, task, comm);
-	bpf_ringbuf_submit(e, 0);
+	bpf_ringbuf_submit(e, type == PYEBPF_EVENT_EXIT ? BPF_RB_FORCE_WAKEUP : wakeup_flag());
 }
 
 SEC("tp_btf/sched_process_fork")

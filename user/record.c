@@ -41,6 +41,7 @@
 #define MAX_CPUS 4096
 #define RINGBUF_BYTES (16u << 20)
 #define STATUS_INTERVAL_NS (500 * 1000000ULL)
+#define POLL_MS 50 /* the longest a sample waits to be named */
 
 static const char *const counter_names[PYEBPF_CNT__COUNT] = {
 	[PYEBPF_CNT_SAMPLES] = "samples sent",
@@ -592,13 +593,18 @@ static int poll_loop(struct recorder *r)
 	uint64_t last_status = 0;
 
 	while (!exiting) {
-		int err = ring_buffer__poll(r->rb, 100);
-		uint64_t now = now_ns();
+		/* Samples arrive without wake-ups (see bpf/sample.bpf.c): drain
+		 * whatever is there on every tick, woken or not. */
+		int err = ring_buffer__poll(r->rb, POLL_MS);
+		uint64_t now;
 
+		if (err >= 0 || err == -EINTR)
+			err = ring_buffer__consume(r->rb);
 		if (err < 0 && err != -EINTR) {
 			err_msg("reading the ring buffer failed: %s", strerror(-err));
 			return -1;
 		}
+		now = now_ns();
 		if (o->duration > 0 && now - r->start_ns >= (uint64_t)(o->duration * 1e9))
 			break;
 		if (r->child) {
