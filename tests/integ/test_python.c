@@ -142,6 +142,20 @@ Test(python, hot_line_and_call_sites)
 	}
 }
 
+Test(python, class_qualified_names)
+{
+	/* 3.11+ from co_qualname; before, derived from the source. */
+	for (int i = 0; i < npys; i++) {
+		struct folded f;
+
+		record_py(&pys[i], "method", "1.5", NULL, &f);
+		uint64_t hit = count_all(&f, pyframe("Worker.run_job", "step-call"), "Worker.step (");
+		cr_assert_geq(hit, f.total * 8 / 10, "%s: Worker.run_job;Worker.step in %llu of %llu samples", pys[i].path,
+			      (unsigned long long)hit, (unsigned long long)f.total);
+		folded_free(&f);
+	}
+}
+
 Test(python, recursion_1000_deep_is_recorded_whole)
 {
 	for (int i = 0; i < npys; i++) {

@@ -9,6 +9,7 @@
 #include "../util.h"
 #include "linetable.h"
 #include "procmem.h"
+#include "qualname.h"
 
 #define RECHECK_NS 1000000000ULL
 #define MAX_NAME 1024
@@ -46,7 +47,40 @@ struct pyprocs {
 	struct hashmap *procs; /* pid → struct py_proc * */
 	uint64_t codes_read;
 	uint64_t python_seen; /* processes found to be (supported) Python */
+	/* The last source file read for qualified names (< 3.11). */
+	char *src_key; /* "pid:path" */
+	char *src;
+	size_t src_len;
 };
+
+#define MAX_SOURCE (4 << 20)
+
+/* The source of a code object's file as the process sees it, or NULL. */
+static const char *source_of(struct pyprocs *t, uint32_t pid, const char *file, size_t *len)
+{
+	char key[4200], path[4200];
+	FILE *f;
+
+	snprintf(key, sizeof(key), "%u:%s", pid, file);
+	if (t->src_key && !strcmp(t->src_key, key)) {
+		*len = t->src_len;
+		return t->src;
+	}
+	free(t->src_key);
+	free(t->src);
+	t->src_key = xstrdup(key);
+	t->src = NULL;
+	t->src_len = 0;
+	/* Relative names are relative to the process's working directory. */
+	snprintf(path, sizeof(path), "/proc/%u/%s/%s", pid, file[0] == '/' ? "root" : "cwd", file);
+	if ((f = fopen(path, "re"))) {
+		t->src = xmalloc(MAX_SOURCE);
+		t->src_len = fread(t->src, 1, MAX_SOURCE, f);
+		fclose(f);
+	}
+	*len = t->src_len;
+	return t->src;
+}
 
 struct pyprocs *pyprocs__new(struct profile *prof)
 {
@@ -95,6 +129,8 @@ void pyprocs__free(struct pyprocs *t)
 		proc_free((struct py_proc *)(uintptr_t)v);
 	hashmap__free(t->procs);
 	py_detector__free(t->det);
+	free(t->src_key);
+	free(t->src);
 	free(t);
 }
 
@@ -226,6 +262,17 @@ static bool read_code(struct pyprocs *t, struct py_proc *p, uint64_t addr, struc
 		free(name);
 		free(file);
 		return false;
+	}
+	if (l->co_qualname == PYEBPF_NO_OFFSET) {
+		/* Before 3.11 only co_name: the class (and enclosing functions) from the source. */
+		size_t len;
+		const char *src = source_of(t, p->pid, file, &len);
+		char *q = src ? py_qualname_from_source(src, len, c->firstlineno, name) : NULL;
+
+		if (q) {
+			free(name);
+			name = q;
+		}
 	}
 	c->name = profile__str(t->prof, name);
 	c->file = profile__str(t->prof, file);
