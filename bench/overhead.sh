@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# Overhead of `pyebpf record -a` on a CPU-bound workload, measured side by side:
-# the workload alone and under pyebpf at 99 Hz and 999 Hz, interleaved, ROUNDS
-# times; reports median wall times, their ratios, and pyebpf's own cost per
-# sample (userspace CPU while recording, and time in the BPF program). When
-# perf is installed, `perf record -a -g` at the same rates runs beside it: the
-# reference for what the timer interrupts alone cost on this machine.
+# Overhead of `pyebpf record -a` on a CPU-bound workload, measured side by side.
+# Each round runs the workload alone, under pyebpf at 99 Hz, alone, under
+# pyebpf at 999 Hz, alone (and under `perf record -a -g` at both rates when
+# perf is installed: the reference for what the timer interrupts alone cost on
+# this machine). A run's slowdown is its time over the mean of the two alone
+# runs around it; the report gives the median over ROUNDS, pyebpf's own cost
+# per sample (userspace CPU while recording, time in the BPF program) and the
+# samples lost.
 #   bash bench/overhead.sh [ROUNDS] [c|python]
 # c: a frame-pointer C loop (build/fixtures/busy); python: bench/pyload.py
 # under $PYTHON (default python3), with Python stacks walked in BPF.
@@ -29,11 +31,11 @@ trap 'rm -rf "$tmp"' EXIT
 now() { date +%s.%N; }
 timed() { local t0; t0=$(now); "$@" >/dev/null; echo "$(now) - $t0" | bc -l; }
 
-under() { # HZ: one timed workload run under pyebpf -a at HZ; cost lines to $tmp/cost.HZ
+under_pyebpf() { # HZ: one timed run under pyebpf -a; its summary lines to $tmp/cost.HZ
 	local hz=$1 pid t
 	$PYEBPF record -a -F "$hz" -o "$tmp/p.folded" 2>"$tmp/err" &
 	pid=$!
-	sleep 1 # loaded and attached
+	until grep -q "pyebpf: sampling" "$tmp/err" 2>/dev/null; do sleep 0.05; done
 	t=$(timed "${WORKLOAD[@]}")
 	kill -INT $pid
 	wait $pid
@@ -41,7 +43,7 @@ under() { # HZ: one timed workload run under pyebpf -a at HZ; cost lines to $tmp
 	echo "$t"
 }
 
-perf_under() { # HZ: the same under `perf record -a -g`, the reference for the timer's own cost
+under_perf() { # HZ
 	local hz=$1 pid t
 	perf record -a -g -F "$hz" -o "$tmp/perf.data" >/dev/null 2>&1 &
 	pid=$!
@@ -54,33 +56,34 @@ perf_under() { # HZ: the same under `perf record -a -g`, the reference for the t
 
 median() { sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 
+runs=(pyebpf:99 pyebpf:999)
+[ -n "$PERF" ] && runs+=(perf:99 perf:999)
 for i in $(seq "$ROUNDS"); do
-	timed "${WORKLOAD[@]}" >>"$tmp/base"
-	under 99 >>"$tmp/hz99"
-	timed "${WORKLOAD[@]}" >>"$tmp/base"
-	under 999 >>"$tmp/hz999"
-	if [ -n "$PERF" ]; then
-		perf_under 99 >>"$tmp/perf99"
-		perf_under 999 >>"$tmp/perf999"
-	fi
+	before=$(timed "${WORKLOAD[@]}")
+	echo "$before" >>"$tmp/alone"
+	for r in "${runs[@]}"; do
+		tool=${r%:*} hz=${r#*:}
+		t=$(under_$tool "$hz")
+		after=$(timed "${WORKLOAD[@]}")
+		echo "$after" >>"$tmp/alone"
+		echo "$t / (($before + $after) / 2)" | bc -l >>"$tmp/ratio.$tool.$hz"
+		before=$after
+	done
 	echo "round $i/$ROUNDS done" >&2
 done
 
-base=$(median <"$tmp/base")
-printf 'workload: %s (single-threaded, CPU-bound), %s rounds, interleaved\n' "${WORKLOAD[*]}" "$ROUNDS"
-printf '%-28s median %.3f s\n' "alone" "$base"
-for hz in 99 999; do
-	m=$(median <"$tmp/hz$hz")
-	us=$(grep -o '[0-9.]* us per sample)' "$tmp/cost.$hz" | tr -d ' us per sample)' | median)
-	bpf=$(grep -o 'BPF [0-9.]* us' "$tmp/cost.$hz" | awk '{print $2}' | median)
-	lost=$(grep -o '), [0-9]* lost' "$tmp/cost.$hz" | awk '{s+=$2} END {print s+0}')
-	printf '%-28s median %.3f s  ratio %.4f (%+.2f%%)  pyebpf %s us/sample, BPF %s us/sample, %s lost\n' \
-		"under record -a -F $hz" "$m" "$(echo "$m / $base" | bc -l)" "$(echo "($m / $base - 1) * 100" | bc -l)" \
-		"$us" "$bpf" "$lost"
-done
-for hz in 99 999; do
-	[ -s "$tmp/perf$hz" ] || continue
-	m=$(median <"$tmp/perf$hz")
-	printf '%-28s median %.3f s  ratio %.4f (%+.2f%%)\n' "under perf record -a -g -F $hz" "$m" \
-		"$(echo "$m / $base" | bc -l)" "$(echo "($m / $base - 1) * 100" | bc -l)"
+printf 'workload: %s (single-threaded, CPU-bound), %s rounds\n' "${WORKLOAD[*]}" "$ROUNDS"
+printf '%-30s median %.3f s\n' "alone" "$(median <"$tmp/alone")"
+for r in "${runs[@]}"; do
+	tool=${r%:*} hz=${r#*:}
+	ratio=$(median <"$tmp/ratio.$tool.$hz")
+	line=$(printf '%-30s slowdown %+.2f%% (median of paired ratios)' "under $tool record -a -F $hz" \
+		"$(echo "($ratio - 1) * 100" | bc -l)")
+	if [ "$tool" = pyebpf ]; then
+		us=$(grep -o '(.* us per sample)' "$tmp/cost.$hz" | tr -d '()' | awk '{print $1}' | median)
+		bpf=$(grep -o 'BPF [0-9.]* us' "$tmp/cost.$hz" | awk '{print $2}' | median)
+		lost=$(grep -o '), [0-9]* lost' "$tmp/cost.$hz" | awk '{s+=$2} END {print s+0}')
+		line+=$(printf '  pyebpf %s us/sample, BPF %s us/sample, %s lost' "$us" "$bpf" "$lost")
+	fi
+	echo "$line"
 done
