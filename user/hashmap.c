@@ -70,6 +70,16 @@ void hashmap__free(struct hashmap *h)
 	free(h);
 }
 
+void hashmap__free_values(struct hashmap *h, void (*free_value)(void *))
+{
+	if (!h)
+		return;
+	for (size_t i = 0; i < h->cap; i++)
+		if (h->slots[i].key && h->slots[i].key != TOMBSTONE)
+			free_value((void *)(uintptr_t)h->slots[i].value);
+	hashmap__free(h);
+}
+
 static struct slot *find(const struct hashmap *h, const void *key, size_t len, uint64_t hash)
 {
 	size_t mask = h->cap - 1;

@@ -11,6 +11,8 @@ struct hashmap;
 
 struct hashmap *hashmap__new(void);
 void hashmap__free(struct hashmap *h); /* accepts NULL */
+/* For maps whose values are pointers: free_value(each value), then the map. Accepts NULL. */
+void hashmap__free_values(struct hashmap *h, void (*free_value)(void *));
 /* The value slot of key, or NULL when absent. */
 uint64_t *hashmap__get(const struct hashmap *h, const void *key, size_t len);
 /* The value slot of key, inserted (value 0, *created = true) when absent; NULL on ENOMEM. */

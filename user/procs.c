@@ -78,21 +78,22 @@ static void proc_free(struct proc *p)
 	free(p);
 }
 
+static void proc_free_value(void *p)
+{
+	proc_free(p);
+}
+
+static void syms_free_value(void *s)
+{
+	elf_syms__free(s);
+}
+
 void procs__free(struct procs *t)
 {
-	size_t pos = 0, len;
-	const void *key;
-	uint64_t v;
-
 	if (!t)
 		return;
-	while (hashmap__next(t->by_pid, &pos, &key, &len, &v))
-		proc_free((struct proc *)(uintptr_t)v);
-	pos = 0;
-	while (hashmap__next(t->files, &pos, &key, &len, &v))
-		elf_syms__free((struct elf_syms *)(uintptr_t)v);
-	hashmap__free(t->by_pid);
-	hashmap__free(t->files);
+	hashmap__free_values(t->by_pid, proc_free_value);
+	hashmap__free_values(t->files, syms_free_value);
 	free(t);
 }
 

@@ -263,6 +263,43 @@ static bool excluded(const struct recorder *r, const struct sample_labels *l)
 	return false;
 }
 
+/* The Python state of a sampled process, asked at first sight and whenever its
+ * maps change; changes are registered with the BPF walker. */
+static struct py_proc *python_of(struct recorder *r, uint32_t pid, struct proc *p, uint64_t now)
+{
+	struct py_proc *py = NULL;
+	bool changed;
+
+	for (int pass = 0; pass < 2; pass++) {
+		py = pyprocs__lookup(r->py, pid, procs__maps_gen(p), &changed);
+		if (changed)
+			py_register(r, pid, py);
+		if (py)
+			break;
+		procs__refresh_young(r->procs, p, now, YOUNG_NS); /* libpython may not be mapped yet */
+	}
+	return py;
+}
+
+/* The thread's name: from threading.Thread when it has one, else the OS name. */
+static uint32_t thread_label(struct recorder *r, const struct pyebpf_sample *s, struct py_proc *py, uint64_t now)
+{
+	bool ask;
+	uint32_t name_id = threads__name(r->threads, s->h.pid, s->h.tid, now, &ask);
+	char *name;
+
+	if (!py || !s->tstate || !ask)
+		return name_id;
+	name = py_thread_name((pid_t)s->h.pid, py_proc__interp(py), s->tstate);
+	if (!name && s->h.tid == s->h.pid)
+		name = xstrdup("MainThread");
+	threads__set_python_name(r->threads, s->h.pid, s->h.tid, name, now);
+	if (name)
+		name_id = profile__str(r->prof, name);
+	free(name);
+	return name_id;
+}
+
 static void handle_sample(struct recorder *r, const struct pyebpf_sample *s, size_t size)
 {
 	static uint32_t frames[MAX_FRAMES];
@@ -270,9 +307,9 @@ static void handle_sample(struct recorder *r, const struct pyebpf_sample *s, siz
 	char comm[PYEBPF_COMM_LEN + 1];
 	uint64_t now = now_ns();
 	struct sample_labels l;
-	struct py_proc *py = NULL;
+	struct py_proc *py;
 	struct proc *p;
-	bool python, changed;
+	bool python;
 
 	if (size < PYEBPF_SAMPLE_SIZE(0) || kn > PYEBPF_MAX_STACK || un > PYEBPF_MAX_STACK ||
 	    size < PYEBPF_SAMPLE_SIZE(kn + un)) {
@@ -293,33 +330,9 @@ static void handle_sample(struct recorder *r, const struct pyebpf_sample *s, siz
 		  (s->flags & PYEBPF_SAMPLE_GIL_HELD ? LABEL_GIL_HELD : 0);
 
 	p = procs__get(r->procs, s->h.pid, now);
-	if (s->h.pid) {
-		/* Is it Python? Asked at first sight and whenever its maps change,
-		 * before any filter: a process must be known to be Python to be
-		 * sampled as Python. */
-		py = pyprocs__lookup(r->py, s->h.pid, procs__maps_gen(p), &changed);
-		if (changed)
-			py_register(r, s->h.pid, py);
-		if (!py) { /* libpython may not be mapped yet */
-			procs__refresh_young(r->procs, p, now, YOUNG_NS);
-			py = pyprocs__lookup(r->py, s->h.pid, procs__maps_gen(p), &changed);
-			if (changed)
-				py_register(r, s->h.pid, py);
-		}
-	}
-	bool ask;
-	l.thread = threads__name(r->threads, s->h.pid, s->h.tid, now, &ask);
-	if (python && py && s->tstate && ask) {
-		/* Named by threading.Thread? */
-		char *name = py_thread_name((pid_t)s->h.pid, py_proc__interp(py), s->tstate);
-
-		if (!name && s->h.tid == s->h.pid)
-			name = xstrdup("MainThread");
-		threads__set_python_name(r->threads, s->h.pid, s->h.tid, name, now);
-		if (name)
-			l.thread = profile__str(r->prof, name);
-		free(name);
-	}
+	/* Before any filter: a process must be known to be Python to be sampled as Python. */
+	py = python_of(r, s->h.pid, p, now);
+	l.thread = thread_label(r, s, python ? py : NULL, now);
 	if ((r->opts.gil_only && !(l.flags & LABEL_GIL_HELD)) || (r->opts.nexclude && excluded(r, &l))) {
 		r->filtered++;
 		return;

@@ -40,15 +40,9 @@ struct threads *threads__new(struct profile *prof)
 
 void threads__free(struct threads *t)
 {
-	size_t pos = 0, len;
-	const void *k;
-	uint64_t v;
-
 	if (!t)
 		return;
-	while (hashmap__next(t->by_tid, &pos, &k, &len, &v))
-		free((void *)(uintptr_t)v);
-	hashmap__free(t->by_tid);
+	hashmap__free_values(t->by_tid, free);
 	free(t);
 }
 

@@ -65,3 +65,26 @@ Test(hashmap, remove_and_reinsert_many_times_stays_bounded)
 	cr_assert_eq(hashmap__size(h), 0);
 	hashmap__free(h);
 }
+
+static int freed;
+static void count_free(void *p)
+{
+	freed++;
+	free(p);
+}
+
+Test(hashmap, free_values_frees_every_value_once)
+{
+	struct hashmap *h = hashmap__new();
+
+	freed = 0;
+	for (uint32_t i = 0; i < 100; i++)
+		*hashmap__put(h, &i, sizeof(i), NULL) = (uintptr_t)malloc(8);
+	uint32_t k = 7;
+	void *gone = (void *)(uintptr_t)*hashmap__get(h, &k, sizeof(k));
+	hashmap__remove(h, &k, sizeof(k));
+	free(gone);
+	hashmap__free_values(h, count_free);
+	cr_assert_eq(freed, 99);
+	hashmap__free_values(NULL, count_free);
+}

@@ -53,15 +53,9 @@ struct py_detector *py_detector__new(void)
 
 void py_detector__free(struct py_detector *d)
 {
-	size_t pos = 0, len;
-	const void *k;
-	uint64_t v;
-
 	if (!d)
 		return;
-	while (hashmap__next(d->files, &pos, &k, &len, &v))
-		free((void *)(uintptr_t)v);
-	hashmap__free(d->files);
+	hashmap__free_values(d->files, free);
 	free(d);
 }
 

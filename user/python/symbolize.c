@@ -94,40 +94,32 @@ struct pyprocs *pyprocs__new(struct profile *prof)
 	return t;
 }
 
-static void codes_free(struct hashmap *codes)
+static void code_free(void *v)
 {
-	size_t pos = 0, len;
-	const void *k;
-	uint64_t v;
+	struct py_code *c = v;
 
-	if (!codes)
-		return;
-	while (hashmap__next(codes, &pos, &k, &len, &v)) {
-		struct py_code *c = (struct py_code *)(uintptr_t)v;
-
-		free(c->linetable);
-		free(c);
-	}
-	hashmap__free(codes);
+	free(c->linetable);
+	free(c);
 }
 
-static void proc_free(struct py_proc *p)
+static void codes_free(struct hashmap *codes)
 {
+	hashmap__free_values(codes, code_free);
+}
+
+static void proc_free(void *v)
+{
+	struct py_proc *p = v;
+
 	codes_free(p->codes);
 	free(p);
 }
 
 void pyprocs__free(struct pyprocs *t)
 {
-	size_t pos = 0, len;
-	const void *k;
-	uint64_t v;
-
 	if (!t)
 		return;
-	while (hashmap__next(t->procs, &pos, &k, &len, &v))
-		proc_free((struct py_proc *)(uintptr_t)v);
-	hashmap__free(t->procs);
+	hashmap__free_values(t->procs, proc_free);
 	py_detector__free(t->det);
 	free(t->src_key);
 	free(t->src);
