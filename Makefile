@@ -10,15 +10,18 @@ ARCH    := $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/')
 CFLAGS  ?= -O2 -g
 WARN    := -Wall -Wextra -Werror
 CPPFLAGS := -D_GNU_SOURCE -Iinclude -I$(BUILD) -Iuser
-LDLIBS  := -lbpf -lelf -lz -lstdc++
+LDLIBS  := -lbpf -lelf -lz -lprotobuf-c -lstdc++
 SAN     := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
 # Pure logic: no libbpf, so the unit tests link it alone.
 PURE_SRCS := $(filter-out user/main.c user/record.c,$(wildcard user/*.c user/*/*.c))
 USER_SRCS := $(PURE_SRCS) user/record.c user/main.c
-USER_OBJS := $(patsubst user/%.c,$(BUILD)/obj/%.o,$(USER_SRCS))
-PURE_OBJS := $(patsubst user/%.c,$(BUILD)/obj/%.o,$(PURE_SRCS))
-ASAN_OBJS := $(patsubst user/%.c,$(BUILD)/asan/%.o,$(PURE_SRCS))
+USER_OBJS := $(patsubst user/%.c,$(BUILD)/obj/%.o,$(USER_SRCS)) $(BUILD)/obj/profile.pb-c.o
+# pprof's schema, compiled by protoc-c (generated code: not held to our warnings).
+PROTO_OBJ := $(BUILD)/obj/profile.pb-c.o
+PROTO_ASAN := $(BUILD)/asan/profile.pb-c.o
+PURE_OBJS := $(patsubst user/%.c,$(BUILD)/obj/%.o,$(PURE_SRCS)) $(PROTO_OBJ)
+ASAN_OBJS := $(patsubst user/%.c,$(BUILD)/asan/%.o,$(PURE_SRCS)) $(PROTO_ASAN)
 HEADERS   := $(wildcard include/*.h user/*.h user/*/*.h)
 
 UNIT_SRCS  := $(wildcard tests/unit/*.c)
@@ -36,12 +39,25 @@ $(BUILD)/sample.bpf.o: bpf/sample.bpf.c $(wildcard bpf/*.h) include/pyebpf.h vml
 $(BUILD)/sample.skel.h: $(BUILD)/sample.bpf.o Makefile
 	$(BPFTOOL) gen skeleton $< name sample_bpf > $@
 
-$(BUILD)/obj/%.o: user/%.c $(HEADERS) $(BUILD)/sample.skel.h
+$(BUILD)/profile.pb-c.c $(BUILD)/profile.pb-c.h: user/write/profile.proto | $(BUILD)
+	protoc-c --c_out=$(BUILD) --proto_path=user/write $<
+
+$(PROTO_OBJ): $(BUILD)/profile.pb-c.c
+	@mkdir -p $(dir $@)
+	@echo "  CC      $<"
+	@$(CC) $(CFLAGS) -w $(CPPFLAGS) -c $< -o $@
+
+$(PROTO_ASAN): $(BUILD)/profile.pb-c.c
+	@mkdir -p $(dir $@)
+	@echo "  CC-SAN  $<"
+	@$(CC) -O1 -g $(SAN) -w $(CPPFLAGS) -c $< -o $@
+
+$(BUILD)/obj/%.o: user/%.c $(HEADERS) $(BUILD)/sample.skel.h $(BUILD)/profile.pb-c.h
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
 	@$(CC) $(CFLAGS) $(WARN) $(CPPFLAGS) -c $< -o $@
 
-$(BUILD)/asan/%.o: user/%.c $(HEADERS)
+$(BUILD)/asan/%.o: user/%.c $(HEADERS) $(BUILD)/profile.pb-c.h
 	@mkdir -p $(dir $@)
 	@echo "  CC-SAN  $<"
 	@$(CC) -O1 -g $(SAN) $(WARN) $(CPPFLAGS) -c $< -o $@
@@ -68,7 +84,7 @@ $(BUILD)/fixtures/libfixture-stripped.so: $(BUILD)/fixtures/libfixture.so
 # Unit tests: pure code under AddressSanitizer and UBSan.
 $(BUILD)/unit-tests: $(UNIT_SRCS) tests/unit/unit.h $(ASAN_OBJS)
 	@echo "  LD      $@"
-	@$(CC) -O1 -g $(SAN) $(WARN) $(CPPFLAGS) $(UNIT_SRCS) $(ASAN_OBJS) -o $@ -lcriterion -ldw -lelf -lstdc++ -ldl
+	@$(CC) -O1 -g $(SAN) $(WARN) $(CPPFLAGS) $(UNIT_SRCS) $(ASAN_OBJS) -o $@ -lcriterion -ldw -lelf -lz -lprotobuf-c -lstdc++ -ldl
 
 $(BUILD)/integ-tests: $(INTEG_SRCS) tests/integ/integ.h
 	@echo "  LD      $@"
@@ -85,7 +101,8 @@ test: unit-test integ-test
 
 # ---- set-up ----------------------------------------------------------------
 DEPS := make clang llvm gcc g++ libbpf-dev bpftool libelf-dev zlib1g-dev libdw-dev \
-	libcriterion-dev pkg-config python3 binutils procps util-linux bc
+	libcriterion-dev pkg-config python3 binutils procps util-linux bc \
+	libprotobuf-c-dev protobuf-c-compiler golang-go
 
 deps:
 	apt-get update -qq

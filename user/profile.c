@@ -112,6 +112,13 @@ void profile__add(struct profile *p, const struct sample_labels *l, const uint32
 	p->total += count;
 }
 
+_Static_assert(sizeof(struct frame) == 32, "frames are hashed as bytes: no padding");
+
+size_t profile__nframes(const struct profile *p)
+{
+	return p->nframes;
+}
+
 uint64_t profile__total(const struct profile *p)
 {
 	return p->total;

@@ -22,6 +22,8 @@ struct frame {
 	uint32_t name;   /* function name; 0 when unknown */
 	uint32_t module; /* native: mapped file path; python: source file */
 	uint32_t line;   /* python: line number */
+	uint32_t start_line; /* python: the function's first line (co_firstlineno) */
+	uint32_t reserved;   /* zero: frames are hashed as bytes, no padding allowed */
 	uint64_t offset; /* native frame with no symbol: address within module */
 };
 
@@ -50,6 +52,7 @@ const struct frame *profile__frame_at(const struct profile *p, uint32_t id);
 void profile__add(struct profile *p, const struct sample_labels *l, const uint32_t *frames, uint32_t n, uint64_t count);
 
 uint64_t profile__total(const struct profile *p); /* samples */
+size_t profile__nframes(const struct profile *p); /* distinct frames: ids 0 .. n-1 */
 size_t profile__nstacks(const struct profile *p); /* distinct (labels, stack) */
 
 struct profile_entry {

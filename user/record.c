@@ -37,6 +37,7 @@
 #include "threads.h"
 #include "util.h"
 #include "write/folded.h"
+#include "write/pprof.h"
 
 #define MAX_CPUS 4096
 #define RINGBUF_BYTES (16u << 20)
@@ -79,6 +80,8 @@ struct recorder {
 	int child_status;
 	uint64_t received, bad_events;
 	uint64_t start_ns;
+	int64_t start_epoch_ns; /* wall clock at start, for pprof's time_nanos */
+	uint64_t elapsed_ns;
 	double setup_cpu; /* seconds of our CPU before sampling began */
 	int ncpus;
 };
@@ -687,8 +690,13 @@ static void print_summary(struct recorder *r, uint64_t elapsed_ns)
 static int write_output(struct recorder *r)
 {
 	struct folded_opts fo = { .threads = r->opts.threads };
+	struct pprof_opts po = { .period_ns = 1000000000ULL / r->opts.freq,
+				 .time_nanos = r->start_epoch_ns,
+				 .duration_nanos = (int64_t)r->elapsed_ns };
+	int err = r->opts.format == FORMAT_PPROF ? pprof__write(r->prof, &po, r->out.f)
+						 : folded__write(r->prof, &fo, r->out.f);
 
-	if (folded__write(r->prof, &fo, r->out.f)) {
+	if (err) {
 		err_msg("cannot write '%s': %s", r->opts.output, strerror(errno));
 		return -1;
 	}
@@ -781,6 +789,9 @@ int record_main(int argc, char **argv)
 	if (open_perf_events(&r))
 		goto out;
 	r.start_ns = now_ns();
+	struct timespec wall;
+	clock_gettime(CLOCK_REALTIME, &wall);
+	r.start_epoch_ns = (int64_t)wall.tv_sec * 1000000000LL + wall.tv_nsec;
 	r.setup_cpu = own_cpu_seconds();
 	if (r.opts.cmd) {
 		int e = release_child(&r, go_w, err_r);
@@ -795,10 +806,10 @@ int record_main(int argc, char **argv)
 		goto out;
 
 	/* Stop: no new samples, then everything still in the ring buffer. */
-	uint64_t elapsed = now_ns() - r.start_ns;
+	r.elapsed_ns = now_ns() - r.start_ns;
 	stop_sampling(&r);
 	ring_buffer__consume(r.rb);
-	print_summary(&r, elapsed);
+	print_summary(&r, r.elapsed_ns);
 	if (write_output(&r))
 		goto out;
 	ret = 0;

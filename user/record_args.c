@@ -31,7 +31,9 @@ static const char usage[] =
 	"\n"
 	"Output:\n"
 	"  -o, --output FILE       where to write the profile (default pyebpf.folded)\n"
-	"                          format by extension: .folded or .txt (folded stacks)\n"
+	"                          format by extension: .folded or .txt (folded stacks),\n"
+	"                          .pb.gz or .pprof (pprof, for go tool pprof, Pyroscope)\n"
+	"      --format FORMAT     folded or pprof, whatever the extension\n"
 	"  -v, --verbose           libbpf debug output and the BPF verifier log\n"
 	"  -h, --help              this help\n"
 	"\n"
@@ -53,6 +55,7 @@ static const struct option long_opts[] = {
 	{ "threads", no_argument, NULL, 'T' },
 	{ "exclude-thread", required_argument, NULL, 'X' },
 	{ "gil", no_argument, NULL, 'G' },
+	{ "format", required_argument, NULL, 'f' },
 	{ "help", no_argument, NULL, 'h' },
 	{ 0 },
 };
@@ -116,12 +119,32 @@ int output_format_from_path(const char *path, enum output_format *f)
 		*f = FORMAT_FOLDED;
 		return 0;
 	}
-	err_msg("cannot tell the output format of '%s' (known extensions: .folded, .txt)", path);
+	if (ends_with(base, ".pb.gz") || ends_with(base, ".pprof")) {
+		*f = FORMAT_PPROF;
+		return 0;
+	}
+	err_msg("cannot tell the output format of '%s' (known extensions: .folded, .txt, .pb.gz, .pprof; "
+		"or give --format)", path);
+	return -1;
+}
+
+int output_format_from_name(const char *name, enum output_format *f)
+{
+	if (!strcmp(name, "folded")) {
+		*f = FORMAT_FOLDED;
+		return 0;
+	}
+	if (!strcmp(name, "pprof")) {
+		*f = FORMAT_PPROF;
+		return 0;
+	}
+	err_msg("unknown format '%s' for --format (folded, pprof)", name);
 	return -1;
 }
 
 static int parse(int argc, char **argv, struct record_opts *o)
 {
+	const char *format = NULL;
 	int c;
 
 	memset(o, 0, sizeof(*o));
@@ -170,6 +193,9 @@ static int parse(int argc, char **argv, struct record_opts *o)
 		case 'G':
 			o->gil_only = true;
 			break;
+		case 'f':
+			format = optarg;
+			break;
 		case 'X': {
 			size_t cap = o->nexclude;
 
@@ -207,6 +233,8 @@ static int parse(int argc, char **argv, struct record_opts *o)
 	}
 	if (!o->npids && !o->cmd)
 		o->all = true;
+	if (format)
+		return output_format_from_name(format, &o->format);
 	return output_format_from_path(o->output, &o->format);
 }
 

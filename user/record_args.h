@@ -9,6 +9,7 @@
 
 enum output_format {
 	FORMAT_FOLDED,
+	FORMAT_PPROF,
 };
 
 struct record_opts {
@@ -38,5 +39,7 @@ int record_args__parse(int argc, char **argv, struct record_opts *o);
 void record_args__free(struct record_opts *o);
 /* The format an output path asks for; -1 (after one error line) when unknown. */
 int output_format_from_path(const char *path, enum output_format *f);
+/* The format named by --format; -1 (after one error line) when unknown. */
+int output_format_from_name(const char *name, enum output_format *f);
 
 #endif

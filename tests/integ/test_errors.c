@@ -106,3 +106,10 @@ Test(errors, bpf_load_failure_in_a_user_namespace, .timeout = 30)
 	cr_assert(strstr(r.err, "pyebpf: cannot load the BPF sampler: Operation not permitted\n"), "%s", r.err);
 	run_result_free(&r);
 }
+
+Test(errors, unknown_format, .timeout = 30)
+{
+	const char *argv[] = { PYEBPF, "record", "--format", "svg", NULL };
+
+	expect_error(argv, 2, "pyebpf: unknown format 'svg' for --format (folded, pprof)\n", NULL);
+}

@@ -133,9 +133,12 @@ Test(record_args, output_format_by_extension, .init = redirect)
 	cr_assert_eq(output_format_from_path("dir/a.txt", &f), 0);
 	cr_assert_eq(output_format_from_path("profile", &f), 0);
 	cr_assert_eq(f, FORMAT_FOLDED);
+	cr_assert_eq(output_format_from_path("a.pb.gz", &f), 0);
+	cr_assert_eq(f, FORMAT_PPROF);
 	cr_assert_eq(output_format_from_path("a.svgz", &f), -1);
 	fflush(stderr);
-	cr_assert_stderr_eq_str("pyebpf: cannot tell the output format of 'a.svgz' (known extensions: .folded, .txt)\n");
+	cr_assert_stderr_eq_str("pyebpf: cannot tell the output format of 'a.svgz' (known extensions: .folded, .txt, "
+				".pb.gz, .pprof; or give --format)\n");
 }
 
 Test(record_args, help_goes_to_stdout, .init = redirect)

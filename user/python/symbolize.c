@@ -321,5 +321,6 @@ uint32_t py_proc__frame(struct pyprocs *t, struct py_proc *p, uint64_t code, uin
 	f.name = c->name;
 	f.module = c->file;
 	f.line = line >= 0 ? (uint32_t)line : (uint32_t)c->firstlineno;
+	f.start_line = c->firstlineno > 0 ? (uint32_t)c->firstlineno : 0;
 	return profile__frame(t->prof, &f);
 }

@@ -1,0 +1,295 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+#include "pprof.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "../frame_format.h"
+#include "../hashmap.h"
+#include "../util.h"
+#include "profile.pb-c.h"
+
+typedef Perftools__Profiles__Profile Profile;
+typedef Perftools__Profiles__Sample Sample;
+typedef Perftools__Profiles__Location Location;
+typedef Perftools__Profiles__Line Line;
+typedef Perftools__Profiles__Function Function;
+typedef Perftools__Profiles__Mapping Mapping;
+typedef Perftools__Profiles__Label Label;
+typedef Perftools__Profiles__ValueType ValueType;
+
+/* The pprof string table: pyebpf's strings get new indexes, "" is 0. */
+struct strtab {
+	struct hashmap *ids;
+	char **v;
+	size_t n, cap;
+};
+
+static int64_t str_id(struct strtab *t, const char *s)
+{
+	bool created;
+	uint64_t *v = hashmap__put(t->ids, s, strlen(s), &created);
+
+	if (!v)
+		die("out of memory");
+	if (created) {
+		xgrow(&t->v, &t->cap, t->n + 1, sizeof(*t->v));
+		t->v[t->n] = xstrdup(s);
+		*v = t->n++;
+	}
+	return (int64_t)*v;
+}
+
+struct builder {
+	const struct profile *p;
+	struct strtab strs;
+	struct hashmap *func_ids; /* function key → id */
+	Function **funcs;
+	size_t nfuncs, funcs_cap;
+	struct hashmap *map_ids; /* module string → id */
+	Mapping **maps;
+	size_t nmaps, maps_cap;
+	uint64_t *loc_of_frame; /* frame id → location id (0: none yet) */
+	Location **locs;
+	size_t nlocs, locs_cap;
+};
+
+static uint64_t mapping_id(struct builder *b, const char *module)
+{
+	bool created;
+	uint64_t *v = hashmap__put(b->map_ids, module, strlen(module), &created);
+
+	if (!v)
+		die("out of memory");
+	if (created) {
+		Mapping *m = xcalloc(1, sizeof(*m));
+
+		perftools__profiles__mapping__init(m);
+		m->id = b->nmaps + 1;
+		m->filename = str_id(&b->strs, module);
+		m->has_functions = true;
+		xgrow(&b->maps, &b->maps_cap, b->nmaps + 1, sizeof(*b->maps));
+		b->maps[b->nmaps++] = m;
+		*v = m->id;
+	}
+	return *v;
+}
+
+static uint64_t function_id(struct builder *b, const char *name, const char *file, int64_t start_line)
+{
+	char key[8192];
+	int n = snprintf(key, sizeof(key), "%s%c%s%c%" PRId64, name, 0, file, 0, start_line);
+	bool created;
+	uint64_t *v = hashmap__put(b->func_ids, key, n > 0 && (size_t)n < sizeof(key) ? (size_t)n : sizeof(key), &created);
+
+	if (!v)
+		die("out of memory");
+	if (created) {
+		Function *f = xcalloc(1, sizeof(*f));
+
+		perftools__profiles__function__init(f);
+		f->id = b->nfuncs + 1;
+		f->name = f->system_name = str_id(&b->strs, name);
+		f->filename = str_id(&b->strs, file);
+		f->start_line = start_line;
+		xgrow(&b->funcs, &b->funcs_cap, b->nfuncs + 1, sizeof(*b->funcs));
+		b->funcs[b->nfuncs++] = f;
+		*v = f->id;
+	}
+	return *v;
+}
+
+static uint64_t location_id(struct builder *b, uint32_t frame_id)
+{
+	const struct frame *f = profile__frame_at(b->p, frame_id);
+	const char *module = profile__str_at(b->p, f->module);
+	char name[4096];
+	Location *l;
+	Line *line;
+
+	if (b->loc_of_frame[frame_id])
+		return b->loc_of_frame[frame_id];
+	l = xcalloc(1, sizeof(*l));
+	line = xcalloc(1, sizeof(*line));
+	perftools__profiles__location__init(l);
+	perftools__profiles__line__init(line);
+	l->id = b->nlocs + 1;
+	if (f->kind == FRAME_PYTHON) {
+		line->function_id = function_id(b, profile__str_at(b->p, f->name), module, f->start_line);
+		line->line = f->line;
+	} else {
+		frame__format(b->p, f, name, sizeof(name));
+		if (f->kind == FRAME_KERNEL)
+			module = "[kernel.kallsyms]";
+		line->function_id = function_id(b, name, f->kind == FRAME_MARK ? "" : module, 0);
+		if (f->kind != FRAME_MARK && *module)
+			l->mapping_id = mapping_id(b, module);
+		l->address = f->offset;
+	}
+	l->n_line = 1;
+	l->line = xcalloc(1, sizeof(*l->line));
+	l->line[0] = line;
+	xgrow(&b->locs, &b->locs_cap, b->nlocs + 1, sizeof(*b->locs));
+	b->locs[b->nlocs++] = l;
+	b->loc_of_frame[frame_id] = l->id;
+	return l->id;
+}
+
+static Label *label(struct builder *b, const char *key, const char *str, int64_t num)
+{
+	Label *l = xcalloc(1, sizeof(*l));
+
+	perftools__profiles__label__init(l);
+	l->key = str_id(&b->strs, key);
+	if (str)
+		l->str = str_id(&b->strs, str);
+	else
+		l->num = num;
+	return l;
+}
+
+static ValueType *value_type(struct builder *b, const char *type, const char *unit)
+{
+	ValueType *v = xcalloc(1, sizeof(*v));
+
+	perftools__profiles__value_type__init(v);
+	v->type = str_id(&b->strs, type);
+	v->unit = str_id(&b->strs, unit);
+	return v;
+}
+
+/* gzip (not zlib) framing, as pprof files are. */
+static int write_gzip(const uint8_t *data, size_t len, FILE *out)
+{
+	z_stream z = { 0 };
+	uint8_t buf[1 << 16];
+	int ret, err = 0;
+
+	if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+		errno = ENOMEM;
+		return -1;
+	}
+	z.next_in = (uint8_t *)data;
+	z.avail_in = (uInt)len;
+	do {
+		z.next_out = buf;
+		z.avail_out = sizeof(buf);
+		ret = deflate(&z, Z_FINISH);
+		if (ret == Z_STREAM_ERROR) {
+			err = EIO;
+			break;
+		}
+		size_t have = sizeof(buf) - z.avail_out;
+		if (have && fwrite(buf, 1, have, out) != have) {
+			err = errno ? errno : EIO;
+			break;
+		}
+	} while (ret != Z_STREAM_END);
+	deflateEnd(&z);
+	if (err) {
+		errno = err;
+		return -1;
+	}
+	return 0;
+}
+
+int pprof__write(const struct profile *p, const struct pprof_opts *o, FILE *out)
+{
+	struct builder b = { .p = p };
+	Profile prof = PERFTOOLS__PROFILES__PROFILE__INIT;
+	size_t cap = 0, pos = 0;
+	struct profile_entry e;
+	int ret;
+
+	b.strs.ids = hashmap__new();
+	b.func_ids = hashmap__new();
+	b.map_ids = hashmap__new();
+	if (!b.strs.ids || !b.func_ids || !b.map_ids)
+		die("out of memory");
+	str_id(&b.strs, "");
+	b.loc_of_frame = xcalloc(profile__nframes(p) + 1, sizeof(*b.loc_of_frame));
+
+	prof.n_sample_type = 2;
+	prof.sample_type = xcalloc(2, sizeof(*prof.sample_type));
+	prof.sample_type[0] = value_type(&b, "samples", "count");
+	prof.sample_type[1] = value_type(&b, "cpu", "nanoseconds");
+	prof.period_type = value_type(&b, "cpu", "nanoseconds");
+	prof.period = (int64_t)o->period_ns;
+	prof.time_nanos = o->time_nanos;
+	prof.duration_nanos = o->duration_nanos;
+
+	while (profile__next(p, &pos, &e)) {
+		Sample *s = xcalloc(1, sizeof(*s));
+
+		perftools__profiles__sample__init(s);
+		s->n_location_id = e.nframes;
+		s->location_id = xcalloc(e.nframes + 1, sizeof(*s->location_id));
+		for (uint32_t i = 0; i < e.nframes; i++) /* pprof: leaf first */
+			s->location_id[i] = location_id(&b, e.frames[e.nframes - 1 - i]);
+		s->n_value = 2;
+		s->value = xcalloc(2, sizeof(*s->value));
+		s->value[0] = (int64_t)e.count;
+		s->value[1] = (int64_t)(e.count * o->period_ns);
+		s->label = xcalloc(5, sizeof(*s->label));
+		s->label[s->n_label++] = label(&b, "pid", NULL, e.labels.pid);
+		s->label[s->n_label++] = label(&b, "tid", NULL, e.labels.tid);
+		s->label[s->n_label++] = label(&b, "comm", profile__str_at(p, e.labels.comm), 0);
+		s->label[s->n_label++] = label(&b, "thread", profile__str_at(p, e.labels.thread), 0);
+		if (e.labels.flags & LABEL_GIL_KNOWN)
+			s->label[s->n_label++] = label(&b, "gil", e.labels.flags & LABEL_GIL_HELD ? "held" : "released", 0);
+		xgrow(&prof.sample, &cap, prof.n_sample + 1, sizeof(*prof.sample));
+		prof.sample[prof.n_sample++] = s;
+	}
+	prof.n_location = b.nlocs;
+	prof.location = b.locs;
+	prof.n_function = b.nfuncs;
+	prof.function = b.funcs;
+	prof.n_mapping = b.nmaps;
+	prof.mapping = b.maps;
+	prof.n_string_table = b.strs.n;
+	prof.string_table = b.strs.v;
+
+	size_t len = perftools__profiles__profile__get_packed_size(&prof);
+	uint8_t *buf = xmalloc(len);
+	perftools__profiles__profile__pack(&prof, buf);
+	ret = write_gzip(buf, len, out);
+	free(buf);
+
+	/* Free what was built: the messages are plain allocations. */
+	for (size_t i = 0; i < prof.n_sample; i++) {
+		for (size_t k = 0; k < prof.sample[i]->n_label; k++)
+			free(prof.sample[i]->label[k]);
+		free(prof.sample[i]->label);
+		free(prof.sample[i]->location_id);
+		free(prof.sample[i]->value);
+		free(prof.sample[i]);
+	}
+	free(prof.sample);
+	for (size_t i = 0; i < b.nlocs; i++) {
+		free(b.locs[i]->line[0]);
+		free(b.locs[i]->line);
+		free(b.locs[i]);
+	}
+	for (size_t i = 0; i < b.nfuncs; i++)
+		free(b.funcs[i]);
+	for (size_t i = 0; i < b.nmaps; i++)
+		free(b.maps[i]);
+	for (size_t i = 0; i < 2; i++)
+		free(prof.sample_type[i]);
+	free(prof.sample_type);
+	free(prof.period_type);
+	for (size_t i = 0; i < b.strs.n; i++)
+		free(b.strs.v[i]);
+	free(b.strs.v);
+	free(b.locs);
+	free(b.funcs);
+	free(b.maps);
+	free(b.loc_of_frame);
+	hashmap__free(b.strs.ids);
+	hashmap__free(b.func_ids);
+	hashmap__free(b.map_ids);
+	return ret;
+}
