@@ -38,6 +38,7 @@
 #include "util.h"
 #include "write/folded.h"
 #include "write/pprof.h"
+#include "write/speedscope.h"
 
 #define MAX_CPUS 4096
 #define RINGBUF_BYTES (16u << 20)
@@ -693,8 +694,18 @@ static int write_output(struct recorder *r)
 	struct pprof_opts po = { .period_ns = 1000000000ULL / r->opts.freq,
 				 .time_nanos = r->start_epoch_ns,
 				 .duration_nanos = (int64_t)r->elapsed_ns };
-	int err = r->opts.format == FORMAT_PPROF ? pprof__write(r->prof, &po, r->out.f)
-						 : folded__write(r->prof, &fo, r->out.f);
+	int err;
+
+	switch (r->opts.format) {
+	case FORMAT_PPROF:
+		err = pprof__write(r->prof, &po, r->out.f);
+		break;
+	case FORMAT_SPEEDSCOPE:
+		err = speedscope__write(r->prof, po.period_ns, r->out.f);
+		break;
+	default:
+		err = folded__write(r->prof, &fo, r->out.f);
+	}
 
 	if (err) {
 		err_msg("cannot write '%s': %s", r->opts.output, strerror(errno));

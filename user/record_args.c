@@ -32,8 +32,9 @@ static const char usage[] =
 	"Output:\n"
 	"  -o, --output FILE       where to write the profile (default pyebpf.folded)\n"
 	"                          format by extension: .folded or .txt (folded stacks),\n"
-	"                          .pb.gz or .pprof (pprof, for go tool pprof, Pyroscope)\n"
-	"      --format FORMAT     folded or pprof, whatever the extension\n"
+	"                          .pb.gz or .pprof (pprof, for go tool pprof, Pyroscope),\n"
+	"                          .speedscope.json (speedscope, one profile per thread)\n"
+	"      --format FORMAT     folded, pprof or speedscope, whatever the extension\n"
 	"  -v, --verbose           libbpf debug output and the BPF verifier log\n"
 	"  -h, --help              this help\n"
 	"\n"
@@ -123,8 +124,12 @@ int output_format_from_path(const char *path, enum output_format *f)
 		*f = FORMAT_PPROF;
 		return 0;
 	}
-	err_msg("cannot tell the output format of '%s' (known extensions: .folded, .txt, .pb.gz, .pprof; "
-		"or give --format)", path);
+	if (ends_with(base, ".speedscope.json")) {
+		*f = FORMAT_SPEEDSCOPE;
+		return 0;
+	}
+	err_msg("cannot tell the output format of '%s' (known extensions: .folded, .txt, .pb.gz, .pprof, "
+		".speedscope.json; or give --format)", path);
 	return -1;
 }
 
@@ -138,7 +143,11 @@ int output_format_from_name(const char *name, enum output_format *f)
 		*f = FORMAT_PPROF;
 		return 0;
 	}
-	err_msg("unknown format '%s' for --format (folded, pprof)", name);
+	if (!strcmp(name, "speedscope")) {
+		*f = FORMAT_SPEEDSCOPE;
+		return 0;
+	}
+	err_msg("unknown format '%s' for --format (folded, pprof, speedscope)", name);
 	return -1;
 }
 

@@ -10,6 +10,7 @@
 enum output_format {
 	FORMAT_FOLDED,
 	FORMAT_PPROF,
+	FORMAT_SPEEDSCOPE,
 };
 
 struct record_opts {

@@ -111,5 +111,5 @@ Test(errors, unknown_format, .timeout = 30)
 {
 	const char *argv[] = { PYEBPF, "record", "--format", "svg", NULL };
 
-	expect_error(argv, 2, "pyebpf: unknown format 'svg' for --format (folded, pprof)\n", NULL);
+	expect_error(argv, 2, "pyebpf: unknown format 'svg' for --format (folded, pprof, speedscope)\n", NULL);
 }

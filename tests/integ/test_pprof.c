@@ -73,3 +73,45 @@ Test(pprof, format_option_overrides_the_extension, .timeout = 60)
 	cr_assert(magic[0] == 0x1f && magic[1] == 0x8b, "not gzip: pprof was asked for");
 	free(out);
 }
+
+/* A recording of Python threads in speedscope's format: valid JSON with the
+ * format's shape, one profile per thread, the right frames. */
+Test(speedscope, recording_of_threads, .timeout = 120)
+{
+	const char *dir = temp_dir();
+	char *out = temp_path(dir, "t.speedscope.json"), check[2048];
+	const char *py;
+
+	/* Any Python 3 will do: the system one is enough. */
+	py = access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3" : NULL;
+	if (!py) {
+		fprintf(stderr, "[SKIP] no /usr/bin/python3\n");
+		cr_skip_test("no python3");
+	}
+	const char *argv[] = { PYEBPF, "record", "-F", "499", "-o", out, "--", py, "../tests/fixtures/pywork.py",
+			       "threads", "1.5", NULL };
+	struct run_result r;
+
+	run(argv, 60, &r);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	run_result_free(&r);
+	snprintf(check, sizeof(check),
+		 "%s -c 'import json,sys\n"
+		 "d = json.load(open(sys.argv[1], encoding=\"utf-8\"))\n"
+		 "assert d[\"$schema\"] == \"https://www.speedscope.app/file-format-schema.json\"\n"
+		 "frames = d[\"shared\"][\"frames\"]\n"
+		 "assert all(isinstance(f[\"name\"], str) for f in frames)\n"
+		 "names = set()\n"
+		 "for p in d[\"profiles\"]:\n"
+		 "    assert p[\"type\"] == \"sampled\" and p[\"unit\"] == \"nanoseconds\"\n"
+		 "    assert len(p[\"samples\"]) == len(p[\"weights\"])\n"
+		 "    assert p[\"endValue\"] == sum(p[\"weights\"])\n"
+		 "    assert all(0 <= i < len(frames) for s in p[\"samples\"] for i in s)\n"
+		 "    names.add(p[\"name\"].split(\": \")[1].split(\" (tid\")[0])\n"
+		 "assert {\"MainThread\", \"worker-0\", \"worker-1\", \"monitor\"} <= names, names\n"
+		 "assert any(f[\"name\"].startswith(\"spin (\") for f in frames)\n"
+		 "' %s",
+		 py, out);
+	cr_assert_eq(system(check), 0, "speedscope file failed the check");
+	free(out);
+}

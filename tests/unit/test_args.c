@@ -137,8 +137,10 @@ Test(record_args, output_format_by_extension, .init = redirect)
 	cr_assert_eq(f, FORMAT_PPROF);
 	cr_assert_eq(output_format_from_path("a.svgz", &f), -1);
 	fflush(stderr);
+	cr_assert_eq(output_format_from_path("a.speedscope.json", &f), 0);
+	cr_assert_eq(f, FORMAT_SPEEDSCOPE);
 	cr_assert_stderr_eq_str("pyebpf: cannot tell the output format of 'a.svgz' (known extensions: .folded, .txt, "
-				".pb.gz, .pprof; or give --format)\n");
+				".pb.gz, .pprof, .speedscope.json; or give --format)\n");
 }
 
 Test(record_args, help_goes_to_stdout, .init = redirect)

@@ -148,3 +148,35 @@ Test(pprof, round_trip_exact)
 	perftools__profiles__profile__free_unpacked(pp, NULL);
 	profile__free(p);
 }
+
+#include "write/speedscope.h"
+
+Test(speedscope, golden_output_one_profile_per_thread)
+{
+	struct profile *p = profile__new();
+	uint32_t m = frame(p, FRAME_PYTHON, "<module>", "/app/tëst.py", 3, 1);
+	uint32_t w = frame(p, FRAME_PYTHON, "work \"quoted\"", "/app/tëst.py", 9, 8);
+	uint32_t k = frame(p, FRAME_KERNEL, "do_syscall_64", "", 0, 0);
+	struct sample_labels a = { .pid = 5, .tid = 6, .comm = profile__str(p, "py"), .thread = profile__str(p, "w1") };
+	struct sample_labels b = { .pid = 5, .tid = 5, .comm = a.comm, .thread = profile__str(p, "MainThread") };
+	uint32_t s1[] = { m, w }, s2[] = { m, w, k };
+	profile__add(p, &a, s1, 2, 2);
+	profile__add(p, &b, s2, 3, 1);
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	cr_assert_eq(speedscope__write(p, 1000, f), 0);
+	fclose(f);
+	cr_assert_str_eq(buf, "{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\",\"exporter\":\"pyebpf\","
+			      "\"name\":\"pyebpf\",\"activeProfileIndex\":0,\"shared\":{\"frames\":["
+			      "{\"name\":\"<module> (/app/tëst.py:3)\",\"file\":\"/app/tëst.py\",\"line\":3},"
+			      "{\"name\":\"work \\\"quoted\\\" (/app/tëst.py:9)\",\"file\":\"/app/tëst.py\",\"line\":9},"
+			      "{\"name\":\"do_syscall_64_[k]\"}]},\"profiles\":["
+			      "{\"type\":\"sampled\",\"name\":\"py pid 5: MainThread (tid 5)\",\"unit\":\"nanoseconds\","
+			      "\"startValue\":0,\"endValue\":1000,\"samples\":[[0,1,2]],\"weights\":[1000]},"
+			      "{\"type\":\"sampled\",\"name\":\"py pid 5: w1 (tid 6)\",\"unit\":\"nanoseconds\","
+			      "\"startValue\":0,\"endValue\":2000,\"samples\":[[0,1]],\"weights\":[2000]}]}\n");
+	free(buf);
+	profile__free(p);
+}

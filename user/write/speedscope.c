@@ -1,0 +1,138 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+#include "speedscope.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../frame_format.h"
+#include "../util.h"
+
+static void json_str(FILE *out, const char *s)
+{
+	fputc('"', out);
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\')
+			fprintf(out, "\\%c", c);
+		else if (c < 0x20)
+			fprintf(out, "\\u%04x", c);
+		else
+			fputc(c, out); /* UTF-8 passes through */
+	}
+	fputc('"', out);
+}
+
+/* A thread's name: the one most of its samples carry (its first samples may
+ * carry the OS name, from before its Python name was known). Entries of a
+ * thread are sorted by name, so each name is one run. */
+static uint32_t thread_name(const struct profile_entry *v, size_t from, size_t to)
+{
+	uint32_t best = v[from].labels.thread;
+	uint64_t best_count = 0;
+
+	for (size_t i = from; i < to;) {
+		uint64_t c = 0;
+		size_t k = i;
+
+		for (; k < to && v[k].labels.thread == v[i].labels.thread; k++)
+			c += v[k].count;
+		if (c > best_count) {
+			best_count = c;
+			best = v[i].labels.thread;
+		}
+		i = k;
+	}
+	return best;
+}
+
+static int cmp_thread(const void *a, const void *b)
+{
+	const struct profile_entry *x = a, *y = b;
+
+	if (x->labels.pid != y->labels.pid)
+		return x->labels.pid < y->labels.pid ? -1 : 1;
+	if (x->labels.tid != y->labels.tid)
+		return x->labels.tid < y->labels.tid ? -1 : 1;
+	return x->labels.thread < y->labels.thread ? -1 : x->labels.thread > y->labels.thread;
+}
+
+int speedscope__write(const struct profile *p, uint64_t period_ns, FILE *out)
+{
+	size_t n = 0, cap = 0, pos = 0, nframes = profile__nframes(p);
+	struct profile_entry *v = NULL, e;
+	int64_t *index = xmalloc((nframes + 1) * sizeof(*index)); /* frame id → shared index */
+	char name[4096];
+	int64_t next = 0;
+
+	while (profile__next(p, &pos, &e)) {
+		xgrow(&v, &cap, n + 1, sizeof(*v));
+		v[n++] = e;
+	}
+	if (n)
+		qsort(v, n, sizeof(*v), cmp_thread);
+	for (size_t i = 0; i <= nframes; i++)
+		index[i] = -1;
+
+	fputs("{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\",\"exporter\":\"pyebpf\","
+	      "\"name\":\"pyebpf\",\"activeProfileIndex\":0,\"shared\":{\"frames\":[",
+	      out);
+	/* Shared frames, in order of first use. */
+	for (size_t i = 0; i < n; i++)
+		for (uint32_t k = 0; k < v[i].nframes; k++) {
+			uint32_t id = v[i].frames[k];
+			const struct frame *f = profile__frame_at(p, id);
+
+			if (index[id] >= 0)
+				continue;
+			index[id] = next++;
+			frame__format(p, f, name, sizeof(name));
+			if (f->kind == FRAME_KERNEL)
+				strncat(name, "_[k]", sizeof(name) - strlen(name) - 1);
+			fputs(index[id] ? ",{\"name\":" : "{\"name\":", out);
+			json_str(out, name);
+			if (f->kind == FRAME_PYTHON || f->kind == FRAME_NATIVE) {
+				fputs(",\"file\":", out);
+				json_str(out, profile__str_at(p, f->module));
+				if (f->kind == FRAME_PYTHON)
+					fprintf(out, ",\"line\":%u", f->line);
+			}
+			fputc('}', out);
+		}
+	fputs("]},\"profiles\":[", out);
+	/* One sampled profile per thread. */
+	for (size_t i = 0; i < n;) {
+		size_t end = i;
+		uint64_t total = 0;
+
+		while (end < n && v[end].labels.pid == v[i].labels.pid && v[end].labels.tid == v[i].labels.tid)
+			total += v[end++].count * period_ns;
+		fputs(i ? ",{\"type\":\"sampled\",\"name\":" : "{\"type\":\"sampled\",\"name\":", out);
+		snprintf(name, sizeof(name), "%s pid %u: %s (tid %u)", profile__str_at(p, v[i].labels.comm),
+			 v[i].labels.pid, profile__str_at(p, thread_name(v, i, end)), v[i].labels.tid);
+		json_str(out, name);
+		fprintf(out, ",\"unit\":\"nanoseconds\",\"startValue\":0,\"endValue\":%" PRIu64 ",\"samples\":[", total);
+		for (size_t k = i; k < end; k++) {
+			fputs(k > i ? ",[" : "[", out);
+			for (uint32_t j = 0; j < v[k].nframes; j++) /* root first */
+				fprintf(out, j ? ",%" PRId64 : "%" PRId64, index[v[k].frames[j]]);
+			fputc(']', out);
+		}
+		fputs("],\"weights\":[", out);
+		for (size_t k = i; k < end; k++)
+			fprintf(out, k > i ? ",%" PRIu64 : "%" PRIu64, v[k].count * period_ns);
+		fputs("]}", out);
+		i = end;
+	}
+	fputs("]}\n", out);
+	free(index);
+	free(v);
+	if (fflush(out) || ferror(out)) {
+		if (!errno)
+			errno = EIO;
+		return -1;
+	}
+	return 0;
+}
