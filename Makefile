@@ -82,7 +82,7 @@ $(BUILD)/fixtures/libfixture-stripped.so: $(BUILD)/fixtures/libfixture.so
 	strip --strip-all $< -o $@
 
 # Unit tests: pure code under AddressSanitizer and UBSan.
-$(BUILD)/unit-tests: $(UNIT_SRCS) tests/unit/unit.h $(ASAN_OBJS)
+$(BUILD)/unit-tests: $(UNIT_SRCS) tests/unit/unit.h tests/unit/frames.h $(ASAN_OBJS)
 	@echo "  LD      $@"
 	@$(CC) -O1 -g $(SAN) $(WARN) $(CPPFLAGS) $(UNIT_SRCS) $(ASAN_OBJS) -o $@ -lcriterion -ldw -lelf -lz -lprotobuf-c -lstdc++ -ldl
 

@@ -3,17 +3,10 @@
 
 #include <zlib.h>
 
+#include "frames.h"
 #include "profile.h"
 #include "profile.pb-c.h"
 #include "write/pprof.h"
-
-static uint32_t frame(struct profile *p, enum frame_kind kind, const char *name, const char *module, uint32_t line,
-		      uint32_t start)
-{
-	struct frame f = { .kind = kind, .name = profile__str(p, name), .module = profile__str(p, module),
-			   .line = line, .start_line = start };
-	return profile__frame(p, &f);
-}
 
 static Perftools__Profiles__Profile *write_and_read(const struct profile *p)
 {

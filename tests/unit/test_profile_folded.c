@@ -1,15 +1,8 @@
 #include "unit.h"
 
+#include "frames.h"
 #include "profile.h"
 #include "write/folded.h"
-
-static uint32_t frame(struct profile *p, enum frame_kind kind, const char *name, const char *module, uint32_t line,
-		      uint64_t off)
-{
-	struct frame f = { .kind = kind, .name = profile__str(p, name), .module = profile__str(p, module),
-			   .line = line, .offset = off };
-	return profile__frame(p, &f);
-}
 
 static char *folded_text(const struct profile *p)
 {
