@@ -2,6 +2,7 @@
 #include "maps.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -102,6 +103,19 @@ void maps__free(struct mapping *m, size_t n)
 	for (size_t i = 0; i < n; i++)
 		free(m[i].path);
 	free(m);
+}
+
+int maps__open(uint32_t pid, const struct mapping *m)
+{
+	char path[4096 + 64];
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%u/map_files/%" PRIx64 "-%" PRIx64, pid, m->start, m->end);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0 || m->path[0] != '/')
+		return fd;
+	snprintf(path, sizeof(path), "/proc/%u/root%s", pid, m->path);
+	return open(path, O_RDONLY | O_CLOEXEC);
 }
 
 const struct mapping *maps__find(const struct mapping *m, size_t n, uint64_t addr)

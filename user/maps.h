@@ -24,6 +24,23 @@ int maps__parse_line(const char *line, struct mapping *m);
 int maps__read_file(const char *path, bool exec_only, struct mapping **out, size_t *n);
 int maps__read(int pid, bool exec_only, struct mapping **out, size_t *n);
 void maps__free(struct mapping *m, size_t n);
+/* What identifies a mapped file across processes: its device and inode. */
+struct file_key {
+	uint32_t dev_major, dev_minor;
+	uint64_t inode;
+};
+
+static inline struct file_key mapping__file_key(const struct mapping *m)
+{
+	return (struct file_key){ m->dev_major, m->dev_minor, m->inode };
+}
+
+/* Open the file behind a mapping of a live process as that process sees it:
+ * through /proc/PID/map_files (deleted files, other mount namespaces), else
+ * through /proc/PID/root. Never by the host's path, which may name another
+ * file. An fd, or -1. */
+int maps__open(uint32_t pid, const struct mapping *m);
+
 /* The mapping containing addr, or NULL. */
 const struct mapping *maps__find(const struct mapping *m, size_t n, uint64_t addr);
 

@@ -35,11 +35,6 @@ struct proc {
 	uint64_t exited_ns;     /* 0: alive */
 };
 
-struct file_key {
-	uint32_t dev_major, dev_minor;
-	uint64_t inode;
-};
-
 struct procs {
 	struct profile *prof;
 	struct hashmap *by_pid; /* pid → struct proc * */
@@ -208,29 +203,10 @@ size_t procs__seen(const struct procs *t)
 	return t->seen;
 }
 
-/* Open the file behind a mapping as the process sees it: through
- * map_files (works for deleted files and other mount namespaces), else
- * through the process's root, else by the path itself. */
-static int open_mapped(uint32_t pid, const struct mapping *m)
-{
-	char path[4096 + 64];
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%u/map_files/%" PRIx64 "-%" PRIx64, pid, m->start, m->end);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd >= 0)
-		return fd;
-	snprintf(path, sizeof(path), "/proc/%u/root%s", pid, m->path);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd >= 0)
-		return fd;
-	return open(m->path, O_RDONLY | O_CLOEXEC);
-}
-
 static struct elf_syms *mapping_syms(struct procs *t, struct proc *p, size_t i)
 {
 	const struct mapping *m = &p->maps[i];
-	struct file_key key = { m->dev_major, m->dev_minor, m->inode };
+	struct file_key key = mapping__file_key(m);
 	bool created;
 	uint64_t *v;
 
@@ -243,7 +219,7 @@ static struct elf_syms *mapping_syms(struct procs *t, struct proc *p, size_t i)
 	if (!v)
 		die("out of memory");
 	if (created) {
-		int fd = open_mapped(p->pid, m);
+		int fd = maps__open(p->pid, m);
 
 		if (fd >= 0) {
 			*v = (uintptr_t)elf_syms__load_fd(fd);

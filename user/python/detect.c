@@ -32,11 +32,6 @@ struct file_info {
 	uint64_t load_delta;
 };
 
-struct file_key {
-	uint32_t maj, min;
-	uint64_t inode;
-};
-
 struct py_detector {
 	struct hashmap *files; /* file_key → struct file_info * */
 };
@@ -82,9 +77,8 @@ static bool candidate(const char *path, const char *exe)
 
 static const struct file_info *file_info(struct py_detector *d, pid_t pid, const struct mapping *m)
 {
-	struct file_key key = { m->dev_major, m->dev_minor, m->inode };
+	struct file_key key = mapping__file_key(m);
 	struct file_info *fi;
-	char path[600];
 	bool created;
 	uint64_t *v = hashmap__put(d->files, &key, sizeof(key), &created);
 	int fd;
@@ -95,12 +89,7 @@ static const struct file_info *file_info(struct py_detector *d, pid_t pid, const
 		return (struct file_info *)(uintptr_t)*v;
 	fi = xcalloc(1, sizeof(*fi));
 	*v = (uintptr_t)fi;
-	snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, pid, m->start, m->end);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		snprintf(path, sizeof(path), "/proc/%d/root%s", pid, m->path);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-	}
+	fd = maps__open((uint32_t)pid, m);
 	if (fd < 0) {
 		/* Not cached as "not Python": we never looked. */
 		free(fi);
