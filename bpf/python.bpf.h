@@ -275,8 +275,8 @@ static __always_inline void read_gil(struct pyebpf_sample *s, const struct pyebp
 		s->flags |= PYEBPF_SAMPLE_GIL_HELD;
 }
 
-/* Fill the Python part of a sample; returns the Python frames recorded. */
-static __always_inline __u32 python_stack(struct pyebpf_sample *s, __u32 pid, __u32 tid)
+/* Fill the Python part of a sample (py_len, tstate, py_error, flags). */
+static __always_inline void python_stack(struct pyebpf_sample *s, __u32 pid, __u32 tid)
 {
 	const struct pyebpf_py_proc *pp = bpf_map_lookup_elem(&py_procs, &pid);
 	const struct pyebpf_py_offsets *o;
@@ -289,20 +289,20 @@ static __always_inline __u32 python_stack(struct pyebpf_sample *s, __u32 pid, __
 	s->tstate = 0;
 	s->py_error = PYEBPF_PY_OK;
 	if (!pp)
-		return 0;
+		return;
 	s->flags |= PYEBPF_SAMPLE_PY;
 	oid = pp->offsets_id;
 	o = bpf_map_lookup_elem(&py_offsets, &oid);
 	if (!o) {
 		s->py_error = PYEBPF_PY_NO_OFFSETS;
 		count(PYEBPF_CNT_PY_NO_OFFSETS);
-		return 0;
+		return;
 	}
 	err = current_tstate(pp, o, tid, &tstate);
 	if (err) {
 		s->py_error = err;
 		count(err == PYEBPF_PY_NO_TSTATE ? PYEBPF_CNT_PY_NO_TSTATE : PYEBPF_CNT_PY_READ_INTERP);
-		return 0;
+		return;
 	}
 	s->tstate = tstate;
 	read_gil(s, pp, o, tstate);
@@ -310,12 +310,12 @@ static __always_inline __u32 python_stack(struct pyebpf_sample *s, __u32 pid, __
 	if (read_ptr(tstate + o->tstate_frame, &frame)) {
 		s->py_error = PYEBPF_PY_READ_FRAME;
 		count(PYEBPF_CNT_PY_READ_FRAME);
-		return 0;
+		return;
 	}
 	if (o->cframe_current_frame != PYEBPF_NO_OFFSET && frame && read_ptr(frame + o->cframe_current_frame, &frame)) {
 		s->py_error = PYEBPF_PY_READ_FRAME;
 		count(PYEBPF_CNT_PY_READ_FRAME);
-		return 0;
+		return;
 	}
 	c.frame = frame;
 	c.kind = o->frame_kind;
@@ -341,7 +341,6 @@ static __always_inline __u32 python_stack(struct pyebpf_sample *s, __u32 pid, __
 		s->flags |= PYEBPF_SAMPLE_PY_TRUNCATED;
 		count(PYEBPF_CNT_PY_TRUNCATED);
 	}
-	return c.n;
 }
 
 #endif

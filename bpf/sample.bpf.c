@@ -106,7 +106,6 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	s->cgroup_id = bpf_get_current_cgroup_id();
 	s->flags = 0;
 	s->reserved = 0;
-	s->py_len = 0;
 	bpf_get_current_comm(s->comm, sizeof(s->comm));
 
 	if (kernel_stacks) {
@@ -138,7 +137,8 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	s->kstack_len = kn;
 	s->ustack_len = un;
 
-	if (python_stack(s, pid, (__u32)id) || (s->flags & PYEBPF_SAMPLE_PY)) {
+	python_stack(s, pid, (__u32)id);
+	if (s->flags & PYEBPF_SAMPLE_PY) {
 		/* Python frames follow the whole native stack array. */
 		n = s->py_len;
 		if (n > PYEBPF_MAX_PY_FRAMES)
