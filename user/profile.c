@@ -16,7 +16,14 @@ struct profile {
 	struct frame *frames;
 	size_t nframes, frames_cap;
 
-	struct hashmap *stacks; /* stack_key bytes → count */
+	struct hashmap *stack_ids; /* stack_key bytes → entry id */
+	struct entry *entries;
+	size_t nentries, entries_cap;
+
+	struct profile_event *events;
+	size_t nevents, events_cap;
+
+	struct profile_meta meta;
 	uint64_t total;
 };
 
@@ -27,14 +34,19 @@ struct stack_key {
 	uint32_t frames[];
 };
 
+struct entry {
+	struct stack_key *key;
+	uint64_t count;
+};
+
 struct profile *profile__new(void)
 {
 	struct profile *p = xcalloc(1, sizeof(*p));
 
 	p->str_ids = hashmap__new();
 	p->frame_ids = hashmap__new();
-	p->stacks = hashmap__new();
-	if (!p->str_ids || !p->frame_ids || !p->stacks)
+	p->stack_ids = hashmap__new();
+	if (!p->str_ids || !p->frame_ids || !p->stack_ids)
 		die("out of memory");
 	profile__str(p, ""); /* id 0 */
 	return p;
@@ -48,9 +60,13 @@ void profile__free(struct profile *p)
 		free(p->strs[i]);
 	free(p->strs);
 	free(p->frames);
+	for (size_t i = 0; i < p->nentries; i++)
+		free(p->entries[i].key);
+	free(p->entries);
+	free(p->events);
 	hashmap__free(p->str_ids);
 	hashmap__free(p->frame_ids);
-	hashmap__free(p->stacks);
+	hashmap__free(p->stack_ids);
 	free(p);
 }
 
@@ -94,25 +110,62 @@ const struct frame *profile__frame_at(const struct profile *p, uint32_t id)
 	return id < p->nframes ? &p->frames[id] : NULL;
 }
 
-void profile__add(struct profile *p, const struct sample_labels *l, const uint32_t *frames, uint32_t n, uint64_t count)
+void profile__add_at(struct profile *p, const struct sample_labels *l, const uint32_t *frames, uint32_t n,
+		     uint32_t count, uint64_t time_ns)
 {
 	size_t len = sizeof(struct stack_key) + n * sizeof(uint32_t);
 	struct stack_key *k = xcalloc(1, len);
+	bool created;
 	uint64_t *v;
 
 	k->labels = *l;
 	k->nframes = n;
 	if (n)
 		memcpy(k->frames, frames, n * sizeof(uint32_t));
-	v = hashmap__put(p->stacks, k, len, NULL);
-	free(k);
+	v = hashmap__put(p->stack_ids, k, len, &created);
 	if (!v)
 		die("out of memory");
-	*v += count;
+	if (created) {
+		xgrow(&p->entries, &p->entries_cap, p->nentries + 1, sizeof(*p->entries));
+		p->entries[p->nentries] = (struct entry){ .key = k };
+		*v = p->nentries++;
+	} else {
+		free(k);
+	}
+	p->entries[*v].count += count;
+	xgrow(&p->events, &p->events_cap, p->nevents + 1, sizeof(*p->events));
+	p->events[p->nevents++] = (struct profile_event){ .time_ns = time_ns, .entry = (uint32_t)*v, .count = count };
 	p->total += count;
 }
 
+void profile__add(struct profile *p, const struct sample_labels *l, const uint32_t *frames, uint32_t n, uint32_t count)
+{
+	profile__add_at(p, l, frames, n, count, PROFILE_NO_TIME);
+}
+
+struct profile_meta *profile__meta(struct profile *p)
+{
+	return &p->meta;
+}
+
+const struct profile_meta *profile__meta_of(const struct profile *p)
+{
+	return &p->meta;
+}
+
+const struct profile_event *profile__events(const struct profile *p, size_t *n)
+{
+	*n = p->nevents;
+	return p->events;
+}
+
+size_t profile__nstrs(const struct profile *p)
+{
+	return p->nstrs;
+}
+
 _Static_assert(sizeof(struct frame) == 32, "frames are hashed as bytes: no padding");
+_Static_assert(sizeof(struct sample_labels) == 32, "labels are hashed as bytes: no padding");
 
 size_t profile__nframes(const struct profile *p)
 {
@@ -126,21 +179,23 @@ uint64_t profile__total(const struct profile *p)
 
 size_t profile__nstacks(const struct profile *p)
 {
-	return hashmap__size(p->stacks);
+	return p->nentries;
+}
+
+void profile__entry(const struct profile *p, uint32_t id, struct profile_entry *e)
+{
+	const struct stack_key *k = p->entries[id].key;
+
+	e->labels = k->labels;
+	e->frames = k->frames;
+	e->nframes = k->nframes;
+	e->count = p->entries[id].count;
 }
 
 int profile__next(const struct profile *p, size_t *pos, struct profile_entry *e)
 {
-	const void *key;
-	size_t len;
-	uint64_t count;
-
-	if (!hashmap__next(p->stacks, pos, &key, &len, &count))
+	if (*pos >= p->nentries)
 		return 0;
-	const struct stack_key *k = key;
-	e->labels = k->labels;
-	e->frames = k->frames;
-	e->nframes = k->nframes;
-	e->count = count;
+	profile__entry(p, (uint32_t)(*pos)++, e);
 	return 1;
 }

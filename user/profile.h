@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
 /*
- * The profile: symbolized samples aggregated by (labels, stack). Strings and
- * frames are interned once; every writer reads the same profile.
+ * The profile: symbolized samples aggregated by (labels, stack) into entries,
+ * and the timeline of samples (when, which entry) that timelines and the
+ * lossless pprof archive need. Strings and frames are interned once; every
+ * writer reads the same profile.
  */
 #ifndef PYEBPF_PROFILE_H
 #define PYEBPF_PROFILE_H
@@ -30,12 +32,32 @@ struct frame {
 #define LABEL_GIL_KNOWN 0x1 /* the GIL state of the thread could be read */
 #define LABEL_GIL_HELD 0x2  /* ... and the thread held it */
 
+/* Hashed as bytes: no padding allowed. */
 struct sample_labels {
 	uint32_t pid;
 	uint32_t tid;
 	uint32_t comm;   /* string id: the process (task) name */
 	uint32_t thread; /* string id: the Python thread name, else the OS thread name */
 	uint32_t flags;  /* LABEL_* */
+	uint32_t python; /* string id: the CPython version ("3.12.1"); 0: not Python */
+	uint64_t cgroup; /* cgroup v2 id of the task; 0: unknown */
+};
+
+/* What the whole recording was. */
+struct profile_meta {
+	uint64_t period_ns;      /* nanoseconds between samples on a CPU (1e9 / Hz) */
+	int64_t start_epoch_ns;  /* when recording started, since the epoch */
+	int64_t duration_ns;
+};
+
+/* Samples are timed in nanoseconds since the start of the recording. */
+#define PROFILE_NO_TIME UINT64_MAX
+
+/* One add: `count` samples of an entry at a time (or PROFILE_NO_TIME). */
+struct profile_event {
+	uint64_t time_ns;
+	uint32_t entry;
+	uint32_t count;
 };
 
 struct profile;
@@ -48,12 +70,21 @@ const char *profile__str_at(const struct profile *p, uint32_t id);
 uint32_t profile__frame(struct profile *p, const struct frame *f);
 const struct frame *profile__frame_at(const struct profile *p, uint32_t id);
 
-/* Add `count` samples of a stack given root first. */
-void profile__add(struct profile *p, const struct sample_labels *l, const uint32_t *frames, uint32_t n, uint64_t count);
+/* Add `count` samples of a stack given root first, at time_ns (or PROFILE_NO_TIME). */
+void profile__add_at(struct profile *p, const struct sample_labels *l, const uint32_t *frames, uint32_t n,
+		     uint32_t count, uint64_t time_ns);
+/* The same, untimed. */
+void profile__add(struct profile *p, const struct sample_labels *l, const uint32_t *frames, uint32_t n, uint32_t count);
+
+struct profile_meta *profile__meta(struct profile *p);
+const struct profile_meta *profile__meta_of(const struct profile *p);
 
 uint64_t profile__total(const struct profile *p); /* samples */
 size_t profile__nframes(const struct profile *p); /* distinct frames: ids 0 .. n-1 */
-size_t profile__nstacks(const struct profile *p); /* distinct (labels, stack) */
+size_t profile__nstacks(const struct profile *p); /* distinct (labels, stack): entries 0 .. n-1 */
+size_t profile__nstrs(const struct profile *p);   /* strings: ids 0 .. n-1 */
+/* Every add, in the order made. */
+const struct profile_event *profile__events(const struct profile *p, size_t *n);
 
 struct profile_entry {
 	struct sample_labels labels;
@@ -61,7 +92,9 @@ struct profile_entry {
 	uint32_t nframes;
 	uint64_t count;
 };
-/* Iterate entries in no particular order: start with *pos = 0. */
+/* Iterate entries in the order first added: start with *pos = 0. */
 int profile__next(const struct profile *p, size_t *pos, struct profile_entry *e);
+/* Entry `id` (0 .. profile__nstacks() - 1). */
+void profile__entry(const struct profile *p, uint32_t id, struct profile_entry *e);
 
 #endif

@@ -304,6 +304,18 @@ static uint32_t thread_label(struct recorder *r, const struct pyebpf_sample *s, 
 	return name_id;
 }
 
+/* "3.12.1", or "3.11" when only the file name told the version. */
+static uint32_t python_label(struct recorder *r, const struct py_interp *in)
+{
+	char v[32];
+
+	if (in->version_hex)
+		snprintf(v, sizeof(v), "%d.%d.%d", in->major, in->minor, in->micro);
+	else
+		snprintf(v, sizeof(v), "%d.%d", in->major, in->minor);
+	return profile__str(r->prof, v);
+}
+
 static void handle_sample(struct recorder *r, const struct pyebpf_sample *s, size_t size)
 {
 	static uint32_t frames[MAX_FRAMES];
@@ -332,11 +344,13 @@ static void handle_sample(struct recorder *r, const struct pyebpf_sample *s, siz
 	l.comm = profile__str(r->prof, comm[0] ? comm : "[unknown]");
 	l.flags = (s->flags & PYEBPF_SAMPLE_GIL_KNOWN ? LABEL_GIL_KNOWN : 0) |
 		  (s->flags & PYEBPF_SAMPLE_GIL_HELD ? LABEL_GIL_HELD : 0);
+	l.cgroup = s->cgroup_id;
 
 	p = procs__get(r->procs, s->h.pid, now);
 	/* Before any filter: a process must be known to be Python to be sampled as Python. */
 	py = python_of(r, s->h.pid, p, now);
 	l.thread = thread_label(r, s, python ? py : NULL, now);
+	l.python = py ? python_label(r, py_proc__interp(py)) : 0;
 	if ((r->opts.gil_only && !(l.flags & LABEL_GIL_HELD)) || (r->opts.nexclude && excluded(r, &l))) {
 		r->filtered++;
 		return;
@@ -358,7 +372,7 @@ static void handle_sample(struct recorder *r, const struct pyebpf_sample *s, siz
 	}
 	for (uint32_t i = kn; i-- > 0;)
 		frames[n++] = kernel_frame(r, s->stack[i], i == 0);
-	profile__add(r->prof, &l, frames, n, 1);
+	profile__add_at(r->prof, &l, frames, n, 1, s->h.ts_ns > r->start_ns ? s->h.ts_ns - r->start_ns : 0);
 }
 
 static int on_event(void *ctx, void *data, size_t size)
@@ -691,17 +705,18 @@ static void print_summary(struct recorder *r, uint64_t elapsed_ns)
 static int write_output(struct recorder *r)
 {
 	struct folded_opts fo = { .threads = r->opts.threads };
-	struct pprof_opts po = { .period_ns = 1000000000ULL / r->opts.freq,
-				 .time_nanos = r->start_epoch_ns,
-				 .duration_nanos = (int64_t)r->elapsed_ns };
+	struct profile_meta *m = profile__meta(r->prof);
 	int err;
 
+	m->period_ns = 1000000000ULL / r->opts.freq;
+	m->start_epoch_ns = r->start_epoch_ns;
+	m->duration_ns = (int64_t)r->elapsed_ns;
 	switch (r->opts.format) {
 	case FORMAT_PPROF:
-		err = pprof__write(r->prof, &po, r->out.f);
+		err = pprof__write(r->prof, r->out.f);
 		break;
 	case FORMAT_SPEEDSCOPE:
-		err = speedscope__write(r->prof, po.period_ns, r->out.f);
+		err = speedscope__write(r->prof, r->out.f);
 		break;
 	default:
 		err = folded__write(r->prof, &fo, r->out.f);

@@ -8,14 +8,16 @@
 #include "profile.pb-c.h"
 #include "write/pprof.h"
 
-static Perftools__Profiles__Profile *write_and_read(const struct profile *p)
+static Perftools__Profiles__Profile *write_and_read(struct profile *p)
 {
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
-	struct pprof_opts o = { .period_ns = 10101010, .time_nanos = 1700000000000000000LL, .duration_nanos = 5e9 };
 
-	cr_assert_eq(pprof__write(p, &o, f), 0);
+	*profile__meta(p) = (struct profile_meta){ .period_ns = 10101010,
+						   .start_epoch_ns = 1700000000000000000LL,
+						   .duration_ns = 5000000000LL };
+	cr_assert_eq(pprof__write(p, f), 0);
 	fclose(f);
 	cr_assert_geq(len, 2);
 	cr_assert_eq((uint8_t)buf[0], 0x1f, "gzip magic");
@@ -159,7 +161,8 @@ Test(speedscope, golden_output_one_profile_per_thread)
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
 
-	cr_assert_eq(speedscope__write(p, 1000, f), 0);
+	profile__meta(p)->period_ns = 1000;
+	cr_assert_eq(speedscope__write(p, f), 0);
 	fclose(f);
 	cr_assert_str_eq(buf, "{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\",\"exporter\":\"pyebpf\","
 			      "\"name\":\"pyebpf\",\"activeProfileIndex\":0,\"shared\":{\"frames\":["

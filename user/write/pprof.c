@@ -5,9 +5,9 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-#include <zlib.h>
 
 #include "../frame_format.h"
+#include "../gzip.h"
 #include "../hashmap.h"
 #include "../util.h"
 #include "profile.pb-c.h"
@@ -161,47 +161,53 @@ static ValueType *value_type(struct builder *b, const char *type, const char *un
 	return v;
 }
 
-/* gzip (not zlib) framing, as pprof files are. */
-static int write_gzip(const uint8_t *data, size_t len, FILE *out)
-{
-	z_stream z = { 0 };
-	uint8_t buf[1 << 16];
-	int ret, err = 0;
+/* The labels every sample of an entry shares. */
+#define ENTRY_LABELS 7
 
-	if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
-		errno = ENOMEM;
-		return -1;
-	}
-	z.next_in = (uint8_t *)data;
-	z.avail_in = (uInt)len;
-	do {
-		z.next_out = buf;
-		z.avail_out = sizeof(buf);
-		ret = deflate(&z, Z_FINISH);
-		if (ret == Z_STREAM_ERROR) {
-			err = EIO;
-			break;
-		}
-		size_t have = sizeof(buf) - z.avail_out;
-		if (have && fwrite(buf, 1, have, out) != have) {
-			err = errno ? errno : EIO;
-			break;
-		}
-	} while (ret != Z_STREAM_END);
-	deflateEnd(&z);
-	if (err) {
-		errno = err;
-		return -1;
-	}
-	return 0;
+struct entry_out {
+	uint64_t *location_ids; /* leaf first */
+	Label *labels[ENTRY_LABELS];
+	size_t nlabels;
+};
+
+static void entry_out(struct builder *b, const struct profile_entry *e, struct entry_out *o)
+{
+	const struct profile *p = b->p;
+
+	o->location_ids = xcalloc(e->nframes + 1, sizeof(*o->location_ids));
+	for (uint32_t i = 0; i < e->nframes; i++) /* pprof: leaf first */
+		o->location_ids[i] = location_id(b, e->frames[e->nframes - 1 - i]);
+	o->labels[o->nlabels++] = label(b, "pid", NULL, e->labels.pid);
+	o->labels[o->nlabels++] = label(b, "tid", NULL, e->labels.tid);
+	o->labels[o->nlabels++] = label(b, "comm", profile__str_at(p, e->labels.comm), 0);
+	o->labels[o->nlabels++] = label(b, "thread", profile__str_at(p, e->labels.thread), 0);
+	if (e->labels.flags & LABEL_GIL_KNOWN)
+		o->labels[o->nlabels++] = label(b, "gil", e->labels.flags & LABEL_GIL_HELD ? "held" : "released", 0);
+	if (e->labels.python)
+		o->labels[o->nlabels++] = label(b, "python", profile__str_at(p, e->labels.python), 0);
+	if (e->labels.cgroup)
+		o->labels[o->nlabels++] = label(b, "cgroup", NULL, (int64_t)e->labels.cgroup);
 }
 
-int pprof__write(const struct profile *p, const struct pprof_opts *o, FILE *out)
+/*
+ * One pprof Sample per add, in order, each timed with a "time" label: the
+ * archive keeps the timeline; pprof readers sum the samples anyway.
+ */
+int pprof__write(const struct profile *p, FILE *out)
 {
+	const struct profile_meta *m = profile__meta_of(p);
 	struct builder b = { .p = p };
 	Profile prof = PERFTOOLS__PROFILES__PROFILE__INIT;
-	size_t cap = 0, pos = 0;
+	size_t nentries = profile__nstacks(p), nev;
+	const struct profile_event *ev = profile__events(p, &nev);
+	struct entry_out *eo = xcalloc(nentries + 1, sizeof(*eo));
+	Sample *samples = xcalloc(nev + 1, sizeof(*samples));
+	Sample **sample_ptrs = xcalloc(nev + 1, sizeof(*sample_ptrs));
+	Label *times = xcalloc(nev + 1, sizeof(*times));
+	Label **label_ptrs = xcalloc((nev + 1) * (ENTRY_LABELS + 1), sizeof(*label_ptrs));
+	int64_t *values = xcalloc((nev + 1) * 2, sizeof(*values));
 	struct profile_entry e;
+	int64_t time_key, ns_unit;
 	int ret;
 
 	b.strs.ids = hashmap__new();
@@ -217,32 +223,43 @@ int pprof__write(const struct profile *p, const struct pprof_opts *o, FILE *out)
 	prof.sample_type[0] = value_type(&b, "samples", "count");
 	prof.sample_type[1] = value_type(&b, "cpu", "nanoseconds");
 	prof.period_type = value_type(&b, "cpu", "nanoseconds");
-	prof.period = (int64_t)o->period_ns;
-	prof.time_nanos = o->time_nanos;
-	prof.duration_nanos = o->duration_nanos;
+	prof.period = (int64_t)m->period_ns;
+	prof.time_nanos = m->start_epoch_ns;
+	prof.duration_nanos = m->duration_ns;
+	time_key = str_id(&b.strs, "time");
+	ns_unit = str_id(&b.strs, "nanoseconds");
 
-	while (profile__next(p, &pos, &e)) {
-		Sample *s = xcalloc(1, sizeof(*s));
+	for (uint32_t i = 0; i < nentries; i++) {
+		profile__entry(p, i, &e);
+		entry_out(&b, &e, &eo[i]);
+	}
+	for (size_t i = 0; i < nev; i++) {
+		const struct entry_out *o = &eo[ev[i].entry];
+		Sample *s = &samples[i];
+		Label **l = &label_ptrs[i * (ENTRY_LABELS + 1)];
 
+		profile__entry(p, ev[i].entry, &e);
 		perftools__profiles__sample__init(s);
 		s->n_location_id = e.nframes;
-		s->location_id = xcalloc(e.nframes + 1, sizeof(*s->location_id));
-		for (uint32_t i = 0; i < e.nframes; i++) /* pprof: leaf first */
-			s->location_id[i] = location_id(&b, e.frames[e.nframes - 1 - i]);
+		s->location_id = o->location_ids;
 		s->n_value = 2;
-		s->value = xcalloc(2, sizeof(*s->value));
-		s->value[0] = (int64_t)e.count;
-		s->value[1] = (int64_t)(e.count * o->period_ns);
-		s->label = xcalloc(5, sizeof(*s->label));
-		s->label[s->n_label++] = label(&b, "pid", NULL, e.labels.pid);
-		s->label[s->n_label++] = label(&b, "tid", NULL, e.labels.tid);
-		s->label[s->n_label++] = label(&b, "comm", profile__str_at(p, e.labels.comm), 0);
-		s->label[s->n_label++] = label(&b, "thread", profile__str_at(p, e.labels.thread), 0);
-		if (e.labels.flags & LABEL_GIL_KNOWN)
-			s->label[s->n_label++] = label(&b, "gil", e.labels.flags & LABEL_GIL_HELD ? "held" : "released", 0);
-		xgrow(&prof.sample, &cap, prof.n_sample + 1, sizeof(*prof.sample));
-		prof.sample[prof.n_sample++] = s;
+		s->value = &values[i * 2];
+		s->value[0] = ev[i].count;
+		s->value[1] = (int64_t)(ev[i].count * m->period_ns);
+		memcpy(l, o->labels, o->nlabels * sizeof(*l));
+		s->label = l;
+		s->n_label = o->nlabels;
+		if (ev[i].time_ns != PROFILE_NO_TIME) {
+			perftools__profiles__label__init(&times[i]);
+			times[i].key = time_key;
+			times[i].num = (int64_t)ev[i].time_ns;
+			times[i].num_unit = ns_unit;
+			l[s->n_label++] = &times[i];
+		}
+		sample_ptrs[i] = s;
 	}
+	prof.n_sample = nev;
+	prof.sample = sample_ptrs;
 	prof.n_location = b.nlocs;
 	prof.location = b.locs;
 	prof.n_function = b.nfuncs;
@@ -253,21 +270,23 @@ int pprof__write(const struct profile *p, const struct pprof_opts *o, FILE *out)
 	prof.string_table = b.strs.v;
 
 	size_t len = perftools__profiles__profile__get_packed_size(&prof);
-	uint8_t *buf = xmalloc(len);
+	uint8_t *buf = xmalloc(len ? len : 1);
 	perftools__profiles__profile__pack(&prof, buf);
-	ret = write_gzip(buf, len, out);
+	ret = gzip__write(buf, len, out);
 	free(buf);
 
 	/* Free what was built: the messages are plain allocations. */
-	for (size_t i = 0; i < prof.n_sample; i++) {
-		for (size_t k = 0; k < prof.sample[i]->n_label; k++)
-			free(prof.sample[i]->label[k]);
-		free(prof.sample[i]->label);
-		free(prof.sample[i]->location_id);
-		free(prof.sample[i]->value);
-		free(prof.sample[i]);
+	for (size_t i = 0; i < nentries; i++) {
+		free(eo[i].location_ids);
+		for (size_t k = 0; k < eo[i].nlabels; k++)
+			free(eo[i].labels[k]);
 	}
-	free(prof.sample);
+	free(eo);
+	free(samples);
+	free(sample_ptrs);
+	free(times);
+	free(label_ptrs);
+	free(values);
 	for (size_t i = 0; i < b.nlocs; i++) {
 		free(b.locs[i]->line[0]);
 		free(b.locs[i]->line);
@@ -291,5 +310,10 @@ int pprof__write(const struct profile *p, const struct pprof_opts *o, FILE *out)
 	hashmap__free(b.strs.ids);
 	hashmap__free(b.func_ids);
 	hashmap__free(b.map_ids);
+	if (!ret && (fflush(out) || ferror(out))) {
+		if (!errno)
+			errno = EIO;
+		ret = -1;
+	}
 	return ret;
 }

@@ -3,7 +3,8 @@
  * pprof (gzip-compressed profile.proto), read by `go tool pprof`, Grafana
  * Pyroscope and friends: sample types samples/count and cpu/nanoseconds;
  * Functions with name, file and start line; Locations with line numbers;
- * Mappings for native and kernel frames; labels pid, tid, thread, comm, gil.
+ * Mappings for native and kernel frames; labels pid, tid, thread, comm, gil,
+ * python, cgroup, and the time of each sample.
  */
 #ifndef PYEBPF_WRITE_PPROF_H
 #define PYEBPF_WRITE_PPROF_H
@@ -13,13 +14,7 @@
 
 #include "../profile.h"
 
-struct pprof_opts {
-	uint64_t period_ns;      /* nanoseconds between samples on a CPU (1e9 / Hz) */
-	int64_t time_nanos;      /* when recording started, since the epoch */
-	int64_t duration_nanos;
-};
-
-/* 0, or -1 with errno set. */
-int pprof__write(const struct profile *p, const struct pprof_opts *o, FILE *out);
+/* The profile's meta gives period, start and duration; 0, or -1 with errno set. */
+int pprof__write(const struct profile *p, FILE *out);
 
 #endif

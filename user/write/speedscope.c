@@ -8,22 +8,7 @@
 
 #include "../frame_format.h"
 #include "../util.h"
-
-static void json_str(FILE *out, const char *s)
-{
-	fputc('"', out);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			fprintf(out, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(out, "\\u%04x", c);
-		else
-			fputc(c, out); /* UTF-8 passes through */
-	}
-	fputc('"', out);
-}
+#include "escape.h"
 
 /* A thread's name: the one most of its samples carry (its first samples may
  * carry the OS name, from before its Python name was known). Entries of a
@@ -59,8 +44,9 @@ static int cmp_thread(const void *a, const void *b)
 	return x->labels.thread < y->labels.thread ? -1 : x->labels.thread > y->labels.thread;
 }
 
-int speedscope__write(const struct profile *p, uint64_t period_ns, FILE *out)
+int speedscope__write(const struct profile *p, FILE *out)
 {
+	uint64_t period_ns = profile__meta_of(p)->period_ns;
 	size_t n = 0, cap = 0, pos = 0, nframes = profile__nframes(p);
 	struct profile_entry *v = NULL, e;
 	int64_t *index = xmalloc((nframes + 1) * sizeof(*index)); /* frame id → shared index */

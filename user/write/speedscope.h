@@ -12,6 +12,6 @@
 #include "../profile.h"
 
 /* 0, or -1 with errno set. period_ns: the time one sample stands for. */
-int speedscope__write(const struct profile *p, uint64_t period_ns, FILE *out);
+int speedscope__write(const struct profile *p, FILE *out);
 
 #endif

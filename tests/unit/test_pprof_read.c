@@ -1,0 +1,217 @@
+/* pprof reader: what the writer wrote comes back exactly; bad input is one reason, not a crash. */
+#include "unit.h"
+
+#include <inttypes.h>
+
+#include "frames.h"
+#include "gzip.h"
+#include "profile.h"
+#include "profile.pb-c.h"
+#include "read/pprof.h"
+#include "write/pprof.h"
+
+/* Every add of a profile as text: time, count, labels and frames, by value. */
+static char *describe(const struct profile *p)
+{
+	char *buf = NULL;
+	size_t len = 0, n;
+	FILE *f = open_memstream(&buf, &len);
+	const struct profile_event *ev = profile__events(p, &n);
+	const struct profile_meta *m = profile__meta_of(p);
+
+	fprintf(f, "period=%" PRIu64 " start=%" PRId64 " duration=%" PRId64 "\n", m->period_ns, m->start_epoch_ns,
+		m->duration_ns);
+	for (size_t i = 0; i < n; i++) {
+		struct profile_entry e;
+
+		profile__entry(p, ev[i].entry, &e);
+		fprintf(f, "t=%" PRIu64 " n=%u pid=%u tid=%u comm=%s thread=%s flags=%u python=%s cgroup=%" PRIu64 " |",
+			ev[i].time_ns, ev[i].count, e.labels.pid, e.labels.tid, profile__str_at(p, e.labels.comm),
+			profile__str_at(p, e.labels.thread), e.labels.flags, profile__str_at(p, e.labels.python),
+			e.labels.cgroup);
+		for (uint32_t k = 0; k < e.nframes; k++) {
+			const struct frame *fr = profile__frame_at(p, e.frames[k]);
+
+			fprintf(f, " %u:%s:%s:%u:%u:%" PRIx64, fr->kind, profile__str_at(p, fr->name),
+				profile__str_at(p, fr->module), fr->line, fr->start_line, fr->offset);
+		}
+		fputc('\n', f);
+	}
+	fclose(f);
+	return buf;
+}
+
+static uint8_t *write_pprof(const struct profile *p, size_t *len)
+{
+	char *buf = NULL;
+	FILE *f = open_memstream(&buf, len);
+
+	cr_assert_eq(pprof__write(p, f), 0);
+	fclose(f);
+	return (uint8_t *)buf;
+}
+
+static struct profile *sample_profile(void)
+{
+	struct profile *p = profile__new();
+	uint32_t mod = frame(p, FRAME_PYTHON, "<module>", "/app/tëst.py", 10, 1);
+	uint32_t fit = frame(p, FRAME_PYTHON, "Model.fit", "/app/tëst.py", 42, 40);
+	uint32_t mul = frame(p, FRAME_NATIVE, "geo::Matrix::multiply(int) const", "/usr/lib/libgeo.so", 0, 0);
+	uint32_t raw = frame(p, FRAME_NATIVE, "", "/usr/lib/libgeo.so", 0, 0x1a2b);
+	uint32_t ker = frame(p, FRAME_KERNEL, "do_syscall_64", "", 0, 0);
+	uint32_t cut = frame(p, FRAME_MARK, "[truncated]", "", 0, 0);
+	struct sample_labels a = { .pid = 7, .tid = 8, .comm = profile__str(p, "python3"),
+				   .thread = profile__str(p, "MainThread"), .flags = LABEL_GIL_KNOWN | LABEL_GIL_HELD,
+				   .python = profile__str(p, "3.12.1"), .cgroup = 4242 };
+	struct sample_labels b = { .pid = 9, .tid = 9, .comm = profile__str(p, "busy") };
+	uint32_t s1[] = { mod, fit }, s2[] = { cut, mod, fit, mul, raw, ker }, s3[] = { raw };
+
+	*profile__meta(p) = (struct profile_meta){ .period_ns = 10101010, .start_epoch_ns = 1700000000123456789LL,
+						   .duration_ns = 3000000000LL };
+	profile__add_at(p, &a, s1, 2, 1, 5000);
+	profile__add_at(p, &a, s2, 6, 1, 15000);
+	profile__add_at(p, &b, s3, 1, 1, 15001);
+	profile__add_at(p, &a, s1, 2, 1, 25000);
+	profile__add(p, &b, s3, 0, 4); /* untimed, no frames */
+	return p;
+}
+
+Test(pprof_read, round_trip_keeps_every_sample)
+{
+	struct profile *p = sample_profile(), *q;
+	size_t len;
+	uint8_t *data = write_pprof(p, &len);
+	char why[256] = "";
+
+	q = pprof__read(data, len, why, sizeof(why));
+	cr_assert(q, "%s", why);
+	char *want = describe(p), *got = describe(q);
+	cr_assert_str_eq(got, want);
+	cr_assert_eq(profile__total(q), 8);
+	cr_assert_eq(profile__nstacks(q), profile__nstacks(p));
+	free(want);
+	free(got);
+	free(data);
+	profile__free(p);
+	profile__free(q);
+}
+
+Test(pprof_read, empty_recording)
+{
+	struct profile *p = profile__new(), *q;
+	size_t len;
+	uint8_t *data = write_pprof(p, &len);
+	char why[256] = "";
+
+	q = pprof__read(data, len, why, sizeof(why));
+	cr_assert(q, "%s", why);
+	cr_assert_eq(profile__total(q), 0);
+	free(data);
+	profile__free(p);
+	profile__free(q);
+}
+
+static void expect_error(const uint8_t *data, size_t len, const char *want)
+{
+	char why[256] = "";
+	struct profile *q = pprof__read(data, len, why, sizeof(why));
+
+	cr_assert_null(q, "read as a profile; want: %s", want);
+	cr_assert_str_eq(why, want);
+}
+
+Test(pprof_read, truncated_and_corrupt_files)
+{
+	struct profile *p = sample_profile();
+	size_t len;
+	uint8_t *data = write_pprof(p, &len);
+
+	expect_error(data, len / 2, "truncated gzip data");
+	expect_error(data, 2, "truncated gzip data");
+	data[len / 2] ^= 0x55;
+	data[len / 2 + 1] ^= 0x55;
+	expect_error(data, len, "corrupt gzip data");
+	expect_error((const uint8_t *)"", 0, "the string table does not start with \"\"");
+	expect_error((const uint8_t *)"hello, world\n", 13, "not a pprof profile (the protobuf does not parse)");
+	free(data);
+	profile__free(p);
+}
+
+/* A plain (not gzipped) Profile message built by hand. */
+static uint8_t *pack(const Perftools__Profiles__Profile *pp, size_t *len)
+{
+	*len = perftools__profiles__profile__get_packed_size(pp);
+	uint8_t *buf = malloc(*len + 1);
+	perftools__profiles__profile__pack(pp, buf);
+	return buf;
+}
+
+Test(pprof_read, dangling_indexes)
+{
+	Perftools__Profiles__Profile pp = PERFTOOLS__PROFILES__PROFILE__INIT;
+	Perftools__Profiles__ValueType vt = PERFTOOLS__PROFILES__VALUE_TYPE__INIT;
+	Perftools__Profiles__ValueType *vts[] = { &vt };
+	Perftools__Profiles__Sample s = PERFTOOLS__PROFILES__SAMPLE__INIT;
+	Perftools__Profiles__Sample *ss[] = { &s };
+	Perftools__Profiles__Location l = PERFTOOLS__PROFILES__LOCATION__INIT;
+	Perftools__Profiles__Location *ls[] = { &l };
+	Perftools__Profiles__Line ln = PERFTOOLS__PROFILES__LINE__INIT;
+	Perftools__Profiles__Line *lns[] = { &ln };
+	char *strs[] = { "", "samples", "count" };
+	uint64_t locs[] = { 1 }, bad_locs[] = { 7 };
+	int64_t vals[] = { 3 };
+	size_t len;
+	uint8_t *buf;
+
+	pp.n_string_table = 3;
+	pp.string_table = strs;
+	vt.type = 1;
+	vt.unit = 2;
+	pp.n_sample_type = 1;
+	pp.sample_type = vts;
+	s.n_value = 1;
+	s.value = vals;
+	s.n_location_id = 1;
+	s.location_id = bad_locs;
+	pp.n_sample = 1;
+	pp.sample = ss;
+	buf = pack(&pp, &len);
+	expect_error(buf, len, "sample 0: location id 7 does not exist");
+	free(buf);
+
+	s.location_id = locs;
+	l.id = 1;
+	l.n_line = 1;
+	l.line = lns;
+	ln.function_id = 3;
+	pp.n_location = 1;
+	pp.location = ls;
+	buf = pack(&pp, &len);
+	expect_error(buf, len, "function id 3 does not exist");
+	free(buf);
+
+	vt.unit = 9;
+	buf = pack(&pp, &len);
+	expect_error(buf, len, "string index 9 out of range");
+	free(buf);
+}
+
+Test(pprof_read, gzip_size_limit)
+{
+	static uint8_t zeros[1 << 20];
+	char *gz = NULL;
+	size_t gzlen = 0, outlen;
+	FILE *f = open_memstream(&gz, &gzlen);
+	uint8_t *out;
+	const char *why = NULL;
+
+	cr_assert_eq(gzip__write(zeros, sizeof(zeros), f), 0);
+	fclose(f);
+	cr_assert_lt(gzlen, 4096, "a megabyte of zeros compresses");
+	cr_assert_eq(gzip__inflate((uint8_t *)gz, gzlen, sizeof(zeros) - 1, &out, &outlen, &why), -1);
+	cr_assert_str_eq(why, "decompresses to more than the size limit");
+	cr_assert_eq(gzip__inflate((uint8_t *)gz, gzlen, sizeof(zeros), &out, &outlen, &why), 0);
+	cr_assert_eq(outlen, sizeof(zeros));
+	free(out);
+	free(gz);
+}

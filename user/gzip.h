@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/* gzip framing (RFC 1952) over zlib, for pprof files and .json.gz traces. */
+#ifndef PYEBPF_GZIP_H
+#define PYEBPF_GZIP_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* Compress data into out; 0, or -1 with errno set. */
+int gzip__write(const uint8_t *data, size_t len, FILE *out);
+
+/* Does data start with the gzip magic? */
+int gzip__is_gzip(const uint8_t *data, size_t len);
+
+/*
+ * Decompress a whole gzip stream into *out (malloc'd, *out_len bytes). At
+ * most max_out bytes are produced: a bomb is an error, not an OOM. 0, or -1
+ * with *why set to a static reason.
+ */
+int gzip__inflate(const uint8_t *data, size_t len, size_t max_out, uint8_t **out, size_t *out_len, const char **why);
+
+#endif

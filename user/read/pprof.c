@@ -1,0 +1,343 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+#include "pprof.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../gzip.h"
+#include "../hashmap.h"
+#include "../util.h"
+#include "profile.pb-c.h"
+
+typedef Perftools__Profiles__Profile Profile;
+typedef Perftools__Profiles__Sample Sample;
+typedef Perftools__Profiles__Location Location;
+typedef Perftools__Profiles__Function Function;
+typedef Perftools__Profiles__Mapping Mapping;
+
+#define KERNEL_MAPPING "[kernel.kallsyms]"
+
+struct reader {
+	const Profile *pp;
+	struct profile *p;
+	struct hashmap *funcs;     /* function id → index + 1 */
+	struct hashmap *maps;      /* mapping id → index + 1 */
+	struct hashmap *locs;      /* location id → index + 1 */
+	uint32_t **loc_frames;     /* per location: its frames, root first */
+	uint32_t *loc_nframes;
+	char *why;
+	size_t whylen;
+	bool failed;
+};
+
+__attribute__((format(printf, 2, 3))) static void fail(struct reader *r, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (r->failed)
+		return;
+	r->failed = true;
+	va_start(ap, fmt);
+	vsnprintf(r->why, r->whylen, fmt, ap);
+	va_end(ap);
+}
+
+/* The string at a string-table index; NULL (after fail) when out of range. */
+static const char *str(struct reader *r, int64_t i)
+{
+	if (i < 0 || (uint64_t)i >= r->pp->n_string_table) {
+		fail(r, "string index %" PRId64 " out of range", i);
+		return NULL;
+	}
+	return r->pp->string_table[i] ? r->pp->string_table[i] : "";
+}
+
+/* Index ids (arbitrary non-zero uint64) of one table; duplicates are corrupt. */
+static struct hashmap *index_ids(struct reader *r, const char *what, size_t n, uint64_t (*id_at)(const Profile *, size_t))
+{
+	struct hashmap *h = hashmap__new();
+
+	if (!h)
+		die("out of memory");
+	for (size_t i = 0; i < n && !r->failed; i++) {
+		uint64_t id = id_at(r->pp, i);
+		bool created;
+		uint64_t *v = hashmap__put(h, &id, sizeof(id), &created);
+
+		if (!v)
+			die("out of memory");
+		if (!id || !created)
+			fail(r, "%s id %" PRIu64 " is %s", what, id, id ? "used twice" : "zero");
+		*v = i + 1;
+	}
+	return h;
+}
+
+static uint64_t func_id_at(const Profile *pp, size_t i) { return pp->function[i]->id; }
+static uint64_t map_id_at(const Profile *pp, size_t i) { return pp->mapping[i]->id; }
+static uint64_t loc_id_at(const Profile *pp, size_t i) { return pp->location[i]->id; }
+
+/* Table entry of an id, or NULL (after fail unless id is 0 and optional). */
+static const void *lookup(struct reader *r, struct hashmap *h, void *const *table, const char *what, uint64_t id,
+			  bool optional)
+{
+	uint64_t *v;
+
+	if (!id && optional)
+		return NULL;
+	v = hashmap__get(h, &id, sizeof(id));
+	if (!v) {
+		fail(r, "%s id %" PRIu64 " does not exist", what, id);
+		return NULL;
+	}
+	return table[*v - 1];
+}
+
+static const char *basename_of(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? slash + 1 : path;
+}
+
+/* The frame pyebpf wrote for one Line of a location (see write/pprof.c). */
+static uint32_t line_frame(struct reader *r, const Location *l, const Mapping *m, const Function *fn, int64_t line)
+{
+	const char *name = str(r, fn->name), *file = str(r, fn->filename);
+	const char *module = m ? str(r, m->filename) : "";
+	struct frame f = { 0 };
+	char unsym[4096];
+
+	if (r->failed)
+		return 0;
+	if (m && !strcmp(module, KERNEL_MAPPING)) {
+		f.kind = FRAME_KERNEL;
+		f.name = profile__str(r->p, name);
+	} else if (m) {
+		/* An address with no symbol was written as "module+0xOFFSET". */
+		snprintf(unsym, sizeof(unsym), "%s+0x%" PRIx64, basename_of(module), l->address);
+		f.kind = FRAME_NATIVE;
+		f.module = profile__str(r->p, module);
+		if (l->address && !strcmp(name, unsym))
+			f.offset = l->address;
+		else
+			f.name = profile__str(r->p, name);
+	} else if (*file) {
+		f.kind = FRAME_PYTHON;
+		f.name = profile__str(r->p, name);
+		f.module = profile__str(r->p, file);
+		f.line = line > 0 && line <= UINT32_MAX ? (uint32_t)line : 0;
+		f.start_line = fn->start_line > 0 && fn->start_line <= UINT32_MAX ? (uint32_t)fn->start_line : 0;
+	} else {
+		f.kind = FRAME_MARK;
+		f.name = profile__str(r->p, *name ? name : "[unknown]");
+	}
+	return profile__frame(r->p, &f);
+}
+
+/* Every location's frames, root first: pprof lists inlined lines leaf first. */
+static void read_locations(struct reader *r)
+{
+	const Profile *pp = r->pp;
+
+	r->loc_frames = xcalloc(pp->n_location + 1, sizeof(*r->loc_frames));
+	r->loc_nframes = xcalloc(pp->n_location + 1, sizeof(*r->loc_nframes));
+	for (size_t i = 0; i < pp->n_location && !r->failed; i++) {
+		const Location *l = pp->location[i];
+		const Mapping *m = lookup(r, r->maps, (void *const *)pp->mapping, "mapping", l->mapping_id, true);
+		size_t n = l->n_line ? l->n_line : 1;
+
+		r->loc_frames[i] = xcalloc(n, sizeof(uint32_t));
+		r->loc_nframes[i] = (uint32_t)n;
+		if (!l->n_line) {
+			/* Not symbolized: the address in its mapping, or nothing known. */
+			struct frame f = { .kind = m ? FRAME_NATIVE : FRAME_MARK };
+
+			if (m) {
+				f.module = profile__str(r->p, str(r, m->filename) ?: "");
+				f.offset = l->address - m->memory_start + m->file_offset;
+			} else {
+				f.name = profile__str(r->p, "[unknown]");
+			}
+			r->loc_frames[i][0] = profile__frame(r->p, &f);
+			continue;
+		}
+		for (size_t k = 0; k < l->n_line && !r->failed; k++) {
+			const Function *fn = lookup(r, r->funcs, (void *const *)pp->function, "function",
+						    l->line[k]->function_id, false);
+
+			if (fn)
+				r->loc_frames[i][n - 1 - k] = line_frame(r, l, m, fn, l->line[k]->line);
+		}
+	}
+}
+
+/* Which value counts samples: samples/count, else cpu/nanoseconds over the period, else the first. */
+static int count_index(struct reader *r, bool *by_period)
+{
+	const Profile *pp = r->pp;
+	int cpu = -1;
+
+	*by_period = false;
+	if (!pp->n_sample_type) {
+		fail(r, "no sample types");
+		return -1;
+	}
+	for (size_t i = 0; i < pp->n_sample_type && !r->failed; i++) {
+		const char *type = str(r, pp->sample_type[i]->type), *unit = str(r, pp->sample_type[i]->unit);
+
+		if (!type || !unit)
+			return -1;
+		if (!strcmp(type, "samples") && !strcmp(unit, "count"))
+			return (int)i;
+		if (!strcmp(type, "cpu") && !strcmp(unit, "nanoseconds") && cpu < 0)
+			cpu = (int)i;
+	}
+	if (cpu >= 0 && pp->period > 0) {
+		*by_period = true;
+		return cpu;
+	}
+	return 0;
+}
+
+/* Samples; value vi counts them (in periods when by_period). */
+static void read_samples(struct reader *r, int vi, bool by_period)
+{
+	const Profile *pp = r->pp;
+	uint32_t *frames = NULL;
+	size_t cap = 0;
+
+	for (size_t i = 0; i < pp->n_sample && !r->failed; i++) {
+		const Sample *s = pp->sample[i];
+		struct sample_labels l = { 0 };
+		uint64_t time = PROFILE_NO_TIME;
+		int64_t v;
+		size_t n = 0;
+
+		if ((size_t)vi >= s->n_value) {
+			fail(r, "sample %zu has %zu values, not %zu", i, s->n_value, pp->n_sample_type);
+			break;
+		}
+		v = s->value[vi];
+		if (by_period)
+			v = (v + pp->period / 2) / pp->period;
+		if (v < 0 || v > UINT32_MAX) {
+			fail(r, "sample %zu has a count of %" PRId64, i, v);
+			break;
+		}
+		for (size_t k = 0; k < s->n_label && !r->failed; k++) {
+			const char *key = str(r, s->label[k]->key);
+			int64_t num = s->label[k]->num;
+			const char *sv = s->label[k]->str ? str(r, s->label[k]->str) : "";
+
+			if (!key || !sv)
+				break;
+			if (!strcmp(key, "pid"))
+				l.pid = (uint32_t)num;
+			else if (!strcmp(key, "tid"))
+				l.tid = (uint32_t)num;
+			else if (!strcmp(key, "comm"))
+				l.comm = profile__str(r->p, sv);
+			else if (!strcmp(key, "thread"))
+				l.thread = profile__str(r->p, sv);
+			else if (!strcmp(key, "gil"))
+				l.flags |= LABEL_GIL_KNOWN | (!strcmp(sv, "held") ? LABEL_GIL_HELD : 0);
+			else if (!strcmp(key, "python"))
+				l.python = profile__str(r->p, sv);
+			else if (!strcmp(key, "cgroup"))
+				l.cgroup = (uint64_t)num;
+			else if (!strcmp(key, "time") && num >= 0)
+				time = (uint64_t)num;
+		}
+		/* Locations are leaf first; the profile wants root first. */
+		for (size_t k = s->n_location_id; k-- > 0 && !r->failed;) {
+			uint64_t *idx = hashmap__get(r->locs, &s->location_id[k], sizeof(uint64_t));
+
+			if (!idx) {
+				fail(r, "sample %zu: location id %" PRIu64 " does not exist", i, s->location_id[k]);
+				break;
+			}
+			uint32_t m = r->loc_nframes[*idx - 1];
+			if (n + m > UINT32_MAX) {
+				fail(r, "sample %zu is too deep", i);
+				break;
+			}
+			xgrow(&frames, &cap, n + m, sizeof(*frames));
+			memcpy(frames + n, r->loc_frames[*idx - 1], m * sizeof(*frames));
+			n += m;
+		}
+		if (!r->failed && v)
+			profile__add_at(r->p, &l, frames, (uint32_t)n, (uint32_t)v, time);
+	}
+	free(frames);
+}
+
+static struct profile *convert(const Profile *pp, char *why, size_t whylen)
+{
+	struct reader r = { .pp = pp, .why = why, .whylen = whylen };
+	struct profile_meta *m;
+	bool by_period;
+	int vi;
+
+	if (!pp->n_string_table || strcmp(pp->string_table[0] ? pp->string_table[0] : "", "")) {
+		snprintf(why, whylen, "the string table does not start with \"\"");
+		return NULL;
+	}
+	r.p = profile__new();
+	m = profile__meta(r.p);
+	m->period_ns = pp->period > 0 ? (uint64_t)pp->period : 0;
+	m->start_epoch_ns = pp->time_nanos;
+	m->duration_ns = pp->duration_nanos;
+	vi = count_index(&r, &by_period);
+	r.funcs = index_ids(&r, "function", pp->n_function, func_id_at);
+	r.maps = index_ids(&r, "mapping", pp->n_mapping, map_id_at);
+	r.locs = index_ids(&r, "location", pp->n_location, loc_id_at);
+	if (!r.failed)
+		read_locations(&r);
+	if (!r.failed)
+		read_samples(&r, vi, by_period);
+	for (size_t i = 0; r.loc_frames && i < pp->n_location; i++)
+		free(r.loc_frames[i]);
+	free(r.loc_frames);
+	free(r.loc_nframes);
+	hashmap__free(r.funcs);
+	hashmap__free(r.maps);
+	hashmap__free(r.locs);
+	if (r.failed) {
+		profile__free(r.p);
+		return NULL;
+	}
+	return r.p;
+}
+
+struct profile *pprof__read(const uint8_t *data, size_t len, char *why, size_t whylen)
+{
+	uint8_t *raw = NULL;
+	size_t rawlen = len;
+	const char *gz_why;
+	struct profile *p;
+	Profile *pp;
+
+	if (gzip__is_gzip(data, len)) {
+		if (gzip__inflate(data, len, PPROF_MAX_SIZE, &raw, &rawlen, &gz_why)) {
+			snprintf(why, whylen, "%s", gz_why);
+			return NULL;
+		}
+		data = raw;
+	} else if (len > PPROF_MAX_SIZE) {
+		snprintf(why, whylen, "larger than the size limit");
+		return NULL;
+	}
+	pp = perftools__profiles__profile__unpack(NULL, rawlen, data);
+	free(raw);
+	if (!pp) {
+		snprintf(why, whylen, "not a pprof profile (the protobuf does not parse)");
+		return NULL;
+	}
+	p = convert(pp, why, whylen);
+	perftools__profiles__profile__free_unpacked(pp, NULL);
+	return p;
+}
