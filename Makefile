@@ -42,6 +42,12 @@ $(BUILD)/sample.skel.h: $(BUILD)/sample.bpf.o Makefile
 $(BUILD)/profile.pb-c.c $(BUILD)/profile.pb-c.h: user/write/profile.proto | $(BUILD)
 	protoc-c --c_out=$(BUILD) --proto_path=user/write $<
 
+# The flame graph's script, embedded as a C string (sed only: no xxd needed).
+$(BUILD)/flamegraph_js.h: user/write/flamegraph.js | $(BUILD)
+	@echo "  GEN     $@"
+	@{ echo 'static const char flamegraph_js[] ='; \
+	   sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $<; echo ';'; } > $@
+
 $(PROTO_OBJ): $(BUILD)/profile.pb-c.c
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
@@ -52,12 +58,12 @@ $(PROTO_ASAN): $(BUILD)/profile.pb-c.c
 	@echo "  CC-SAN  $<"
 	@$(CC) -O1 -g $(SAN) -w $(CPPFLAGS) -c $< -o $@
 
-$(BUILD)/obj/%.o: user/%.c $(HEADERS) $(BUILD)/sample.skel.h $(BUILD)/profile.pb-c.h
+$(BUILD)/obj/%.o: user/%.c $(HEADERS) $(BUILD)/sample.skel.h $(BUILD)/profile.pb-c.h $(BUILD)/flamegraph_js.h
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
 	@$(CC) $(CFLAGS) $(WARN) $(CPPFLAGS) -c $< -o $@
 
-$(BUILD)/asan/%.o: user/%.c $(HEADERS) $(BUILD)/profile.pb-c.h
+$(BUILD)/asan/%.o: user/%.c $(HEADERS) $(BUILD)/profile.pb-c.h $(BUILD)/flamegraph_js.h
 	@mkdir -p $(dir $@)
 	@echo "  CC-SAN  $<"
 	@$(CC) -O1 -g $(SAN) $(WARN) $(CPPFLAGS) -c $< -o $@

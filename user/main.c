@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "record.h"
+#include "report.h"
 #include "util.h"
 
 #define PYEBPF_VERSION "0.1.0"
@@ -14,13 +15,15 @@ static const char usage[] =
 	"\n"
 	"Commands:\n"
 	"  record    sample stacks and write a profile (pyebpf record --help)\n"
+	"  report    convert, filter or summarize a recording (pyebpf report --help)\n"
 	"\n"
 	"  -h, --help       this help\n"
 	"  -V, --version    print the version\n"
 	"\n"
 	"Examples:\n"
 	"  sudo pyebpf record -a -d 10 -o machine.folded\n"
-	"  sudo pyebpf record -- python3 script.py\n";
+	"  sudo pyebpf record -- python3 script.py\n"
+	"  sudo pyebpf record -a -d 60 -o all.pb.gz && pyebpf report all.pb.gz -o flame.svg\n";
 
 int main(int argc, char **argv)
 {
@@ -38,6 +41,8 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "record"))
 		return record_main(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "report"))
+		return report_main(argc - 1, argv + 1);
 	err_msg("unknown command '%s' (see 'pyebpf --help')", argv[1]);
 	return 2;
 }

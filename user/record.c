@@ -36,9 +36,7 @@
 #include "sample.skel.h"
 #include "threads.h"
 #include "util.h"
-#include "write/folded.h"
-#include "write/pprof.h"
-#include "write/speedscope.h"
+#include "formats.h"
 
 #define MAX_CPUS 4096
 #define RINGBUF_BYTES (16u << 20)
@@ -252,21 +250,6 @@ static void forget_proc(uint32_t pid, void *ctx)
 /* How long after first sight or exec a process may still turn out to be Python. */
 #define YOUNG_NS (2 * 1000000000ULL)
 
-/* --exclude-thread: a number is a native tid, anything else a thread name. */
-static bool excluded(const struct recorder *r, const struct sample_labels *l)
-{
-	const char *name = profile__str_at(r->prof, l->thread);
-
-	for (size_t i = 0; i < r->opts.nexclude; i++) {
-		const char *x = r->opts.exclude_threads[i];
-		uint64_t tid;
-
-		if (parse_u64(x, 0, UINT32_MAX, &tid) == 0 ? tid == l->tid : strcmp(x, name) == 0)
-			return true;
-	}
-	return false;
-}
-
 /* The Python state of a sampled process, asked at first sight and whenever its
  * maps change; changes are registered with the BPF walker. */
 static struct py_proc *python_of(struct recorder *r, uint32_t pid, struct proc *p, uint64_t now)
@@ -321,7 +304,7 @@ static void handle_sample(struct recorder *r, const struct pyebpf_sample *s, siz
 	static uint32_t frames[MAX_FRAMES];
 	uint32_t n = 0, kn = s->kstack_len, un = s->ustack_len, pn = s->py_len;
 	char comm[PYEBPF_COMM_LEN + 1];
-	uint64_t now = now_ns();
+	uint64_t now = now_ns(), t;
 	struct sample_labels l;
 	struct py_proc *py;
 	struct proc *p;
@@ -351,7 +334,8 @@ static void handle_sample(struct recorder *r, const struct pyebpf_sample *s, siz
 	py = python_of(r, s->h.pid, p, now);
 	l.thread = thread_label(r, s, python ? py : NULL, now);
 	l.python = py ? python_label(r, py_proc__interp(py)) : 0;
-	if ((r->opts.gil_only && !(l.flags & LABEL_GIL_HELD)) || (r->opts.nexclude && excluded(r, &l))) {
+	t = s->h.ts_ns > r->start_ns ? s->h.ts_ns - r->start_ns : 0;
+	if (!filter__keep(&r->opts.filter, r->prof, &l, t)) {
 		r->filtered++;
 		return;
 	}
@@ -372,7 +356,12 @@ static void handle_sample(struct recorder *r, const struct pyebpf_sample *s, siz
 	}
 	for (uint32_t i = kn; i-- > 0;)
 		frames[n++] = kernel_frame(r, s->stack[i], i == 0);
-	profile__add_at(r->prof, &l, frames, n, 1, s->h.ts_ns > r->start_ns ? s->h.ts_ns - r->start_ns : 0);
+	n = filter__frames(&r->opts.filter, r->prof, frames, n);
+	if (!n && r->opts.filter.python_only) {
+		r->filtered++;
+		return;
+	}
+	profile__add_at(r->prof, &l, frames, n, 1, t);
 }
 
 static int on_event(void *ctx, void *data, size_t size)
@@ -468,6 +457,12 @@ static void stop_sampling(struct recorder *r)
 	r->nperf = 0;
 }
 
+/* Kernel stacks are taken unless no filter would keep them. */
+static bool record_kernel(const struct record_opts *o)
+{
+	return !o->filter.no_kernel && !o->filter.python_only;
+}
+
 static int load_bpf(struct recorder *r)
 {
 	const struct record_opts *o = &r->opts;
@@ -481,7 +476,7 @@ static int load_bpf(struct recorder *r)
 	r->skel->rodata->self_pid = (uint32_t)getpid();
 	r->skel->rodata->filter_pids = !o->all;
 	r->skel->rodata->follow_forks = o->cmd != NULL;
-	r->skel->rodata->kernel_stacks = o->kernel;
+	r->skel->rodata->kernel_stacks = record_kernel(o);
 	bpf_map__set_max_entries(r->skel->maps.events, RINGBUF_BYTES);
 
 	err = sample_bpf__load(r->skel);
@@ -696,7 +691,7 @@ static void print_summary(struct recorder *r, uint64_t elapsed_ns)
 		if (c[i])
 			fprintf(stderr, "pyebpf: %s: %llu\n", counter_names[i], (unsigned long long)c[i]);
 	if (r->filtered)
-		fprintf(stderr, "pyebpf: samples left out by --gil/--exclude-thread: %llu\n",
+		fprintf(stderr, "pyebpf: samples left out by the filters: %llu\n",
 			(unsigned long long)r->filtered);
 	if (r->bad_events)
 		fprintf(stderr, "pyebpf: malformed events ignored: %llu\n", (unsigned long long)r->bad_events);
@@ -704,25 +699,13 @@ static void print_summary(struct recorder *r, uint64_t elapsed_ns)
 
 static int write_output(struct recorder *r)
 {
-	struct folded_opts fo = { .threads = r->opts.threads };
+	struct write_opts wo = { .threads = r->opts.threads, .title = "pyebpf record" };
 	struct profile_meta *m = profile__meta(r->prof);
-	int err;
 
 	m->period_ns = 1000000000ULL / r->opts.freq;
 	m->start_epoch_ns = r->start_epoch_ns;
 	m->duration_ns = (int64_t)r->elapsed_ns;
-	switch (r->opts.format) {
-	case FORMAT_PPROF:
-		err = pprof__write(r->prof, r->out.f);
-		break;
-	case FORMAT_SPEEDSCOPE:
-		err = speedscope__write(r->prof, r->out.f);
-		break;
-	default:
-		err = folded__write(r->prof, &fo, r->out.f);
-	}
-
-	if (err) {
+	if (write_profile(r->prof, r->opts.format, &wo, r->out.f)) {
 		err_msg("cannot write '%s': %s", r->opts.output, strerror(errno));
 		return -1;
 	}
@@ -794,7 +777,7 @@ int record_main(int argc, char **argv)
 
 	if (load_bpf(&r))
 		goto out;
-	if (r.opts.kernel) {
+	if (record_kernel(&r.opts)) {
 		r.ksyms = kallsyms__load("/proc/kallsyms");
 		if (!r.ksyms)
 			err_msg("kernel symbols unavailable (%s): kernel frames will read [unknown]", strerror(errno));

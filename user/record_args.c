@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "filter_args.h"
 #include "util.h"
 
 static const char usage[] =
@@ -21,20 +22,13 @@ static const char usage[] =
 	"Sampling:\n"
 	"  -F, --freq HZ           samples per second on each CPU (default 99)\n"
 	"  -d, --duration SECONDS  stop after this long (default: Ctrl-C, SIGTERM or CMD exit)\n"
-	"      --no-kernel         leave out kernel frames\n"
 	"\n"
-	"Threads:\n"
-	"      --threads           a frame per thread: its Python name (else OS name) and tid\n"
-	"      --exclude-thread NAME|TID\n"
-	"                          leave out a thread by name or native tid (repeatable)\n"
-	"      --gil               only samples of threads holding the GIL\n"
+	"%s"
 	"\n"
 	"Output:\n"
 	"  -o, --output FILE       where to write the profile (default pyebpf.folded)\n"
-	"                          format by extension: .folded or .txt (folded stacks),\n"
-	"                          .pb.gz or .pprof (pprof, for go tool pprof, Pyroscope),\n"
-	"                          .speedscope.json (speedscope, one profile per thread)\n"
-	"      --format FORMAT     folded, pprof or speedscope, whatever the extension\n"
+	"%s"
+	"      --threads           a frame per thread: its Python name (else OS name) and tid\n"
 	"  -v, --verbose           libbpf debug output and the BPF verifier log\n"
 	"  -h, --help              this help\n"
 	"\n"
@@ -43,7 +37,8 @@ static const char usage[] =
 	"  sudo pyebpf record -p 1234,1240 -F 999       two processes at 999 Hz\n"
 	"  sudo pyebpf record -o app.folded -- python3 app.py\n"
 	"  sudo pyebpf record -p 1234 --threads --exclude-thread monitor\n"
-	"  flamegraph.pl pyebpf.folded > flame.svg      (FlameGraph) or open it in speedscope\n";
+	"  sudo pyebpf record -a -d 60 -o all.pb.gz     an archive: 'pyebpf report' converts it\n"
+	"  sudo pyebpf record -a -o flame.svg           open flame.svg in a browser\n";
 
 static const struct option long_opts[] = {
 	{ "all", no_argument, NULL, 'a' },
@@ -51,13 +46,11 @@ static const struct option long_opts[] = {
 	{ "freq", required_argument, NULL, 'F' },
 	{ "duration", required_argument, NULL, 'd' },
 	{ "output", required_argument, NULL, 'o' },
-	{ "no-kernel", no_argument, NULL, 'K' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "threads", no_argument, NULL, 'T' },
-	{ "exclude-thread", required_argument, NULL, 'X' },
-	{ "gil", no_argument, NULL, 'G' },
 	{ "format", required_argument, NULL, 'f' },
 	{ "help", no_argument, NULL, 'h' },
+	FILTER_LONG_OPTIONS,
 	{ 0 },
 };
 
@@ -100,71 +93,25 @@ static int parse_duration(const char *arg, double *out)
 	return 0;
 }
 
-static bool ends_with(const char *s, const char *suffix)
-{
-	size_t n = strlen(s), m = strlen(suffix);
-
-	return n >= m && strcmp(s + n - m, suffix) == 0;
-}
-
-int output_format_from_path(const char *path, enum output_format *f)
-{
-	const char *base = strrchr(path, '/');
-
-	base = base ? base + 1 : path;
-	if (!*base) {
-		err_msg("output path '%s' names a directory, not a file", path);
-		return -1;
-	}
-	if (ends_with(base, ".folded") || ends_with(base, ".txt") || !strchr(base, '.')) {
-		*f = FORMAT_FOLDED;
-		return 0;
-	}
-	if (ends_with(base, ".pb.gz") || ends_with(base, ".pprof")) {
-		*f = FORMAT_PPROF;
-		return 0;
-	}
-	if (ends_with(base, ".speedscope.json")) {
-		*f = FORMAT_SPEEDSCOPE;
-		return 0;
-	}
-	err_msg("cannot tell the output format of '%s' (known extensions: .folded, .txt, .pb.gz, .pprof, "
-		".speedscope.json; or give --format)", path);
-	return -1;
-}
-
-int output_format_from_name(const char *name, enum output_format *f)
-{
-	if (!strcmp(name, "folded")) {
-		*f = FORMAT_FOLDED;
-		return 0;
-	}
-	if (!strcmp(name, "pprof")) {
-		*f = FORMAT_PPROF;
-		return 0;
-	}
-	if (!strcmp(name, "speedscope")) {
-		*f = FORMAT_SPEEDSCOPE;
-		return 0;
-	}
-	err_msg("unknown format '%s' for --format (folded, pprof, speedscope)", name);
-	return -1;
-}
-
 static int parse(int argc, char **argv, struct record_opts *o)
 {
 	const char *format = NULL;
-	int c;
+	int c, f;
 
 	memset(o, 0, sizeof(*o));
+	filter__init(&o->filter);
 	o->freq = RECORD_DEFAULT_FREQ;
 	o->output = RECORD_DEFAULT_OUTPUT;
-	o->kernel = true;
 
 	optind = 1;
 	opterr = 0;
 	/* '+': stop at the first non-option, the command; ':': report missing values. */
 	while ((c = getopt_long(argc, argv, "+:ap:F:d:o:vh", long_opts, NULL)) != -1) {
+		f = filter_args__option(&o->filter, c, optarg);
+		if (f < 0)
+			return -1;
+		if (f > 0)
+			continue;
 		switch (c) {
 		case 'a':
 			o->all = true;
@@ -190,34 +137,17 @@ static int parse(int argc, char **argv, struct record_opts *o)
 			}
 			o->output = optarg;
 			break;
-		case 'K':
-			o->kernel = false;
-			break;
 		case 'v':
 			o->verbose = true;
 			break;
 		case 'T':
 			o->threads = true;
 			break;
-		case 'G':
-			o->gil_only = true;
-			break;
 		case 'f':
 			format = optarg;
 			break;
-		case 'X': {
-			size_t cap = o->nexclude;
-
-			if (!*optarg) {
-				err_msg("empty thread name for --exclude-thread");
-				return -1;
-			}
-			xgrow(&o->exclude_threads, &cap, o->nexclude + 1, sizeof(*o->exclude_threads));
-			o->exclude_threads[o->nexclude++] = optarg;
-			break;
-		}
 		case 'h':
-			fputs(usage, stdout);
+			printf(usage, filter_args_usage, formats_usage);
 			return 1;
 		case ':':
 			err_msg("option '%s' needs a value (see 'pyebpf record --help')", argv[optind - 1]);
@@ -242,6 +172,8 @@ static int parse(int argc, char **argv, struct record_opts *o)
 	}
 	if (!o->npids && !o->cmd)
 		o->all = true;
+	if (filter_args__check(&o->filter))
+		return -1;
 	if (format)
 		return output_format_from_name(format, &o->format);
 	return output_format_from_path(o->output, &o->format);
@@ -261,7 +193,5 @@ void record_args__free(struct record_opts *o)
 	free(o->pids);
 	o->pids = NULL;
 	o->npids = 0;
-	free(o->exclude_threads);
-	o->exclude_threads = NULL;
-	o->nexclude = 0;
+	filter__free(&o->filter);
 }

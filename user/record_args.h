@@ -7,11 +7,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum output_format {
-	FORMAT_FOLDED,
-	FORMAT_PPROF,
-	FORMAT_SPEEDSCOPE,
-};
+#include "filter.h"
+#include "formats.h"
+
 
 struct record_opts {
 	bool all;           /* -a; also the default with no -p and no command */
@@ -22,12 +20,9 @@ struct record_opts {
 	double duration;    /* -d, seconds; 0: until stopped */
 	const char *output; /* -o */
 	enum output_format format;
-	bool kernel;        /* cleared by --no-kernel */
 	bool verbose;       /* -v */
 	bool threads;       /* --threads: a frame per thread */
-	bool gil_only;      /* --gil: only samples of threads holding the GIL */
-	char **exclude_threads; /* --exclude-thread NAME|TID, repeatable (point into argv) */
-	size_t nexclude;
+	struct filter filter; /* --tid, --thread, --exclude-thread, --gil, --no-kernel, ... */
 };
 
 #define RECORD_DEFAULT_FREQ 99
@@ -38,9 +33,5 @@ struct record_opts {
  * argv[0] is "record". */
 int record_args__parse(int argc, char **argv, struct record_opts *o);
 void record_args__free(struct record_opts *o);
-/* The format an output path asks for; -1 (after one error line) when unknown. */
-int output_format_from_path(const char *path, enum output_format *f);
-/* The format named by --format; -1 (after one error line) when unknown. */
-int output_format_from_name(const char *name, enum output_format *f);
 
 #endif

@@ -1,0 +1,167 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+#include "filter.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+void filter__init(struct filter *f)
+{
+	memset(f, 0, sizeof(*f));
+	f->until_ns = UINT64_MAX;
+}
+
+void filter__free(struct filter *f)
+{
+	free(f->pids);
+	free(f->tids);
+	free(f->threads);
+	free(f->exclude_threads);
+	free(f->comms);
+	filter__init(f);
+}
+
+bool filter__drops_samples(const struct filter *f)
+{
+	return f->npids || f->ntids || f->nthreads || f->nexclude || f->ncomms || f->timed || f->gil_only ||
+	       f->python_only;
+}
+
+static bool has_u32(const uint32_t *v, size_t n, uint32_t x)
+{
+	for (size_t i = 0; i < n; i++)
+		if (v[i] == x)
+			return true;
+	return false;
+}
+
+/* A thread given as a number is a native tid, anything else a thread name. */
+static bool thread_matches(const char *const *v, size_t n, uint32_t tid, const char *name)
+{
+	for (size_t i = 0; i < n; i++) {
+		uint64_t t;
+
+		if (parse_u64(v[i], 0, UINT32_MAX, &t) == 0 ? t == tid : strcmp(v[i], name) == 0)
+			return true;
+	}
+	return false;
+}
+
+static bool has_str(const char *const *v, size_t n, const char *s)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(v[i], s))
+			return true;
+	return false;
+}
+
+bool filter__keep(const struct filter *f, const struct profile *p, const struct sample_labels *l, uint64_t time_ns)
+{
+	const char *thread = profile__str_at(p, l->thread);
+
+	if (f->npids && !has_u32(f->pids, f->npids, l->pid))
+		return false;
+	if (f->ntids && !has_u32(f->tids, f->ntids, l->tid))
+		return false;
+	if (f->nthreads && !thread_matches(f->threads, f->nthreads, l->tid, thread))
+		return false;
+	if (f->nexclude && thread_matches(f->exclude_threads, f->nexclude, l->tid, thread))
+		return false;
+	if (f->ncomms && !has_str(f->comms, f->ncomms, profile__str_at(p, l->comm)))
+		return false;
+	if (f->gil_only && !(l->flags & LABEL_GIL_HELD))
+		return false;
+	if (f->timed && (time_ns == PROFILE_NO_TIME || time_ns < f->since_ns || time_ns > f->until_ns))
+		return false;
+	return true;
+}
+
+uint32_t filter__frames(const struct filter *f, const struct profile *p, uint32_t *frames, uint32_t n)
+{
+	uint32_t k = 0;
+	bool python = false;
+
+	if (!f->no_kernel && !f->python_only)
+		return n;
+	for (uint32_t i = 0; i < n; i++) {
+		const struct frame *fr = profile__frame_at(p, frames[i]);
+
+		if (fr->kind == FRAME_KERNEL && (f->no_kernel || f->python_only))
+			continue;
+		if (fr->kind == FRAME_NATIVE && f->python_only)
+			continue;
+		python |= fr->kind == FRAME_PYTHON;
+		frames[k++] = frames[i];
+	}
+	return f->python_only && !python ? 0 : k;
+}
+
+/* Ids of `in` interned into `out`, each looked up once. */
+struct importer {
+	const struct profile *in;
+	struct profile *out;
+	uint32_t *str; /* in id → out id + 1 */
+	uint32_t *frame;
+};
+
+static uint32_t import_str(struct importer *im, uint32_t id)
+{
+	if (!im->str[id])
+		im->str[id] = profile__str(im->out, profile__str_at(im->in, id)) + 1;
+	return im->str[id] - 1;
+}
+
+static uint32_t import_frame(struct importer *im, uint32_t id)
+{
+	if (!im->frame[id]) {
+		struct frame f = *profile__frame_at(im->in, id);
+
+		f.name = import_str(im, f.name);
+		f.module = import_str(im, f.module);
+		im->frame[id] = profile__frame(im->out, &f) + 1;
+	}
+	return im->frame[id] - 1;
+}
+
+struct profile *filter__apply(const struct filter *f, const struct profile *in, uint64_t *dropped)
+{
+	struct importer im = { .in = in, .out = profile__new() };
+	size_t nev, cap = 0;
+	const struct profile_event *ev = profile__events(in, &nev);
+	uint32_t *frames = NULL;
+
+	im.str = xcalloc(profile__nstrs(in) + 1, sizeof(*im.str));
+	im.frame = xcalloc(profile__nframes(in) + 1, sizeof(*im.frame));
+	*profile__meta(im.out) = *profile__meta_of(in);
+	*dropped = 0;
+	for (size_t i = 0; i < nev; i++) {
+		struct profile_entry e;
+		struct sample_labels l;
+		uint32_t n;
+
+		profile__entry(in, ev[i].entry, &e);
+		if (!filter__keep(f, in, &e.labels, ev[i].time_ns)) {
+			*dropped += ev[i].count;
+			continue;
+		}
+		xgrow(&frames, &cap, e.nframes + 1, sizeof(*frames));
+		memcpy(frames, e.frames, e.nframes * sizeof(*frames));
+		n = filter__frames(f, in, frames, e.nframes);
+		if (f->python_only && !n) {
+			*dropped += ev[i].count;
+			continue;
+		}
+		for (uint32_t k = 0; k < n; k++)
+			frames[k] = import_frame(&im, frames[k]);
+		l = e.labels;
+		l.comm = import_str(&im, l.comm);
+		l.thread = import_str(&im, l.thread);
+		l.python = import_str(&im, l.python);
+		profile__add_at(im.out, &l, frames, n, ev[i].count, ev[i].time_ns);
+	}
+	free(frames);
+	free(im.str);
+	free(im.frame);
+	return im.out;
+}

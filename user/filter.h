@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * Which samples and frames a profile keeps: the filters `record` applies as
+ * samples arrive and `report` applies to a saved recording, one rule for both.
+ */
+#ifndef PYEBPF_FILTER_H
+#define PYEBPF_FILTER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "profile.h"
+
+struct filter {
+	uint32_t *pids;          /* --pid: keep only these processes */
+	size_t npids;
+	uint32_t *tids;          /* --tid: keep only these threads */
+	size_t ntids;
+	const char **threads;    /* --thread NAME|TID: keep only these threads */
+	size_t nthreads;
+	const char **exclude_threads; /* --exclude-thread NAME|TID */
+	size_t nexclude;
+	const char **comms;      /* --comm NAME: keep only these process names */
+	size_t ncomms;
+	uint64_t since_ns;       /* --since: from this time into the recording */
+	uint64_t until_ns;       /* --until: up to this time; UINT64_MAX: no limit */
+	bool timed;              /* --since or --until was given: untimed samples go */
+	bool gil_only;           /* --gil: only threads holding the GIL */
+	bool no_kernel;          /* --no-kernel: kernel frames go */
+	bool python_only;        /* --python-only: only Python frames; samples without any go */
+};
+
+void filter__init(struct filter *f);
+void filter__free(struct filter *f);
+/* Does any filter drop samples (rather than only frames)? */
+bool filter__drops_samples(const struct filter *f);
+
+/* Does a sample with these labels, taken at time_ns (or PROFILE_NO_TIME), stay? */
+bool filter__keep(const struct filter *f, const struct profile *p, const struct sample_labels *l, uint64_t time_ns);
+/*
+ * The frames that stay, moved to the front of frames (root first); returns
+ * their number. With --python-only a stack without Python frames keeps none.
+ */
+uint32_t filter__frames(const struct filter *f, const struct profile *p, uint32_t *frames, uint32_t n);
+
+/*
+ * A new profile with the samples and frames of `in` that stay, and its meta;
+ * *dropped counts the samples left out.
+ */
+struct profile *filter__apply(const struct filter *f, const struct profile *in, uint64_t *dropped);
+
+#endif

@@ -1,0 +1,130 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+#include "filter_args.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+const char filter_args_usage[] =
+	"Filters (repeatable where they name things):\n"
+	"      --tid TID[,TID...]  only these threads (native tids)\n"
+	"      --thread NAME|TID   only this thread: Python thread name, else OS name, or tid\n"
+	"      --exclude-thread NAME|TID\n"
+	"                          leave out a thread by name or native tid\n"
+	"      --comm NAME         only processes of this name (as in ps -o comm)\n"
+	"      --since SECONDS     only samples from this far into the recording\n"
+	"      --until SECONDS     only samples up to this far into the recording\n"
+	"      --gil               only samples of threads holding the GIL\n"
+	"      --no-kernel         leave out kernel frames\n"
+	"      --python-only       only Python frames; samples without any are left out\n";
+
+static void push_str(const char ***v, size_t *n, const char *s)
+{
+	size_t cap = *n;
+
+	xgrow(v, &cap, *n + 1, sizeof(**v));
+	(*v)[(*n)++] = s;
+}
+
+static int push_ids(uint32_t **v, size_t *n, const char *arg, const char *opt, const char *what)
+{
+	char *copy = xstrdup(arg), *save = NULL;
+	size_t cap = *n, before = *n;
+
+	for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		uint64_t id;
+
+		if (parse_u64(tok, 1, 0x3fffffff, &id)) {
+			err_msg("invalid %s '%s' for %s (expected %s[,%s...])", what, tok, opt, what, what);
+			free(copy);
+			return -1;
+		}
+		xgrow(v, &cap, *n + 1, sizeof(**v));
+		(*v)[(*n)++] = (uint32_t)id;
+	}
+	free(copy);
+	if (*n == before) {
+		err_msg("invalid %s list '%s' for %s", what, arg, opt);
+		return -1;
+	}
+	return 0;
+}
+
+int filter_args__pids(struct filter *f, const char *arg, const char *opt)
+{
+	return push_ids(&f->pids, &f->npids, arg, opt, "PID");
+}
+
+static int parse_seconds(const char *arg, const char *opt, uint64_t *ns)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(arg, &end);
+	if (errno || end == arg || *end || !(v >= 0) || v > 1e9) {
+		err_msg("invalid time '%s' for %s (seconds into the recording, 0 or more)", arg, opt);
+		return -1;
+	}
+	*ns = (uint64_t)(v * 1e9);
+	return 0;
+}
+
+static int non_empty(const char *arg, const char *opt)
+{
+	if (*arg)
+		return 0;
+	err_msg("empty value for %s", opt);
+	return -1;
+}
+
+int filter_args__option(struct filter *f, int opt, const char *arg)
+{
+	switch (opt) {
+	case OPT_FILTER_TID:
+		return push_ids(&f->tids, &f->ntids, arg, "--tid", "TID") ? -1 : 1;
+	case OPT_FILTER_THREAD:
+		if (non_empty(arg, "--thread"))
+			return -1;
+		push_str(&f->threads, &f->nthreads, arg);
+		return 1;
+	case OPT_FILTER_EXCLUDE_THREAD:
+		if (non_empty(arg, "--exclude-thread"))
+			return -1;
+		push_str(&f->exclude_threads, &f->nexclude, arg);
+		return 1;
+	case OPT_FILTER_COMM:
+		if (non_empty(arg, "--comm"))
+			return -1;
+		push_str(&f->comms, &f->ncomms, arg);
+		return 1;
+	case OPT_FILTER_SINCE:
+		f->timed = true;
+		return parse_seconds(arg, "--since", &f->since_ns) ? -1 : 1;
+	case OPT_FILTER_UNTIL:
+		f->timed = true;
+		return parse_seconds(arg, "--until", &f->until_ns) ? -1 : 1;
+	case OPT_FILTER_GIL:
+		f->gil_only = true;
+		return 1;
+	case OPT_FILTER_NO_KERNEL:
+		f->no_kernel = true;
+		return 1;
+	case OPT_FILTER_PYTHON_ONLY:
+		f->python_only = true;
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+int filter_args__check(const struct filter *f)
+{
+	if (f->until_ns != UINT64_MAX && f->until_ns < f->since_ns) {
+		err_msg("--until %.3f is before --since %.3f", f->until_ns / 1e9, f->since_ns / 1e9);
+		return -1;
+	}
+	return 0;
+}

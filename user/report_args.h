@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/* `pyebpf report` options: parsed and checked before any file is read. */
+#ifndef PYEBPF_REPORT_ARGS_H
+#define PYEBPF_REPORT_ARGS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "filter.h"
+#include "formats.h"
+
+struct report_opts {
+	const char *input;    /* the recording (pprof) */
+	const char *output;   /* -o; NULL: the top table on stdout */
+	enum output_format format;
+	bool threads;         /* --threads */
+	size_t top;           /* --top N rows */
+	struct filter filter; /* --pid and the shared filters */
+};
+
+#define REPORT_DEFAULT_TOP 20
+
+/* 0: run; 1: help was printed (exit 0); -1: one error line was printed (exit 2).
+ * argv[0] is "report". */
+int report_args__parse(int argc, char **argv, struct report_opts *o);
+void report_args__free(struct report_opts *o);
+
+#endif

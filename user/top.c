@@ -1,0 +1,119 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+#include "top.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "frame_format.h"
+#include "hashmap.h"
+#include "util.h"
+
+/* A function's name: Python "qualname (file:first line)", else the frame as printed. */
+static void function_name(const struct profile *p, const struct frame *f, char *buf, size_t size)
+{
+	if (f->kind == FRAME_PYTHON) {
+		const char *name = profile__str_at(p, f->name), *file = profile__str_at(p, f->module);
+
+		if (f->start_line)
+			snprintf(buf, size, "%s (%s:%u)", *name ? name : "<unknown>", file, f->start_line);
+		else
+			snprintf(buf, size, "%s (%s)", *name ? name : "<unknown>", file);
+		return;
+	}
+	frame__format(p, f, buf, size);
+	if (f->kind == FRAME_KERNEL)
+		strncat(buf, "_[k]", size - strlen(buf) - 1);
+}
+
+static int cmp_row(const void *a, const void *b)
+{
+	const struct top_row *x = a, *y = b;
+
+	if (x->self != y->self)
+		return x->self > y->self ? -1 : 1;
+	if (x->total != y->total)
+		return x->total > y->total ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+struct top_row *top__rows(const struct profile *p, size_t *n)
+{
+	size_t nframes = profile__nframes(p), cap = 0, pos = 0;
+	uint32_t *func_of = xcalloc(nframes + 1, sizeof(*func_of)); /* frame id → row + 1 */
+	struct hashmap *by_name = hashmap__new();
+	struct top_row *rows = NULL;
+	uint64_t *seen = NULL; /* row → last entry counted + 1 */
+	uint64_t entry = 0;
+	struct profile_entry e;
+	char name[4096];
+
+	if (!by_name)
+		die("out of memory");
+	*n = 0;
+	for (uint32_t id = 0; id < nframes; id++) {
+		bool created;
+		uint64_t *v;
+
+		function_name(p, profile__frame_at(p, id), name, sizeof(name));
+		v = hashmap__put(by_name, name, strlen(name), &created);
+		if (!v)
+			die("out of memory");
+		if (created) {
+			xgrow(&rows, &cap, *n + 1, sizeof(*rows));
+			rows[*n] = (struct top_row){ .name = xstrdup(name) };
+			*v = (*n)++;
+		}
+		func_of[id] = (uint32_t)*v + 1;
+	}
+	seen = xcalloc(*n + 1, sizeof(*seen));
+	while (profile__next(p, &pos, &e)) {
+		entry++;
+		if (!e.nframes)
+			continue;
+		rows[func_of[e.frames[e.nframes - 1]] - 1].self += e.count;
+		for (uint32_t i = 0; i < e.nframes; i++) {
+			uint32_t r = func_of[e.frames[i]] - 1;
+
+			if (seen[r] == entry) /* recursion: once per sample */
+				continue;
+			seen[r] = entry;
+			rows[r].total += e.count;
+		}
+	}
+	if (*n)
+		qsort(rows, *n, sizeof(*rows), cmp_row);
+	free(seen);
+	free(func_of);
+	hashmap__free(by_name);
+	return rows;
+}
+
+void top__free(struct top_row *rows, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(rows[i].name);
+	free(rows);
+}
+
+int top__print(const struct profile *p, size_t limit, FILE *out)
+{
+	size_t n;
+	struct top_row *rows = top__rows(p, &n);
+	uint64_t total = profile__total(p);
+
+	fprintf(out, "%7s %7s %9s %9s  %s\n", "SELF%", "TOTAL%", "SELF", "TOTAL", "FUNCTION");
+	for (size_t i = 0; i < n && i < limit; i++)
+		fprintf(out, "%6.1f%% %6.1f%% %9" PRIu64 " %9" PRIu64 "  %s\n", total ? 100.0 * rows[i].self / total : 0.0,
+			total ? 100.0 * rows[i].total / total : 0.0, rows[i].self, rows[i].total, rows[i].name);
+	if (n > limit)
+		fprintf(out, "(%zu more functions; --top N shows more)\n", n - limit);
+	top__free(rows, n);
+	if (fflush(out) || ferror(out)) {
+		if (!errno)
+			errno = EIO;
+		return -1;
+	}
+	return 0;
+}

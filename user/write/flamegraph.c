@@ -1,0 +1,260 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+#include "flamegraph.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../frame_format.h"
+#include "../hashmap.h"
+#include "../util.h"
+#include "escape.h"
+#include "flamegraph_js.h" /* generated from flamegraph.js */
+
+#define WIDTH 1200
+#define PAD 10
+#define FRAME_H 16
+#define TOP 56    /* title, buttons and legend above the frames */
+#define BOTTOM 24 /* the details line below */
+#define MIN_PX 0.1
+
+/* A node's identity under its parent: a frame, a process or a thread. */
+enum node_kind { NODE_ROOT, NODE_FRAME, NODE_PROCESS, NODE_THREAD };
+
+struct node_key {
+	uint32_t parent;
+	uint32_t kind; /* enum node_kind */
+	uint32_t id;   /* frame id, or the comm / thread string id */
+	uint32_t tid;  /* NODE_THREAD */
+};
+
+struct node {
+	struct node_key key;
+	uint64_t total;
+	uint32_t first_child, next_sibling; /* 0: none (node 0 is the root) */
+	uint32_t depth;
+	char *name; /* set when drawn */
+};
+
+struct tree {
+	const struct profile *p;
+	struct hashmap *ids; /* node_key → index */
+	struct node *v;
+	size_t n, cap;
+	uint32_t max_depth;
+};
+
+static uint32_t child(struct tree *t, uint32_t parent, uint32_t kind, uint32_t id, uint32_t tid, uint64_t count)
+{
+	struct node_key k = { parent, kind, id, tid };
+	bool created;
+	uint64_t *v = hashmap__put(t->ids, &k, sizeof(k), &created);
+
+	if (!v)
+		die("out of memory");
+	if (created) {
+		xgrow(&t->v, &t->cap, t->n + 1, sizeof(*t->v));
+		t->v[t->n] = (struct node){ .key = k, .depth = t->v[parent].depth + 1 };
+		*v = t->n++;
+		if (t->v[*v].depth > t->max_depth)
+			t->max_depth = t->v[*v].depth;
+	}
+	t->v[*v].total += count;
+	return (uint32_t)*v;
+}
+
+static void node_name(const struct tree *t, const struct node *n, char *buf, size_t size)
+{
+	const struct frame *f;
+
+	switch (n->key.kind) {
+	case NODE_ROOT:
+		snprintf(buf, size, "all");
+		break;
+	case NODE_PROCESS:
+		snprintf(buf, size, "%s", profile__str_at(t->p, n->key.id));
+		break;
+	case NODE_THREAD:
+		snprintf(buf, size, "%s [tid %u]", profile__str_at(t->p, n->key.id), n->key.tid);
+		break;
+	default:
+		f = profile__frame_at(t->p, n->key.id);
+		frame__format(t->p, f, buf, size);
+		if (f->kind == FRAME_KERNEL)
+			strncat(buf, "_[k]", size - strlen(buf) - 1);
+	}
+}
+
+/* Children in name order, as flame graphs draw them. */
+static int cmp_name(const void *a, const void *b)
+{
+	return strcmp((*(struct node *const *)a)->name, (*(struct node *const *)b)->name);
+}
+
+/* FNV-1a of the name, for a stable colour variation. */
+static uint32_t name_hash(const char *s)
+{
+	uint32_t h = 2166136261u;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 16777619u;
+	return h;
+}
+
+static void colour(const struct tree *t, const struct node *n, char *buf, size_t size)
+{
+	uint32_t h = name_hash(n->name), v1 = h % 1000, v2 = (h / 1000) % 1000;
+
+	if (n->key.kind != NODE_FRAME) {
+		snprintf(buf, size, "rgb(%u,%u,%u)", 190 + v1 % 30, 190 + v1 % 30, 200 + v2 % 30); /* grey-blue */
+		return;
+	}
+	switch (profile__frame_at(t->p, n->key.id)->kind) {
+	case FRAME_PYTHON: /* blues */
+		snprintf(buf, size, "rgb(%u,%u,%u)", 90 + v1 * 60 / 1000, 140 + v2 * 50 / 1000, 235 + v1 % 20);
+		break;
+	case FRAME_KERNEL: /* aquas */
+		snprintf(buf, size, "rgb(%u,%u,%u)", 60 + v1 * 50 / 1000, 200 + v2 * 40 / 1000, 140 + v1 % 40);
+		break;
+	case FRAME_NATIVE: /* the classic warm palette */
+		snprintf(buf, size, "rgb(%u,%u,%u)", 205 + v1 * 50 / 1000, v2 * 230 / 1000, 55 * v1 / 1000);
+		break;
+	default: /* marks */
+		snprintf(buf, size, "rgb(160,160,160)");
+	}
+}
+
+struct drawer {
+	struct tree *t;
+	FILE *out;
+	uint64_t total;
+	double scale; /* pixels per sample */
+	int height;
+	size_t drawn;
+	char buf[4096]; /* one name at a time: draw() recurses as deep as the stacks */
+};
+
+static void draw(struct drawer *d, uint32_t id, double x)
+{
+	struct node *n = &d->t->v[id];
+	struct node **kids = NULL;
+	size_t nk = 0, cap = 0;
+	char fill[32];
+	double w = n->total * d->scale;
+	int y = d->height - BOTTOM - (int)(n->depth + 1) * FRAME_H;
+
+	node_name(d->t, n, d->buf, sizeof(d->buf));
+	n->name = xstrdup(d->buf);
+	colour(d->t, n, fill, sizeof(fill));
+	fprintf(d->out, "<g><title>");
+	xml_text(d->out, d->buf);
+	fprintf(d->out, " (%" PRIu64 " samples, %.2f%%)</title><rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\" "
+			"fill=\"%s\" rx=\"2\" ry=\"2\"/><text x=\"%.1f\" y=\"%d\"></text></g>\n",
+		n->total, 100.0 * n->total / d->total, x, y, w, FRAME_H - 1, fill, x + 3, y + FRAME_H - 5);
+	d->drawn++;
+
+	for (uint32_t c = n->first_child; c; c = d->t->v[c].next_sibling)
+		if (d->t->v[c].total * d->scale >= MIN_PX) {
+			node_name(d->t, &d->t->v[c], d->buf, sizeof(d->buf));
+			d->t->v[c].name = xstrdup(d->buf);
+			xgrow(&kids, &cap, nk + 1, sizeof(*kids));
+			kids[nk++] = &d->t->v[c];
+		}
+	if (nk)
+		qsort(kids, nk, sizeof(*kids), cmp_name);
+	for (size_t i = 0; i < nk; i++) {
+		uint32_t cid = (uint32_t)(kids[i] - d->t->v);
+
+		free(kids[i]->name);
+		kids[i]->name = NULL;
+		draw(d, cid, x);
+		x += kids[i]->total * d->scale;
+	}
+	free(kids);
+	free(n->name);
+	n->name = NULL;
+}
+
+static void build(struct tree *t, const struct flamegraph_opts *o)
+{
+	size_t pos = 0;
+	struct profile_entry e;
+
+	xgrow(&t->v, &t->cap, 1, sizeof(*t->v));
+	t->v[0] = (struct node){ .key = { .kind = NODE_ROOT } };
+	t->n = 1;
+	while (profile__next(t->p, &pos, &e)) {
+		uint32_t at = child(t, 0, NODE_PROCESS, e.labels.comm, 0, e.count);
+
+		t->v[0].total += e.count;
+		if (o->threads)
+			at = child(t, at, NODE_THREAD, e.labels.thread, e.labels.tid, e.count);
+		for (uint32_t i = 0; i < e.nframes; i++)
+			at = child(t, at, NODE_FRAME, e.frames[i], 0, e.count);
+	}
+	/* Link children once, now that the tree is complete. */
+	for (size_t i = t->n; i-- > 1;) {
+		struct node *parent = &t->v[t->v[i].key.parent];
+
+		t->v[i].next_sibling = parent->first_child;
+		parent->first_child = (uint32_t)i;
+	}
+}
+
+int flamegraph__write(const struct profile *p, const struct flamegraph_opts *o, FILE *out)
+{
+	struct tree t = { .p = p, .ids = hashmap__new() };
+	struct drawer d = { .t = &t, .out = out };
+	const char *title = o->title ? o->title : "pyebpf";
+
+	if (!t.ids)
+		die("out of memory");
+	build(&t, o);
+	d.total = t.v[0].total;
+	d.scale = d.total ? (WIDTH - 2.0 * PAD) / d.total : 0;
+	d.height = TOP + (int)(t.max_depth + 1) * FRAME_H + BOTTOM;
+
+	fprintf(out, "<?xml version=\"1.0\" standalone=\"no\"?>\n"
+		     "<svg version=\"1.1\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
+		     "xmlns=\"http://www.w3.org/2000/svg\" onload=\"init(evt)\">\n"
+		     "<style>text { font-family: Verdana, sans-serif; font-size: 12px; fill: rgb(0,0,0); }\n"
+		     "#title { font-size: 17px; text-anchor: middle; }\n"
+		     "#frames > g:hover > rect { stroke: black; stroke-width: 0.5; cursor: pointer; }\n"
+		     ".button { cursor: pointer; fill: rgb(60,60,160); } .hide { display: none; }\n"
+		     ".parent { opacity: 0.5; }</style>\n",
+		WIDTH, d.height, WIDTH, d.height);
+	fprintf(out, "<script type=\"text/ecmascript\"><![CDATA[\n%s\n]]></script>\n", flamegraph_js);
+	fprintf(out, "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"rgb(248,248,248)\"/>\n"
+		     "<text id=\"title\" x=\"%d\" y=\"22\">",
+		WIDTH, d.height, WIDTH / 2);
+	xml_text(out, title);
+	fprintf(out, "</text>\n"
+		     "<text id=\"unzoom\" class=\"button hide\" x=\"%d\" y=\"22\">Reset Zoom</text>\n"
+		     "<text id=\"search\" class=\"button\" x=\"%d\" y=\"22\" text-anchor=\"end\">Search</text>\n"
+		     "<text id=\"matched\" x=\"%d\" y=\"%d\" text-anchor=\"end\"> </text>\n"
+		     "<text id=\"details\" x=\"%d\" y=\"%d\"> </text>\n",
+		PAD, WIDTH - PAD, WIDTH - PAD, d.height - 8, PAD, d.height - 8);
+	/* The legend: one swatch per kind of frame. */
+	static const struct {
+		const char *name, *fill;
+	} legend[] = { { "Python", "rgb(120,165,245)" }, { "native", "rgb(230,115,27)" },
+		       { "kernel", "rgb(85,220,160)" }, { "process / thread", "rgb(205,205,215)" } };
+	for (size_t i = 0; i < sizeof(legend) / sizeof(legend[0]); i++)
+		fprintf(out, "<rect x=\"%zu\" y=\"34\" width=\"12\" height=\"12\" fill=\"%s\"/>"
+			     "<text x=\"%zu\" y=\"44\">%s</text>\n",
+			PAD + i * 130, legend[i].fill, PAD + i * 130 + 16, legend[i].name);
+	fprintf(out, "<g id=\"frames\" data-total=\"%" PRIu64 "\">\n", d.total);
+	if (d.total)
+		draw(&d, 0, PAD);
+	fputs("</g>\n</svg>\n", out);
+
+	hashmap__free(t.ids);
+	free(t.v);
+	if (fflush(out) || ferror(out)) {
+		if (!errno)
+			errno = EIO;
+		return -1;
+	}
+	return 0;
+}

@@ -1,0 +1,201 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+#include "trace.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../frame_format.h"
+#include "../util.h"
+#include "escape.h"
+
+/* The output, and whether an event was written yet (JSON wants commas between). */
+struct tout {
+	FILE *f;
+	bool any;
+};
+
+static FILE *next_event(struct tout *o)
+{
+	fputs(o->any ? ",\n" : "\n", o->f);
+	o->any = true;
+	return o->f;
+}
+
+struct timed {
+	uint32_t pid, tid;
+	uint64_t time_ns;
+	size_t event; /* index in the profile's events: ties keep their order */
+	uint32_t entry;
+};
+
+static int cmp_timed(const void *a, const void *b)
+{
+	const struct timed *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	if (x->time_ns != y->time_ns)
+		return x->time_ns < y->time_ns ? -1 : 1;
+	return x->event < y->event ? -1 : x->event > y->event;
+}
+
+static const char *category(const struct frame *f)
+{
+	switch (f->kind) {
+	case FRAME_PYTHON:
+		return "python";
+	case FRAME_KERNEL:
+		return "kernel";
+	case FRAME_NATIVE:
+		return "native";
+	default:
+		return "mark";
+	}
+}
+
+static void slice_edge(struct tout *o, char ph, const struct profile *p, uint32_t frame_id, uint32_t pid, uint32_t tid,
+		       uint64_t ns)
+{
+	const struct frame *f = profile__frame_at(p, frame_id);
+	char name[4096];
+
+	FILE *out = next_event(o);
+
+	frame__format(p, f, name, sizeof(name));
+	fprintf(out, "{\"ph\":\"%c\",\"pid\":%u,\"tid\":%u,\"ts\":%" PRIu64 ".%03u,\"cat\":\"%s\",\"name\":", ph, pid,
+		tid, ns / 1000, (unsigned)(ns % 1000), category(f));
+	json_str(out, name);
+	fputc('}', out);
+}
+
+static void metadata(struct tout *o, const char *what, uint32_t pid, uint32_t tid, const char *name)
+{
+	FILE *out = next_event(o);
+
+	fprintf(out, "{\"ph\":\"M\",\"pid\":%u,\"tid\":%u,\"name\":\"%s\",\"args\":{\"name\":", pid, tid, what);
+	json_str(out, name);
+	fputs("}}", out);
+}
+
+/* The name most samples of a thread carry (the first may carry the OS name). */
+static uint32_t common_name(const struct profile *p, const struct timed *v, size_t from, size_t to, bool thread)
+{
+	uint32_t best = 0, run_name = 0;
+	size_t best_n = 0, run = 0;
+	uint32_t *names = xcalloc(to - from + 1, sizeof(*names));
+	size_t n = to - from;
+
+	for (size_t i = from; i < to; i++) {
+		struct profile_entry e;
+
+		profile__entry(p, v[i].entry, &e);
+		names[i - from] = thread ? e.labels.thread : e.labels.comm;
+	}
+	/* Names change rarely: count runs, good enough for "most". */
+	for (size_t i = 0; i <= n; i++) {
+		if (i < n && run && names[i] == run_name) {
+			run++;
+			continue;
+		}
+		if (run > best_n) {
+			best_n = run;
+			best = run_name;
+		}
+		if (i < n) {
+			run_name = names[i];
+			run = 1;
+		}
+	}
+	free(names);
+	return best;
+}
+
+/* One thread's samples v[from, to) as B/E slices. */
+static void thread_slices(struct tout *out, const struct profile *p, const struct timed *v, size_t from, size_t to,
+			  uint64_t period)
+{
+	uint32_t pid = v[from].pid, tid = v[from].tid, nopen = 0;
+	const uint32_t *open = NULL; /* frames of the open slices, root first */
+	uint64_t last = 0;
+
+	for (size_t i = from; i <= to; i++) {
+		struct profile_entry e = { 0 };
+		uint32_t common = 0;
+		uint64_t t = i < to ? v[i].time_ns : last + period;
+
+		if (i < to)
+			profile__entry(p, v[i].entry, &e);
+		/* A gap in the samples: the thread was off the CPU. */
+		if (i < to && nopen && t > last + 2 * period) {
+			for (uint32_t k = nopen; k-- > 0;)
+				slice_edge(out, 'E', p, open[k], pid, tid, last + period);
+			nopen = 0;
+		}
+		while (common < nopen && common < e.nframes && open[common] == e.frames[common])
+			common++;
+		for (uint32_t k = nopen; k-- > common;)
+			slice_edge(out, 'E', p, open[k], pid, tid, t);
+		for (uint32_t k = common; k < e.nframes; k++)
+			slice_edge(out, 'B', p, e.frames[k], pid, tid, t);
+		open = e.frames;
+		nopen = e.nframes;
+		last = t;
+	}
+}
+
+int trace__write(const struct profile *p, FILE *out)
+{
+	const struct profile_meta *m = profile__meta_of(p);
+	uint64_t period = m->period_ns ? m->period_ns : 10000000;
+	size_t nev, n = 0;
+	const struct profile_event *ev = profile__events(p, &nev);
+	struct timed *v = xcalloc(nev + 1, sizeof(*v));
+	char name[4096];
+	struct tout o = { .f = out };
+
+	for (size_t i = 0; i < nev; i++) {
+		struct profile_entry e;
+
+		if (ev[i].time_ns == PROFILE_NO_TIME)
+			continue;
+		profile__entry(p, ev[i].entry, &e);
+		v[n++] = (struct timed){ .pid = e.labels.pid, .tid = e.labels.tid, .time_ns = ev[i].time_ns,
+					 .event = i, .entry = ev[i].entry };
+	}
+	qsort(v, n, sizeof(*v), cmp_timed);
+
+	fprintf(out, "{\"displayTimeUnit\":\"ms\",\"otherData\":{\"producer\":\"pyebpf\",\"start_epoch_ns\":%" PRId64
+		     ",\"period_ns\":%" PRIu64 "},\n\"traceEvents\":[",
+		m->start_epoch_ns, period);
+	for (size_t i = 0; i < n;) {
+		size_t end = i, pend = i;
+
+		/* A process: name it once. */
+		while (pend < n && v[pend].pid == v[i].pid)
+			pend++;
+		snprintf(name, sizeof(name), "%s (pid %u)", profile__str_at(p, common_name(p, v, i, pend, false)),
+			 v[i].pid);
+		metadata(&o, "process_name", v[i].pid, 0, name);
+		for (; i < pend; i = end) {
+			for (end = i; end < pend && v[end].tid == v[i].tid;)
+				end++;
+			snprintf(name, sizeof(name), "%s (tid %u)", profile__str_at(p, common_name(p, v, i, end, true)),
+				 v[i].tid);
+			metadata(&o, "thread_name", v[i].pid, v[i].tid, name);
+			thread_slices(&o, p, v, i, end, period);
+		}
+	}
+	fputs("\n]}\n", out);
+	free(v);
+	if (fflush(out) || ferror(out)) {
+		if (!errno)
+			errno = EIO;
+		return -1;
+	}
+	return 0;
+}
