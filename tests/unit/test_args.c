@@ -29,7 +29,7 @@ Test(record_args, defaults)
 	cr_assert(o.all);
 	cr_assert_eq(o.freq, 99);
 	cr_assert_str_eq(o.output, "pyebpf.folded");
-	cr_assert(o.kernel);
+	cr_assert_not(o.filter.no_kernel);
 	cr_assert_null(o.cmd);
 	cr_assert_eq(o.duration, 0);
 }
@@ -46,7 +46,7 @@ Test(record_args, pids_frequency_duration_output_and_command)
 	cr_assert_eq(o.freq, 999);
 	cr_assert_float_eq(o.duration, 2.5, 1e-9);
 	cr_assert_str_eq(o.output, "x.txt");
-	cr_assert_not(o.kernel);
+	cr_assert(o.filter.no_kernel);
 	cr_assert(o.verbose);
 	record_args__free(&o);
 
@@ -139,8 +139,16 @@ Test(record_args, output_format_by_extension, .init = redirect)
 	fflush(stderr);
 	cr_assert_eq(output_format_from_path("a.speedscope.json", &f), 0);
 	cr_assert_eq(f, FORMAT_SPEEDSCOPE);
+	cr_assert_eq(output_format_from_path("x/flame.svg", &f), 0);
+	cr_assert_eq(f, FORMAT_SVG);
+	cr_assert_eq(output_format_from_path("trace.json", &f), 0);
+	cr_assert_eq(f, FORMAT_TRACE);
+	cr_assert_eq(output_format_from_path("trace.json.gz", &f), 0);
+	cr_assert_eq(f, FORMAT_TRACE_GZ);
+	cr_assert_eq(output_format_from_name("trace.gz", &f), 0);
+	cr_assert_eq(f, FORMAT_TRACE_GZ);
 	cr_assert_stderr_eq_str("pyebpf: cannot tell the output format of 'a.svgz' (known extensions: .folded, .txt, "
-				".pb.gz, .pprof, .speedscope.json; or give --format)\n");
+				".pb.gz, .pprof, .speedscope.json, .svg, .json, .json.gz; or give --format)\n");
 }
 
 Test(record_args, help_goes_to_stdout, .init = redirect)

@@ -1,0 +1,140 @@
+/* Filters: which samples and frames stay, the same for record and report. */
+#include "unit.h"
+
+#include "filter.h"
+#include "filter_args.h"
+#include "frames.h"
+#include "profile.h"
+#include "write/folded.h"
+
+static char *folded(const struct profile *p)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	struct folded_opts o = { .threads = 1 };
+
+	cr_assert_eq(folded__write(p, &o, f), 0);
+	fclose(f);
+	return buf;
+}
+
+/* Two processes, three threads, Python, native and kernel frames, over 3 s. */
+static struct profile *recording(void)
+{
+	struct profile *p = profile__new();
+	uint32_t mod = frame(p, FRAME_PYTHON, "<module>", "/a.py", 1, 1);
+	uint32_t run = frame(p, FRAME_PYTHON, "run", "/a.py", 5, 4);
+	uint32_t mul = frame(p, FRAME_NATIVE, "Matrix::multiply()", "/lib/m.so", 0, 0);
+	uint32_t sys = frame(p, FRAME_KERNEL, "do_syscall_64", "", 0, 0);
+	uint32_t main_ = frame(p, FRAME_NATIVE, "main", "/bin/busy", 0, 0);
+	struct sample_labels a = { .pid = 10, .tid = 10, .comm = profile__str(p, "python3"),
+				   .thread = profile__str(p, "MainThread"), .flags = LABEL_GIL_KNOWN | LABEL_GIL_HELD };
+	struct sample_labels b = a, c = { .pid = 20, .tid = 20, .comm = profile__str(p, "busy"),
+					  .thread = profile__str(p, "busy") };
+	uint32_t s1[] = { mod, run }, s2[] = { mod, run, mul, sys }, s3[] = { main_, sys };
+
+	b.tid = 11;
+	b.thread = profile__str(p, "monitor");
+	b.flags = LABEL_GIL_KNOWN;
+	profile__add_at(p, &a, s1, 2, 1, 500000000ULL);
+	profile__add_at(p, &a, s2, 4, 1, 1500000000ULL);
+	profile__add_at(p, &b, s2, 4, 2, 2500000000ULL);
+	profile__add_at(p, &c, s3, 2, 3, 1000000000ULL);
+	return p;
+}
+
+static char *filtered(const char *const *args, uint64_t *dropped)
+{
+	struct filter f;
+	struct profile *p = recording(), *q;
+	char *out;
+
+	filter__init(&f);
+	for (int i = 0; args[i]; i += 2) {
+		int opt = !strcmp(args[i], "--tid")              ? OPT_FILTER_TID
+			  : !strcmp(args[i], "--thread")         ? OPT_FILTER_THREAD
+			  : !strcmp(args[i], "--exclude-thread") ? OPT_FILTER_EXCLUDE_THREAD
+			  : !strcmp(args[i], "--comm")           ? OPT_FILTER_COMM
+			  : !strcmp(args[i], "--since")          ? OPT_FILTER_SINCE
+			  : !strcmp(args[i], "--until")          ? OPT_FILTER_UNTIL
+			  : !strcmp(args[i], "--gil")            ? OPT_FILTER_GIL
+			  : !strcmp(args[i], "--no-kernel")      ? OPT_FILTER_NO_KERNEL
+			  : !strcmp(args[i], "--python-only")    ? OPT_FILTER_PYTHON_ONLY
+								 : -1;
+		if (!strcmp(args[i], "--pid"))
+			cr_assert_eq(filter_args__pids(&f, args[i + 1], "--pid"), 0);
+		else
+			cr_assert_eq(filter_args__option(&f, opt, args[i + 1]), 1, "%s", args[i]);
+	}
+	q = filter__apply(&f, p, dropped);
+	out = folded(q);
+	profile__free(p);
+	profile__free(q);
+	filter__free(&f);
+	return out;
+}
+
+#define CHECK(want_dropped, want, ...)                                       \
+	do {                                                                 \
+		const char *args[] = { __VA_ARGS__, NULL };                  \
+		uint64_t dropped;                                            \
+		char *got = filtered(args, &dropped);                        \
+		cr_assert_str_eq(got, want);                                 \
+		cr_assert_eq(dropped, want_dropped, "dropped %llu", (unsigned long long)dropped); \
+		free(got);                                                   \
+	} while (0)
+
+#define PY_MAIN "python3;MainThread [tid 10];<module> (/a.py:1);run (/a.py:5)"
+#define PY_MON "python3;monitor [tid 11];<module> (/a.py:1);run (/a.py:5)"
+
+Test(filter, by_process_thread_and_name)
+{
+	CHECK(3, PY_MAIN " 1\n" PY_MAIN ";Matrix::multiply();do_syscall_64_[k] 1\n"
+		 PY_MON ";Matrix::multiply();do_syscall_64_[k] 2\n", "--pid", "10");
+	CHECK(5, PY_MON ";Matrix::multiply();do_syscall_64_[k] 2\n", "--tid", "11");
+	CHECK(5, PY_MON ";Matrix::multiply();do_syscall_64_[k] 2\n", "--thread", "monitor");
+	CHECK(2, "busy;busy [tid 20];main;do_syscall_64_[k] 3\n" PY_MAIN " 1\n"
+		 PY_MAIN ";Matrix::multiply();do_syscall_64_[k] 1\n", "--exclude-thread", "monitor");
+	CHECK(2, "busy;busy [tid 20];main;do_syscall_64_[k] 3\n" PY_MAIN " 1\n"
+		 PY_MAIN ";Matrix::multiply();do_syscall_64_[k] 1\n", "--exclude-thread", "11");
+	CHECK(4, "busy;busy [tid 20];main;do_syscall_64_[k] 3\n", "--comm", "busy");
+	CHECK(5, PY_MAIN " 1\n" PY_MAIN ";Matrix::multiply();do_syscall_64_[k] 1\n", "--gil", "");
+}
+
+Test(filter, by_time)
+{
+	CHECK(4, PY_MAIN ";Matrix::multiply();do_syscall_64_[k] 1\n" PY_MON ";Matrix::multiply();do_syscall_64_[k] 2\n",
+	      "--since", "1.2");
+	CHECK(3, "busy;busy [tid 20];main;do_syscall_64_[k] 3\n" PY_MAIN " 1\n", "--until", "1");
+	CHECK(4, "busy;busy [tid 20];main;do_syscall_64_[k] 3\n", "--since", "0.9", "--until", "1.1");
+}
+
+Test(filter, frames_by_kind)
+{
+	CHECK(0, "busy;busy [tid 20];main 3\n" PY_MAIN " 1\n" PY_MAIN ";Matrix::multiply() 1\n"
+		 PY_MON ";Matrix::multiply() 2\n", "--no-kernel", "");
+	/* Python frames only; the native process has none and goes. */
+	CHECK(3, PY_MAIN " 2\n" PY_MON " 2\n", "--python-only", "");
+}
+
+Test(filter, bad_values)
+{
+	struct filter f;
+
+	filter__init(&f);
+	cr_redirect_stderr();
+	cr_assert_eq(filter_args__option(&f, OPT_FILTER_SINCE, "soon"), -1);
+	cr_assert_eq(filter_args__option(&f, OPT_FILTER_TID, "1,x"), -1);
+	cr_assert_eq(filter_args__option(&f, OPT_FILTER_THREAD, ""), -1);
+	cr_assert_eq(filter_args__option(&f, OPT_FILTER_SINCE, "5"), 1);
+	cr_assert_eq(filter_args__option(&f, OPT_FILTER_UNTIL, "2"), 1);
+	cr_assert_eq(filter_args__check(&f), -1);
+	cr_assert_eq(filter_args__option(&f, 'x', NULL), 0, "not a filter option");
+	filter__free(&f);
+	fflush(stderr);
+	cr_assert_stderr_eq_str("pyebpf: invalid time 'soon' for --since (seconds into the recording, 0 or more)\n"
+				"pyebpf: invalid TID 'x' for --tid (expected TID[,TID...])\n"
+				"pyebpf: empty value for --thread\n"
+				"pyebpf: --until 2.000 is before --since 5.000\n");
+}

@@ -1,0 +1,155 @@
+/* Chrome trace and SVG flame graph writers, and the top table. */
+#include "unit.h"
+
+#include <inttypes.h>
+
+#include "frames.h"
+#include "profile.h"
+#include "top.h"
+#include "write/flamegraph.h"
+#include "write/trace.h"
+
+#define MS 1000000ULL
+
+static char *run_writer(const struct profile *p, int (*write)(const struct profile *, FILE *))
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	cr_assert_eq(write(p, f), 0);
+	fclose(f);
+	return buf;
+}
+
+static int write_svg(const struct profile *p, FILE *f)
+{
+	struct flamegraph_opts o = { .title = "t<&>" };
+
+	return flamegraph__write(p, &o, f);
+}
+
+Test(trace, merged_slices_gaps_and_names)
+{
+	struct profile *p = profile__new();
+	uint32_t a = frame(p, FRAME_PYTHON, "a", "/x.py", 1, 1), b = frame(p, FRAME_NATIVE, "b\"q", "/l.so", 0, 0);
+	uint32_t c = frame(p, FRAME_KERNEL, "c", "", 0, 0);
+	struct sample_labels l = { .pid = 1, .tid = 2, .comm = profile__str(p, "py"), .thread = profile__str(p, "main") };
+	uint32_t ab[] = { a, b }, ac[] = { a, c };
+
+	profile__meta(p)->period_ns = 10 * MS;
+	profile__add_at(p, &l, ab, 2, 1, 0);
+	profile__add_at(p, &l, ab, 2, 1, 10 * MS);
+	profile__add_at(p, &l, ac, 2, 1, 20 * MS);
+	profile__add_at(p, &l, ab, 1, 1, 100 * MS + 1500); /* after a gap: a alone */
+	profile__add(p, &l, ab, 2, 5);                     /* untimed: not on a timeline */
+	char *got = run_writer(p, trace__write);
+	cr_assert_str_eq(got,
+			 "{\"displayTimeUnit\":\"ms\",\"otherData\":{\"producer\":\"pyebpf\",\"start_epoch_ns\":0,"
+			 "\"period_ns\":10000000},\n\"traceEvents\":[\n"
+			 "{\"ph\":\"M\",\"pid\":1,\"tid\":0,\"name\":\"process_name\",\"args\":{\"name\":\"py (pid 1)\"}},\n"
+			 "{\"ph\":\"M\",\"pid\":1,\"tid\":2,\"name\":\"thread_name\",\"args\":{\"name\":\"main (tid 2)\"}},\n"
+			 "{\"ph\":\"B\",\"pid\":1,\"tid\":2,\"ts\":0.000,\"cat\":\"python\",\"name\":\"a (/x.py:1)\"},\n"
+			 "{\"ph\":\"B\",\"pid\":1,\"tid\":2,\"ts\":0.000,\"cat\":\"native\",\"name\":\"b\\\"q\"},\n"
+			 "{\"ph\":\"E\",\"pid\":1,\"tid\":2,\"ts\":20000.000,\"cat\":\"native\",\"name\":\"b\\\"q\"},\n"
+			 "{\"ph\":\"B\",\"pid\":1,\"tid\":2,\"ts\":20000.000,\"cat\":\"kernel\",\"name\":\"c\"},\n"
+			 "{\"ph\":\"E\",\"pid\":1,\"tid\":2,\"ts\":30000.000,\"cat\":\"kernel\",\"name\":\"c\"},\n"
+			 "{\"ph\":\"E\",\"pid\":1,\"tid\":2,\"ts\":30000.000,\"cat\":\"python\",\"name\":\"a (/x.py:1)\"},\n"
+			 "{\"ph\":\"B\",\"pid\":1,\"tid\":2,\"ts\":100001.500,\"cat\":\"python\",\"name\":\"a (/x.py:1)\"},\n"
+			 "{\"ph\":\"E\",\"pid\":1,\"tid\":2,\"ts\":110001.500,\"cat\":\"python\",\"name\":\"a (/x.py:1)\"}\n"
+			 "]}\n");
+	free(got);
+	profile__free(p);
+}
+
+static size_t count(const char *s, const char *needle)
+{
+	size_t n = 0;
+
+	for (const char *q = strstr(s, needle); q; q = strstr(q + 1, needle))
+		n++;
+	return n;
+}
+
+Test(flamegraph, frames_shares_colours_and_escaping)
+{
+	struct profile *p = profile__new();
+	uint32_t m = frame(p, FRAME_PYTHON, "<module>", "/x.py", 1, 1), w = frame(p, FRAME_PYTHON, "work", "/x.py", 9, 8);
+	uint32_t n = frame(p, FRAME_NATIVE, "Matrix<int>::multiply()", "/l.so", 0, 0);
+	uint32_t k = frame(p, FRAME_KERNEL, "do_syscall_64", "", 0, 0);
+	struct sample_labels l = { .pid = 1, .tid = 1, .comm = profile__str(p, "python3") };
+	uint32_t s1[] = { m, w }, s2[] = { m, w, n, k };
+
+	profile__add(p, &l, s1, 2, 3);
+	profile__add(p, &l, s2, 4, 1);
+	char *svg = run_writer(p, write_svg);
+	cr_assert(strstr(svg, "<title>all (4 samples, 100.00%)</title>"), "%s", svg);
+	cr_assert(strstr(svg, "<title>python3 (4 samples, 100.00%)</title>"));
+	cr_assert(strstr(svg, "<title>work (/x.py:9) (4 samples, 100.00%)</title>"));
+	cr_assert(strstr(svg, "<title>Matrix&lt;int&gt;::multiply() (1 samples, 25.00%)</title>"));
+	cr_assert(strstr(svg, "<title>do_syscall_64_[k] (1 samples, 25.00%)</title>"));
+	cr_assert(strstr(svg, ">t&lt;&amp;&gt;</text>"), "the title is escaped");
+	cr_assert_eq(count(svg, "\n<g><title>"), 6, "all, process, 2 Python, native, kernel");
+	/* 4 samples over 1180 px: 295 px per sample. */
+	cr_assert(strstr(svg, "width=\"295.0\" height=\"15\""), "the native frame is one sample wide");
+	cr_assert(strstr(svg, "width=\"1180.0\" height=\"15\""));
+	cr_assert(strstr(svg, "function zoom(") && strstr(svg, "function search("), "the script is embedded");
+	free(svg);
+	profile__free(p);
+}
+
+Test(flamegraph, hundred_thousand_distinct_stacks_stay_small)
+{
+	struct profile *p = profile__new();
+	struct sample_labels l = { .pid = 1, .tid = 1, .comm = profile__str(p, "python3") };
+	uint32_t fr[64], st[8];
+	char name[32];
+
+	for (int i = 0; i < 64; i++) {
+		snprintf(name, sizeof(name), "f%d", i);
+		fr[i] = frame(p, FRAME_PYTHON, name, "/x.py", (uint32_t)i + 1, 1);
+	}
+	/* 64^3 / 2.6 combinations of the last three levels under a shared root. */
+	for (uint32_t i = 0; i < 100000; i++) {
+		st[0] = fr[0];
+		st[1] = fr[1 + i % 3];
+		st[2] = fr[i % 64];
+		st[3] = fr[(i / 64) % 64];
+		st[4] = fr[(i / 4096) % 64];
+		profile__add(p, &l, st, 5, 1 + (i % 7 == 0) * 1000);
+	}
+	cr_assert_eq(profile__nstacks(p), 100000);
+	char *svg = run_writer(p, write_svg);
+	size_t frames = count(svg, "\n<g><title>"), len = strlen(svg);
+	cr_log_info("100k stacks: %zu frames drawn, %zu KiB\n", frames, len / 1024);
+	cr_assert_lt(frames, 30000, "%zu frames drawn", frames);
+	cr_assert_lt(len, 8u << 20, "%zu bytes", len);
+	free(svg);
+	profile__free(p);
+}
+
+Test(top, self_and_total_per_function)
+{
+	struct profile *p = profile__new();
+	uint32_t m = frame(p, FRAME_PYTHON, "<module>", "/x.py", 1, 1);
+	uint32_t r1 = frame(p, FRAME_PYTHON, "rec", "/x.py", 5, 4), r2 = frame(p, FRAME_PYTHON, "rec", "/x.py", 6, 4);
+	uint32_t k = frame(p, FRAME_KERNEL, "read", "", 0, 0);
+	struct sample_labels l = { .pid = 1, .tid = 1, .comm = profile__str(p, "py") };
+	uint32_t s1[] = { m, r1, r2, r1 }, s2[] = { m, r1, k };
+	size_t n;
+
+	profile__add(p, &l, s1, 4, 3); /* recursion: counted once in total */
+	profile__add(p, &l, s2, 3, 1);
+	struct top_row *rows = top__rows(p, &n);
+	cr_assert_eq(n, 3);
+	cr_assert_str_eq(rows[0].name, "rec (/x.py:4)");
+	cr_assert_eq(rows[0].self, 3);
+	cr_assert_eq(rows[0].total, 4);
+	cr_assert_str_eq(rows[1].name, "read_[k]");
+	cr_assert_eq(rows[1].self, 1);
+	cr_assert_str_eq(rows[2].name, "<module> (/x.py:1)");
+	cr_assert_eq(rows[2].self, 0);
+	cr_assert_eq(rows[2].total, 4);
+	top__free(rows, n);
+	profile__free(p);
+}
