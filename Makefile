@@ -28,7 +28,7 @@ UNIT_SRCS  := $(wildcard tests/unit/*.c)
 INTEG_SRCS := $(wildcard tests/integ/*.c)
 FIXTURES   := $(BUILD)/fixtures/busy $(BUILD)/fixtures/libfixture.so $(BUILD)/fixtures/libfixture-stripped.so
 
-.PHONY: all clean install deps vmlinux test unit-test integ-test demo bench
+.PHONY: all clean install deps vmlinux test unit-test integ-test fuzz demo bench
 .DELETE_ON_ERROR:
 
 all: $(BUILD)/pyebpf
@@ -96,6 +96,25 @@ $(BUILD)/integ-tests: $(INTEG_SRCS) tests/integ/integ.h
 	@echo "  LD      $@"
 	@$(CC) -O1 -g $(WARN) $(CPPFLAGS) $(INTEG_SRCS) -o $@ -lcriterion
 
+# The pprof reader under libFuzzer, ASan and UBSan, from recorded seeds, for a
+# bounded time (FUZZ_SECONDS); a crash or sanitizer report fails the target.
+FUZZ_SRCS := tests/fuzz/fuzz_pprof.c user/read/pprof.c user/profile.c user/hashmap.c user/util.c \
+	user/gzip.c user/frame_format.c user/top.c user/write/flamegraph.c user/write/folded.c \
+	user/write/trace.c user/write/escape.c $(BUILD)/profile.pb-c.c
+FUZZ_SECONDS ?= 30
+
+$(BUILD)/fuzz-pprof: $(FUZZ_SRCS) $(HEADERS) $(BUILD)/profile.pb-c.h $(BUILD)/flamegraph_js.h
+	@echo "  LD      $@"
+	@$(CLANG) -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all $(CPPFLAGS) \
+		$(FUZZ_SRCS) -o $@ -lprotobuf-c -lz
+
+fuzz: $(BUILD)/fuzz-pprof
+	mkdir -p $(BUILD)/fuzz-corpus
+	cd $(BUILD) && { ./fuzz-pprof -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 \
+		-print_final_stats=1 fuzz-corpus ../tests/fuzz/seeds > fuzz.log 2>&1 || \
+		{ tail -n 60 fuzz.log; echo "fuzz: the pprof reader failed (build/fuzz.log)"; exit 1; }; }
+	@grep -E '^(Done|stat::(number_of_executed_units|new_units_added|peak_rss_mb))' $(BUILD)/fuzz.log
+
 unit-test: $(BUILD)/unit-tests $(FIXTURES)
 	cd $(BUILD) && ASAN_OPTIONS=detect_leaks=1 ./unit-tests --jobs 2
 
@@ -103,12 +122,12 @@ unit-test: $(BUILD)/unit-tests $(FIXTURES)
 integ-test: $(BUILD)/pyebpf $(BUILD)/integ-tests $(FIXTURES)
 	cd $(BUILD) && ./integ-tests --jobs 1
 
-test: unit-test integ-test
+test: unit-test fuzz integ-test
 
 # ---- set-up ----------------------------------------------------------------
 DEPS := make clang llvm gcc g++ libbpf-dev bpftool libelf-dev zlib1g-dev libdw-dev \
 	libcriterion-dev pkg-config python3 binutils procps util-linux bc \
-	libprotobuf-c-dev protobuf-c-compiler golang-go
+	libprotobuf-c-dev protobuf-c-compiler golang-go libclang-rt-14-dev chromium
 
 deps:
 	apt-get update -qq
