@@ -141,8 +141,10 @@ install: $(BUILD)/pyebpf
 
 # Profile the bundled demo system-wide for as long as it runs.
 demo: $(BUILD)/pyebpf
-	$(BUILD)/pyebpf record -a -o pyebpf-demo.folded -- $(PYTHON) bench/demo.py
-	@echo "profile written to $(CURDIR)/pyebpf-demo.folded"
+	$(BUILD)/pyebpf record -a -o pyebpf-demo.pb.gz -- $(PYTHON) bench/demo.py
+	$(BUILD)/pyebpf report pyebpf-demo.pb.gz -o pyebpf-demo.svg
+	$(BUILD)/pyebpf report pyebpf-demo.pb.gz --top 10
+	@echo "recording: $(CURDIR)/pyebpf-demo.pb.gz; flame graph: $(CURDIR)/pyebpf-demo.svg (open it in a browser)"
 
 # Both workloads; Python under the pyenv 3.12 build when there is one.
 BENCH_PYTHON ?= $(firstword $(wildcard $(HOME)/.pyenv/versions/3.12*/bin/python3.12) python3)

@@ -109,7 +109,8 @@ Test(errors, bpf_load_failure_in_a_user_namespace, .timeout = 30)
 
 Test(errors, unknown_format, .timeout = 30)
 {
-	const char *argv[] = { PYEBPF, "record", "--format", "svg", NULL };
+	const char *argv[] = { PYEBPF, "record", "--format", "png", NULL };
 
-	expect_error(argv, 2, "pyebpf: unknown format 'svg' for --format (folded, pprof, speedscope)\n", NULL);
+	expect_error(argv, 2, "pyebpf: unknown format 'png' for --format (folded, pprof, speedscope, svg, trace, trace.gz)\n",
+		     NULL);
 }
