@@ -7,30 +7,46 @@
 #include <string.h>
 
 #include "../frame_format.h"
+#include "../hashmap.h"
 #include "../util.h"
 #include "escape.h"
 
-/* A thread's name: the one most of its samples carry (its first samples may
- * carry the OS name, from before its Python name was known). Entries of a
- * thread are sorted by name, so each name is one run. */
-static uint32_t thread_name(const struct profile_entry *v, size_t from, size_t to)
+/*
+ * Each thread's name is the one its latest sample carries: a thread's first
+ * samples may carry the OS name, from before its Python name was known, and a
+ * thread renamed while recording shows its final name. (pid, tid) → the
+ * thread string id.
+ */
+static struct hashmap *latest_thread_names(const struct profile *p)
 {
-	uint32_t best = v[from].labels.thread;
-	uint64_t best_count = 0;
+	struct hashmap *h = hashmap__new();
+	size_t nev;
+	const struct profile_event *ev = profile__events(p, &nev);
 
-	for (size_t i = from; i < to;) {
-		uint64_t c = 0;
-		size_t k = i;
+	if (!h)
+		die("out of memory");
+	for (size_t i = 0; i < nev; i++) {
+		struct profile_entry e;
+		uint32_t key[2];
+		uint64_t *v;
 
-		for (; k < to && v[k].labels.thread == v[i].labels.thread; k++)
-			c += v[k].count;
-		if (c > best_count) {
-			best_count = c;
-			best = v[i].labels.thread;
-		}
-		i = k;
+		profile__entry(p, ev[i].entry, &e);
+		key[0] = e.labels.pid;
+		key[1] = e.labels.tid;
+		v = hashmap__put(h, key, sizeof(key), NULL);
+		if (!v)
+			die("out of memory");
+		*v = e.labels.thread;
 	}
-	return best;
+	return h;
+}
+
+static uint32_t thread_name(const struct hashmap *names, const struct profile_entry *e)
+{
+	uint32_t key[2] = { e->labels.pid, e->labels.tid };
+	const uint64_t *v = hashmap__get(names, key, sizeof(key));
+
+	return v ? (uint32_t)*v : e->labels.thread;
 }
 
 static int cmp_thread(const void *a, const void *b)
@@ -52,6 +68,7 @@ int speedscope__write(const struct profile *p, FILE *out)
 	int64_t *index = xmalloc((nframes + 1) * sizeof(*index)); /* frame id → shared index */
 	char name[4096];
 	int64_t next = 0;
+	struct hashmap *names = latest_thread_names(p);
 
 	while (profile__next(p, &pos, &e)) {
 		xgrow(&v, &cap, n + 1, sizeof(*v));
@@ -97,7 +114,7 @@ int speedscope__write(const struct profile *p, FILE *out)
 			total += v[end++].count * period_ns;
 		fputs(i ? ",{\"type\":\"sampled\",\"name\":" : "{\"type\":\"sampled\",\"name\":", out);
 		snprintf(name, sizeof(name), "%s pid %u: %s (tid %u)", profile__str_at(p, v[i].labels.comm),
-			 v[i].labels.pid, profile__str_at(p, thread_name(v, i, end)), v[i].labels.tid);
+			 v[i].labels.pid, profile__str_at(p, thread_name(names, &v[i])), v[i].labels.tid);
 		json_str(out, name);
 		fprintf(out, ",\"unit\":\"nanoseconds\",\"startValue\":0,\"endValue\":%" PRIu64 ",\"samples\":[", total);
 		for (size_t k = i; k < end; k++) {
@@ -114,6 +131,7 @@ int speedscope__write(const struct profile *p, FILE *out)
 	}
 	fputs("]}\n", out);
 	free(index);
+	hashmap__free(names);
 	free(v);
 	if (fflush(out) || ferror(out)) {
 		if (!errno)

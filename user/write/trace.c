@@ -82,37 +82,17 @@ static void metadata(struct tout *o, const char *what, uint32_t pid, uint32_t ti
 	fputs("}}", out);
 }
 
-/* The name most samples of a thread carry (the first may carry the OS name). */
-static uint32_t common_name(const struct profile *p, const struct timed *v, size_t from, size_t to, bool thread)
+/*
+ * The name the latest sample in v[from, to) carries, of its process or its
+ * thread: a thread's first samples may carry the OS name, from before its
+ * Python name was known; a process that exec'd shows its final name.
+ */
+static uint32_t latest_name(const struct profile *p, const struct timed *v, size_t to, bool thread)
 {
-	uint32_t best = 0, run_name = 0;
-	size_t best_n = 0, run = 0;
-	uint32_t *names = xcalloc(to - from + 1, sizeof(*names));
-	size_t n = to - from;
+	struct profile_entry e;
 
-	for (size_t i = from; i < to; i++) {
-		struct profile_entry e;
-
-		profile__entry(p, v[i].entry, &e);
-		names[i - from] = thread ? e.labels.thread : e.labels.comm;
-	}
-	/* Names change rarely: count runs, good enough for "most". */
-	for (size_t i = 0; i <= n; i++) {
-		if (i < n && run && names[i] == run_name) {
-			run++;
-			continue;
-		}
-		if (run > best_n) {
-			best_n = run;
-			best = run_name;
-		}
-		if (i < n) {
-			run_name = names[i];
-			run = 1;
-		}
-	}
-	free(names);
-	return best;
+	profile__entry(p, v[to - 1].entry, &e);
+	return thread ? e.labels.thread : e.labels.comm;
 }
 
 /* One thread's samples v[from, to) as B/E slices. */
@@ -178,13 +158,13 @@ int trace__write(const struct profile *p, FILE *out)
 		/* A process: name it once. */
 		while (pend < n && v[pend].pid == v[i].pid)
 			pend++;
-		snprintf(name, sizeof(name), "%s (pid %u)", profile__str_at(p, common_name(p, v, i, pend, false)),
+		snprintf(name, sizeof(name), "%s (pid %u)", profile__str_at(p, latest_name(p, v, pend, false)),
 			 v[i].pid);
 		metadata(&o, "process_name", v[i].pid, 0, name);
 		for (; i < pend; i = end) {
 			for (end = i; end < pend && v[end].tid == v[i].tid;)
 				end++;
-			snprintf(name, sizeof(name), "%s (tid %u)", profile__str_at(p, common_name(p, v, i, end, true)),
+			snprintf(name, sizeof(name), "%s (tid %u)", profile__str_at(p, latest_name(p, v, end, true)),
 				 v[i].tid);
 			metadata(&o, "thread_name", v[i].pid, v[i].tid, name);
 			thread_slices(&o, p, v, i, end, period);
