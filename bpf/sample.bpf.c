@@ -21,6 +21,7 @@ const volatile __u32 self_pid = 0;       /* never sample pyebpf itself */
 const volatile __u8 filter_pids = 0;     /* only sample pids in `targets` */
 const volatile __u8 follow_forks = 0;    /* children of targets become targets */
 const volatile __u8 kernel_stacks = 1;   /* --no-kernel clears it */
+const volatile __u8 filter_cgroups = 0;  /* only tasks in (or below) a cgroup of `target_cgroups` */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -33,6 +34,14 @@ struct {
 	__type(key, __u32);  /* tgid */
 	__type(value, __u8);
 } targets SEC(".maps");
+
+/* --cgroup / --container: cgroup v2 ids; their descendants count too. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 256);
+	__type(key, __u64);
+	__type(value, __u8);
+} target_cgroups SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -72,11 +81,31 @@ static __always_inline void count(__u32 which)
 
 #include "python.bpf.h"
 
+/* Deeper cgroups than this are matched by their ancestors up to this level. */
+#define MAX_CGROUP_LEVEL 32
+
+/* Is the current task in a target cgroup or below one? Its ancestors, root first. */
+static __always_inline int in_target_cgroup(void)
+{
+	for (int level = 0; level <= MAX_CGROUP_LEVEL; level++) {
+		__u64 id = bpf_get_current_ancestor_cgroup_id(level);
+
+		if (!id) /* deeper than the task's own cgroup */
+			return 0;
+		if (bpf_map_lookup_elem(&target_cgroups, &id))
+			return 1;
+	}
+	return 0;
+}
+
 static __always_inline int wanted(__u32 pid)
 {
 	if (pid == 0 || pid == self_pid) /* idle task, ourselves */
 		return 0;
 	if (filter_pids && !bpf_map_lookup_elem(&targets, &pid))
+		return 0;
+	/* Samples of other containers never leave the kernel. */
+	if (filter_cgroups && !in_target_cgroup())
 		return 0;
 	return 1;
 }

@@ -158,6 +158,8 @@ struct profile *filter__apply(const struct filter *f, const struct profile *in, 
 		l.comm = import_str(&im, l.comm);
 		l.thread = import_str(&im, l.thread);
 		l.python = import_str(&im, l.python);
+		l.container = import_str(&im, l.container);
+		l.cgroup_path = import_str(&im, l.cgroup_path);
 		profile__add_at(im.out, &l, frames, n, ev[i].count, ev[i].time_ns);
 	}
 	free(frames);

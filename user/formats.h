@@ -27,6 +27,7 @@ int output_format_from_name(const char *name, enum output_format *f);
 
 struct write_opts {
 	bool threads;      /* folded, svg: a "NAME [tid N]" frame under the process frame */
+	bool containers;   /* folded, svg: a "[container ID]" frame under the process frame */
 	const char *title; /* svg */
 };
 

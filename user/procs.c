@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cgroups.h"
 #include "elf_syms.h"
 #include "hashmap.h"
 #include "maps.h"
@@ -33,6 +34,8 @@ struct proc {
 	uint64_t born_ns;       /* first seen, or exec'd */
 	uint32_t young_scans;   /* re-reads since then, for the backoff */
 	uint64_t exited_ns;     /* 0: alive */
+	bool ns_read;           /* cgroup_path, container and ns_pid were read */
+	uint32_t cgroup_path, container, ns_pid;
 };
 
 struct procs {
@@ -142,6 +145,7 @@ void procs__exec(struct procs *t, uint32_t pid)
 		p->scanned_ns = 0;
 		p->exited_ns = 0;
 		p->born_ns = 0; /* set again at the next sample */
+		p->ns_read = false;
 		p->young_scans = 0;
 	}
 }
@@ -259,4 +263,21 @@ uint32_t procs__user_frame(struct procs *t, struct proc *p, uint64_t addr, int l
 	}
 	f.offset = vaddr;
 	return profile__frame(t->prof, &f);
+}
+
+void procs__container_labels(struct procs *t, struct proc *p, struct sample_labels *l)
+{
+	if (!p->ns_read) {
+		char path[4096], id[128];
+
+		p->ns_read = true;
+		if (proc_cgroup_path((pid_t)p->pid, path, sizeof(path)) == 0) {
+			p->cgroup_path = profile__str(t->prof, path);
+			p->container = profile__str(t->prof, container_id_of(path, id, sizeof(id)));
+		}
+		p->ns_pid = proc_ns_pid((pid_t)p->pid);
+	}
+	l->cgroup_path = p->cgroup_path;
+	l->container = p->container;
+	l->ns_pid = p->ns_pid;
 }

@@ -37,6 +37,10 @@ uint64_t procs__maps_gen(const struct proc *p);
 /* Processes seen so far, alive or not. */
 size_t procs__seen(const struct procs *t);
 
+/* The process's cgroup v2 path, container id and in-namespace pid, read once
+ * (and again after exec) from /proc. */
+void procs__container_labels(struct procs *t, struct proc *p, struct sample_labels *l);
+
 /* The frame id of a user address; `leaf` is false for return addresses. */
 uint32_t procs__user_frame(struct procs *t, struct proc *p, uint64_t addr, int leaf, uint64_t now);
 

@@ -40,7 +40,11 @@ struct sample_labels {
 	uint32_t thread; /* string id: the Python thread name, else the OS thread name */
 	uint32_t flags;  /* LABEL_* */
 	uint32_t python; /* string id: the CPython version ("3.12.1"); 0: not Python */
-	uint64_t cgroup; /* cgroup v2 id of the task; 0: unknown */
+	uint32_t container;   /* string id: the container id from the cgroup path; 0: none */
+	uint32_t cgroup_path; /* string id: the process's cgroup v2 path; 0: unknown */
+	uint32_t ns_pid;      /* the pid inside the process's own pid namespace; 0: unknown */
+	uint32_t reserved;    /* zero */
+	uint64_t cgroup;      /* cgroup v2 id of the task; 0: unknown */
 };
 
 /* What the whole recording was. */

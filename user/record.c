@@ -36,6 +36,7 @@
 #include "sample.skel.h"
 #include "threads.h"
 #include "util.h"
+#include "cgroups.h"
 #include "formats.h"
 
 #define MAX_CPUS 4096
@@ -83,6 +84,8 @@ struct recorder {
 	uint64_t elapsed_ns;
 	double setup_cpu; /* seconds of our CPU before sampling began */
 	int ncpus;
+	uint64_t *cgroup_ids; /* --cgroup / --container, resolved */
+	size_t ncgroup_ids;
 };
 
 static volatile sig_atomic_t exiting;
@@ -177,6 +180,35 @@ static int check_targets(const struct record_opts *o)
 			return -1;
 		}
 	}
+	return 0;
+}
+
+/* --cgroup and --container to cgroup v2 ids, before anything is loaded. */
+static int resolve_cgroups(struct recorder *r)
+{
+	const struct record_opts *o = &r->opts;
+	size_t n = o->ncgroups + o->ncontainers;
+	char mount[1024], dir[4096], why[512];
+
+	if (!n)
+		return 0;
+	if (cgroup2_mount("/proc/mounts", mount, sizeof(mount))) {
+		err_msg("no cgroup v2 hierarchy is mounted (needed by --cgroup and --container)");
+		return -1;
+	}
+	r->cgroup_ids = xcalloc(n, sizeof(*r->cgroup_ids));
+	for (size_t i = 0; i < o->ncgroups; i++)
+		if (cgroup_resolve(mount, o->cgroups[i], dir, sizeof(dir), &r->cgroup_ids[r->ncgroup_ids++], why,
+				   sizeof(why))) {
+			err_msg("--cgroup: %s", why);
+			return -1;
+		}
+	for (size_t i = 0; i < o->ncontainers; i++)
+		if (cgroup_find_container(mount, o->container_ids[i], dir, sizeof(dir),
+					  &r->cgroup_ids[r->ncgroup_ids++], why, sizeof(why))) {
+			err_msg("--container: %s", why);
+			return -1;
+		}
 	return 0;
 }
 
@@ -305,7 +337,7 @@ static void handle_sample(struct recorder *r, const struct pyebpf_sample *s, siz
 	uint32_t n = 0, kn = s->kstack_len, un = s->ustack_len, pn = s->py_len;
 	char comm[PYEBPF_COMM_LEN + 1];
 	uint64_t now = now_ns(), t;
-	struct sample_labels l;
+	struct sample_labels l = { 0 };
 	struct py_proc *py;
 	struct proc *p;
 	bool python;
@@ -330,6 +362,7 @@ static void handle_sample(struct recorder *r, const struct pyebpf_sample *s, siz
 	l.cgroup = s->cgroup_id;
 
 	p = procs__get(r->procs, s->h.pid, now);
+	procs__container_labels(r->procs, p, &l);
 	/* Before any filter: a process must be known to be Python to be sampled as Python. */
 	py = python_of(r, s->h.pid, p, now);
 	l.thread = thread_label(r, s, python ? py : NULL, now);
@@ -477,6 +510,7 @@ static int load_bpf(struct recorder *r)
 	r->skel->rodata->filter_pids = !o->all;
 	r->skel->rodata->follow_forks = o->cmd != NULL;
 	r->skel->rodata->kernel_stacks = record_kernel(o);
+	r->skel->rodata->filter_cgroups = r->ncgroup_ids > 0;
 	bpf_map__set_max_entries(r->skel->maps.events, RINGBUF_BYTES);
 
 	err = sample_bpf__load(r->skel);
@@ -484,6 +518,15 @@ static int load_bpf(struct recorder *r)
 		err_msg("cannot load the BPF sampler: %s%s", strerror(-err),
 			o->verbose ? "" : " (run with -v for the verifier log)");
 		return -1;
+	}
+	for (size_t i = 0; i < r->ncgroup_ids; i++) {
+		uint8_t one = 1;
+
+		if (bpf_map__update_elem(r->skel->maps.target_cgroups, &r->cgroup_ids[i], sizeof(uint64_t), &one, 1,
+					 BPF_ANY)) {
+			err_msg("cannot add a cgroup to the targets: %s", strerror(errno));
+			return -1;
+		}
 	}
 	for (size_t i = 0; i < o->npids; i++) {
 		uint8_t one = 1;
@@ -699,7 +742,7 @@ static void print_summary(struct recorder *r, uint64_t elapsed_ns)
 
 static int write_output(struct recorder *r)
 {
-	struct write_opts wo = { .threads = r->opts.threads, .title = "pyebpf record" };
+	struct write_opts wo = { .threads = r->opts.threads, .containers = r->opts.containers, .title = "pyebpf record" };
 	struct profile_meta *m = profile__meta(r->prof);
 
 	m->period_ns = 1000000000ULL / r->opts.freq;
@@ -731,6 +774,7 @@ static void recorder_free(struct recorder *r)
 	threads__free(r->threads);
 	procs__free(r->procs);
 	profile__free(r->prof);
+	free(r->cgroup_ids);
 	outfile__abort(&r->out);
 	record_args__free(&r->opts);
 }
@@ -753,7 +797,7 @@ int record_main(int argc, char **argv)
 		err_msg("needs root, or CAP_BPF and CAP_PERFMON (try: sudo pyebpf record ...)");
 		goto out;
 	}
-	if (check_targets(&r.opts))
+	if (check_targets(&r.opts) || resolve_cgroups(&r))
 		goto out;
 	max_rate = read_sysctl_long("/proc/sys/kernel/perf_event_max_sample_rate");
 	if (max_rate > 0 && (long)r.opts.freq > max_rate) {

@@ -18,6 +18,10 @@ static const char usage[] =
 	"  -a, --all               every process on the machine\n"
 	"  -p, --pid PID[,PID...]  only these processes (stops when all have exited)\n"
 	"  -- CMD [ARGS...]        run CMD, profile it and its children, stop when it exits\n"
+	"      --cgroup PATH       only tasks in this cgroup v2 or below it (absolute, or\n"
+	"                          relative to the cgroup2 mount; repeatable)\n"
+	"      --container ID      only this container (docker, containerd, CRI-O, podman id\n"
+	"                          or a unique part of it; repeatable)\n"
 	"\n"
 	"Sampling:\n"
 	"  -F, --freq HZ           samples per second on each CPU (default 99)\n"
@@ -29,6 +33,7 @@ static const char usage[] =
 	"  -o, --output FILE       where to write the profile (default pyebpf.folded)\n"
 	"%s"
 	"      --threads           a frame per thread: its Python name (else OS name) and tid\n"
+	"      --containers        a frame per container (its id) under the process frame\n"
 	"  -v, --verbose           libbpf debug output and the BPF verifier log\n"
 	"  -h, --help              this help\n"
 	"\n"
@@ -48,6 +53,9 @@ static const struct option long_opts[] = {
 	{ "output", required_argument, NULL, 'o' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "threads", no_argument, NULL, 'T' },
+	{ "containers", no_argument, NULL, 'C' },
+	{ "cgroup", required_argument, NULL, 'g' },
+	{ "container", required_argument, NULL, 'c' },
 	{ "format", required_argument, NULL, 'f' },
 	{ "help", no_argument, NULL, 'h' },
 	FILTER_LONG_OPTIONS,
@@ -143,6 +151,22 @@ static int parse(int argc, char **argv, struct record_opts *o)
 		case 'T':
 			o->threads = true;
 			break;
+		case 'C':
+			o->containers = true;
+			break;
+		case 'g':
+		case 'c': {
+			const char ***v = c == 'g' ? &o->cgroups : &o->container_ids;
+			size_t *n = c == 'g' ? &o->ncgroups : &o->ncontainers, cap = *n;
+
+			if (!*optarg) {
+				err_msg("empty value for %s", c == 'g' ? "--cgroup" : "--container");
+				return -1;
+			}
+			xgrow(v, &cap, *n + 1, sizeof(**v));
+			(*v)[(*n)++] = optarg;
+			break;
+		}
 		case 'f':
 			format = optarg;
 			break;
@@ -194,4 +218,10 @@ void record_args__free(struct record_opts *o)
 	o->pids = NULL;
 	o->npids = 0;
 	filter__free(&o->filter);
+	free(o->cgroups);
+	o->cgroups = NULL;
+	o->ncgroups = 0;
+	free(o->container_ids);
+	o->container_ids = NULL;
+	o->ncontainers = 0;
 }

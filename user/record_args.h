@@ -22,6 +22,11 @@ struct record_opts {
 	enum output_format format;
 	bool verbose;       /* -v */
 	bool threads;       /* --threads: a frame per thread */
+	bool containers;    /* --containers: a frame per container */
+	const char **cgroups;   /* --cgroup PATH, repeatable (point into argv) */
+	size_t ncgroups;
+	const char **container_ids; /* --container ID, repeatable */
+	size_t ncontainers;
 	struct filter filter; /* --tid, --thread, --exclude-thread, --gil, --no-kernel, ... */
 };
 

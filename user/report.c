@@ -63,7 +63,7 @@ fail:
 
 static int write_output(const struct report_opts *o, const struct profile *p)
 {
-	struct write_opts wo = { .threads = o->threads, .title = o->input };
+	struct write_opts wo = { .threads = o->threads, .containers = o->containers, .title = o->input };
 	struct outfile out = { 0 };
 
 	if (outfile__open(&out, o->output))

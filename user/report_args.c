@@ -20,6 +20,7 @@ static const char usage[] =
 	"  -o, --output FILE       write a profile instead of the table\n"
 	"%s"
 	"      --threads           a frame per thread: its Python name (else OS name) and tid\n"
+	"      --containers        a frame per container (its id) under the process frame\n"
 	"      --top N             rows of the table (default 20)\n"
 	"  -h, --help              this help\n"
 	"\n"
@@ -33,6 +34,7 @@ static const struct option long_opts[] = {
 	{ "output", required_argument, NULL, 'o' },
 	{ "format", required_argument, NULL, 'f' },
 	{ "threads", no_argument, NULL, 'T' },
+	{ "containers", no_argument, NULL, 'C' },
 	{ "top", required_argument, NULL, 'N' },
 	{ "help", no_argument, NULL, 'h' },
 	FILTER_LONG_OPTIONS,
@@ -73,6 +75,9 @@ static int parse(int argc, char **argv, struct report_opts *o)
 			break;
 		case 'T':
 			o->threads = true;
+			break;
+		case 'C':
+			o->containers = true;
 			break;
 		case 'N':
 			if (parse_u64(optarg, 1, 1000000, &top)) {

@@ -14,6 +14,7 @@ struct report_opts {
 	const char *output;   /* -o; NULL: the top table on stdout */
 	enum output_format format;
 	bool threads;         /* --threads */
+	bool containers;      /* --containers */
 	size_t top;           /* --top N rows */
 	struct filter filter; /* --pid and the shared filters */
 };

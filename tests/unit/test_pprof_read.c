@@ -25,10 +25,13 @@ static char *describe(const struct profile *p)
 		struct profile_entry e;
 
 		profile__entry(p, ev[i].entry, &e);
-		fprintf(f, "t=%" PRIu64 " n=%u pid=%u tid=%u comm=%s thread=%s flags=%u python=%s cgroup=%" PRIu64 " |",
+		fprintf(f,
+			"t=%" PRIu64 " n=%u pid=%u tid=%u comm=%s thread=%s flags=%u python=%s cgroup=%" PRIu64
+			" path=%s container=%s ns_pid=%u |",
 			ev[i].time_ns, ev[i].count, e.labels.pid, e.labels.tid, profile__str_at(p, e.labels.comm),
 			profile__str_at(p, e.labels.thread), e.labels.flags, profile__str_at(p, e.labels.python),
-			e.labels.cgroup);
+			e.labels.cgroup, profile__str_at(p, e.labels.cgroup_path), profile__str_at(p, e.labels.container),
+			e.labels.ns_pid);
 		for (uint32_t k = 0; k < e.nframes; k++) {
 			const struct frame *fr = profile__frame_at(p, e.frames[k]);
 
@@ -62,7 +65,9 @@ static struct profile *sample_profile(void)
 	uint32_t cut = frame(p, FRAME_MARK, "[truncated]", "", 0, 0);
 	struct sample_labels a = { .pid = 7, .tid = 8, .comm = profile__str(p, "python3"),
 				   .thread = profile__str(p, "MainThread"), .flags = LABEL_GIL_KNOWN | LABEL_GIL_HELD,
-				   .python = profile__str(p, "3.12.1"), .cgroup = 4242 };
+				   .python = profile__str(p, "3.12.1"), .cgroup = 4242,
+				   .cgroup_path = profile__str(p, "/system.slice/docker-0123abcd.scope"),
+				   .container = profile__str(p, "0123abcd"), .ns_pid = 3 };
 	struct sample_labels b = { .pid = 9, .tid = 9, .comm = profile__str(p, "busy") };
 	uint32_t s1[] = { mod, fit }, s2[] = { cut, mod, fit, mul, raw, ker }, s3[] = { raw };
 

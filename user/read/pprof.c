@@ -249,6 +249,12 @@ static void read_samples(struct reader *r, int vi, bool by_period)
 				l.python = profile__str(r->p, sv);
 			else if (!strcmp(key, "cgroup"))
 				l.cgroup = (uint64_t)num;
+			else if (!strcmp(key, "cgroup_path"))
+				l.cgroup_path = profile__str(r->p, sv);
+			else if (!strcmp(key, "container"))
+				l.container = profile__str(r->p, sv);
+			else if (!strcmp(key, "ns_pid"))
+				l.ns_pid = (uint32_t)num;
 			else if (!strcmp(key, "time") && num >= 0)
 				time = (uint64_t)num;
 		}

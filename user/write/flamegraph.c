@@ -20,7 +20,7 @@
 #define MIN_PX 0.1
 
 /* A node's identity under its parent: a frame, a process or a thread. */
-enum node_kind { NODE_ROOT, NODE_FRAME, NODE_PROCESS, NODE_THREAD };
+enum node_kind { NODE_ROOT, NODE_FRAME, NODE_PROCESS, NODE_THREAD, NODE_CONTAINER };
 
 struct node_key {
 	uint32_t parent;
@@ -77,6 +77,9 @@ static void node_name(const struct tree *t, const struct node *n, char *buf, siz
 		break;
 	case NODE_THREAD:
 		snprintf(buf, size, "%s [tid %u]", profile__str_at(t->p, n->key.id), n->key.tid);
+		break;
+	case NODE_CONTAINER:
+		snprintf(buf, size, "[container %.12s]", profile__str_at(t->p, n->key.id));
 		break;
 	default:
 		f = profile__frame_at(t->p, n->key.id);
@@ -188,6 +191,8 @@ static void build(struct tree *t, const struct flamegraph_opts *o)
 		uint32_t at = child(t, 0, NODE_PROCESS, e.labels.comm, 0, e.count);
 
 		t->v[0].total += e.count;
+		if (o->containers && e.labels.container)
+			at = child(t, at, NODE_CONTAINER, e.labels.container, 0, e.count);
 		if (o->threads)
 			at = child(t, at, NODE_THREAD, e.labels.thread, e.labels.tid, e.count);
 		for (uint32_t i = 0; i < e.nframes; i++)

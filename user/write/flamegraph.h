@@ -16,6 +16,7 @@
 
 struct flamegraph_opts {
 	bool threads;      /* a "NAME [tid N]" frame under the process frame */
+	bool containers;   /* a "[container ID]" frame under the process frame */
 	const char *title; /* NULL: "pyebpf" */
 };
 

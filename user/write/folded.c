@@ -54,6 +54,10 @@ int folded__write(const struct profile *p, const struct folded_opts *o, FILE *ou
 		struct strbuf b = { 0 };
 
 		sb_append_frame(&b, profile__str_at(p, e.labels.comm), "");
+		if (o && o->containers && e.labels.container) {
+			snprintf(name, sizeof(name), "[container %.12s]", profile__str_at(p, e.labels.container));
+			sb_append_frame(&b, name, "");
+		}
 		if (o && o->threads) {
 			snprintf(name, sizeof(name), "%s [tid %u]", profile__str_at(p, e.labels.thread), e.labels.tid);
 			sb_append_frame(&b, name, "");

@@ -13,6 +13,7 @@
 
 struct folded_opts {
 	int threads; /* a "NAME [tid N]" frame under the process frame */
+	int containers; /* a "[container ID]" frame under the process frame (none outside containers) */
 };
 
 /* 0, or -1 with errno set when writing failed. */

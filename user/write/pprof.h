@@ -4,7 +4,7 @@
  * Pyroscope and friends: sample types samples/count and cpu/nanoseconds;
  * Functions with name, file and start line; Locations with line numbers;
  * Mappings for native and kernel frames; labels pid, tid, thread, comm, gil,
- * python, cgroup, and the time of each sample.
+ * python, cgroup, cgroup_path, container, ns_pid and the time of each sample.
  */
 #ifndef PYEBPF_WRITE_PPROF_H
 #define PYEBPF_WRITE_PPROF_H

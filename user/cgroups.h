@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * cgroup v2 and containers: where the cgroup2 hierarchy is mounted (beside
+ * v1 controllers on hybrid systems), which cgroup a --cgroup or --container
+ * argument names, the container id a cgroup path carries, and a process's
+ * cgroup and in-namespace pid.
+ */
+#ifndef PYEBPF_CGROUPS_H
+#define PYEBPF_CGROUPS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* The cgroup2 mount point from a mounts file (/proc/mounts); 0, or -1 when none. */
+int cgroup2_mount(const char *mounts_file, char *out, size_t size);
+
+/*
+ * The cgroup a --cgroup argument names: an absolute directory under the mount,
+ * or a path relative to it ("/system.slice/x.scope" as /proc/PID/cgroup
+ * writes it, or "system.slice/x.scope"). Fills its directory and id (the
+ * directory's inode number, which is the cgroup id BPF sees); 0, or -1 with
+ * the reason in why.
+ */
+int cgroup_resolve(const char *mount, const char *arg, char *dir, size_t dirlen, uint64_t *id, char *why,
+		   size_t whylen);
+
+/*
+ * The cgroup of a container: the shallowest directory under mount whose name
+ * contains `container_id` (docker-ID.scope, cri-containerd-ID.scope,
+ * crio-ID.scope, libpod-ID.scope, .../ID). 0, or -1 with the reason in why
+ * (none, or several containers match).
+ */
+int cgroup_find_container(const char *mount, const char *container_id, char *dir, size_t dirlen, uint64_t *id,
+			  char *why, size_t whylen);
+
+/*
+ * The container id in a cgroup path (the deepest component naming one), or
+ * "" when the path names no container. Returns out.
+ */
+const char *container_id_of(const char *cgroup_path, char *out, size_t size);
+
+/* A process's cgroup v2 path ("/system.slice/x.scope") from /proc/PID/cgroup; 0 or -1. */
+int proc_cgroup_path(pid_t pid, char *out, size_t size);
+/* A process's pid in its own (innermost) pid namespace, from /proc/PID/status; 0 when unknown. */
+uint32_t proc_ns_pid(pid_t pid);
+
+#endif
