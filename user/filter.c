@@ -134,6 +134,10 @@ struct profile *filter__apply(const struct filter *f, const struct profile *in, 
 	im.str = xcalloc(profile__nstrs(in) + 1, sizeof(*im.str));
 	im.frame = xcalloc(profile__nframes(in) + 1, sizeof(*im.frame));
 	*profile__meta(im.out) = *profile__meta_of(in);
+	size_t nc;
+	const char *const *comments = profile__comments(in, &nc);
+	for (size_t i = 0; i < nc; i++)
+		profile__add_comment(im.out, comments[i]);
 	*dropped = 0;
 	for (size_t i = 0; i < nev; i++) {
 		struct profile_entry e;

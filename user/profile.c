@@ -25,6 +25,8 @@ struct profile {
 
 	struct profile_meta meta;
 	uint64_t total;
+	char **comments;
+	size_t ncomments;
 };
 
 /* Hash key of an aggregated sample: labels, then the frame ids. */
@@ -64,6 +66,9 @@ void profile__free(struct profile *p)
 		free(p->entries[i].key);
 	free(p->entries);
 	free(p->events);
+	for (size_t i = 0; i < p->ncomments; i++)
+		free(p->comments[i]);
+	free(p->comments);
 	hashmap__free(p->str_ids);
 	hashmap__free(p->frame_ids);
 	hashmap__free(p->stack_ids);
@@ -141,6 +146,42 @@ void profile__add_at(struct profile *p, const struct sample_labels *l, const uin
 void profile__add(struct profile *p, const struct sample_labels *l, const uint32_t *frames, uint32_t n, uint32_t count)
 {
 	profile__add_at(p, l, frames, n, count, PROFILE_NO_TIME);
+}
+
+void profile__clear_samples(struct profile *p)
+{
+	for (size_t i = 0; i < p->nentries; i++)
+		free(p->entries[i].key);
+	free(p->entries);
+	p->entries = NULL;
+	p->nentries = p->entries_cap = 0;
+	free(p->events);
+	p->events = NULL;
+	p->nevents = p->events_cap = 0;
+	for (size_t i = 0; i < p->ncomments; i++)
+		free(p->comments[i]);
+	free(p->comments);
+	p->comments = NULL;
+	p->ncomments = 0;
+	hashmap__free(p->stack_ids);
+	p->stack_ids = hashmap__new();
+	if (!p->stack_ids)
+		die("out of memory");
+	p->total = 0;
+}
+
+void profile__add_comment(struct profile *p, const char *text)
+{
+	size_t cap = p->ncomments;
+
+	xgrow(&p->comments, &cap, p->ncomments + 1, sizeof(*p->comments));
+	p->comments[p->ncomments++] = xstrdup(text);
+}
+
+const char *const *profile__comments(const struct profile *p, size_t *n)
+{
+	*n = p->ncomments;
+	return (const char *const *)p->comments;
 }
 
 struct profile_meta *profile__meta(struct profile *p)

@@ -80,6 +80,15 @@ void profile__add_at(struct profile *p, const struct sample_labels *l, const uin
 /* The same, untimed. */
 void profile__add(struct profile *p, const struct sample_labels *l, const uint32_t *frames, uint32_t n, uint32_t count);
 
+/*
+ * Drop the samples (entries, events, comments), keep strings and frames: the
+ * ids that symbol caches hold stay valid. Continuous mode starts each interval so.
+ */
+void profile__clear_samples(struct profile *p);
+/* Notes about the recording (pprof comments), e.g. a lowered frequency. */
+void profile__add_comment(struct profile *p, const char *text);
+const char *const *profile__comments(const struct profile *p, size_t *n);
+
 struct profile_meta *profile__meta(struct profile *p);
 const struct profile_meta *profile__meta_of(const struct profile *p);
 

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -24,7 +25,9 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "cgroups.h"
 #include "cpus.h"
+#include "formats.h"
 #include "kallsyms.h"
 #include "outfile.h"
 #include "procs.h"
@@ -33,11 +36,11 @@
 #include "python/symbolize.h"
 #include "python/threadname.h"
 #include "record_args.h"
+#include "rotation.h"
 #include "sample.skel.h"
 #include "threads.h"
 #include "util.h"
-#include "cgroups.h"
-#include "formats.h"
+#include "write/pprof.h"
 
 #define MAX_CPUS 4096
 #define RINGBUF_BYTES (16u << 20)
@@ -86,9 +89,15 @@ struct recorder {
 	int ncpus;
 	uint64_t *cgroup_ids; /* --cgroup / --container, resolved */
 	size_t ncgroup_ids;
+	/* --continuous: the interval being recorded */
+	uint64_t interval_start_ns;   /* monotonic; sample times are relative to it */
+	int64_t interval_epoch_ns;
+	double interval_cpu;          /* own CPU seconds when it began */
+	uint64_t seq, files_written, write_failures;
 };
 
 static volatile sig_atomic_t exiting;
+static volatile sig_atomic_t flush_now; /* SIGHUP in continuous mode */
 /* The temporary output file, for the second-Ctrl-C handler. */
 static char abort_path[PATH_MAX];
 static struct outfile *cleanup_out;
@@ -102,6 +111,12 @@ static void on_signal(int sig)
 		_exit(130);
 	}
 	exiting = 1;
+}
+
+static void on_hup(int sig)
+{
+	(void)sig;
+	flush_now = 1;
 }
 
 static void die_cleanup(void)
@@ -180,6 +195,30 @@ static int check_targets(const struct record_opts *o)
 			return -1;
 		}
 	}
+	return 0;
+}
+
+/* --continuous DIR: made if missing, and proven writable before sampling starts. */
+static int check_continuous_dir(const char *dir)
+{
+	char *probe;
+	int fd;
+
+	if (mkdir(dir, 0755) && errno != EEXIST) {
+		err_msg("cannot create the directory '%s': %s", dir, strerror(errno));
+		return -1;
+	}
+	if (asprintf(&probe, "%s/.pyebpf-probe-XXXXXX", dir) < 0)
+		die("out of memory");
+	fd = mkstemp(probe);
+	if (fd < 0) {
+		err_msg("cannot write into '%s': %s", dir, strerror(errno));
+		free(probe);
+		return -1;
+	}
+	close(fd);
+	unlink(probe);
+	free(probe);
 	return 0;
 }
 
@@ -367,7 +406,7 @@ static void handle_sample(struct recorder *r, const struct pyebpf_sample *s, siz
 	py = python_of(r, s->h.pid, p, now);
 	l.thread = thread_label(r, s, python ? py : NULL, now);
 	l.python = py ? python_label(r, py_proc__interp(py)) : 0;
-	t = s->h.ts_ns > r->start_ns ? s->h.ts_ns - r->start_ns : 0;
+	t = s->h.ts_ns > r->interval_start_ns ? s->h.ts_ns - r->interval_start_ns : 0;
 	if (!filter__keep(&r->opts.filter, r->prof, &l, t)) {
 		r->filtered++;
 		return;
@@ -451,6 +490,7 @@ static int open_perf_events(struct recorder *r)
 		err_msg("cannot read the online CPUs: %s", strerror(-err));
 		return -1;
 	}
+	free(r->perf_links); /* opened again after --rate-limit lowered the frequency */
 	r->perf_links = xcalloc(MAX_CPUS, sizeof(*r->perf_links));
 	for (int cpu = 0; cpu < MAX_CPUS; cpu++) {
 		struct perf_event_attr attr = {
@@ -655,6 +695,81 @@ static void print_status(struct recorder *r, uint64_t now, bool final)
 	fflush(stderr);
 }
 
+static int64_t epoch_now(void)
+{
+	struct timespec wall;
+
+	clock_gettime(CLOCK_REALTIME, &wall);
+	return (int64_t)wall.tv_sec * 1000000000LL + wall.tv_nsec;
+}
+
+static double own_cpu_seconds(void);
+
+/* --rate-limit: halve the frequency when our CPU over the interval was above the limit. */
+static void rate_limit(struct recorder *r, uint64_t now)
+{
+	double wall = (now - r->interval_start_ns) / 1e9, share;
+	uint64_t was = r->opts.freq;
+	char note[256];
+
+	if (!r->opts.rate_limit || wall <= 0)
+		return;
+	share = 100.0 * (own_cpu_seconds() - r->interval_cpu) / wall;
+	if (share <= r->opts.rate_limit || was <= 1)
+		return;
+	r->opts.freq = was / 2;
+	stop_sampling(r);
+	if (open_perf_events(r)) {
+		exiting = 1;
+		return;
+	}
+	snprintf(note, sizeof(note),
+		 "pyebpf lowered sampling from %llu Hz to %llu Hz: it used %.2f%% of a core, above --rate-limit %g%%",
+		 (unsigned long long)was, (unsigned long long)r->opts.freq, share, r->opts.rate_limit);
+	fprintf(stderr, "pyebpf: %s\n", note + strlen("pyebpf "));
+	profile__add_comment(r->prof, note); /* into the next interval's file */
+}
+
+/*
+ * Continuous mode: the interval so far into DIR as one pprof file (atomic
+ * rename, names sortable by time), then a fresh interval. A failed write is
+ * reported and counted, and recording goes on.
+ */
+static void flush_interval(struct recorder *r, uint64_t now)
+{
+	struct profile_meta *m = profile__meta(r->prof);
+	char name[128], *path;
+	struct outfile out = { 0 };
+
+	m->period_ns = 1000000000ULL / r->opts.freq;
+	m->start_epoch_ns = r->interval_epoch_ns;
+	m->duration_ns = (int64_t)(now - r->interval_start_ns);
+	rotation_file_name(r->interval_epoch_ns, r->seq++, name, sizeof(name));
+	if (asprintf(&path, "%s/%s", r->opts.continuous, name) < 0)
+		die("out of memory");
+	if (outfile__open(&out, path) == 0) {
+		if (pprof__write(r->prof, out.f)) {
+			err_msg("cannot write '%s': %s", path, strerror(errno));
+			outfile__abort(&out);
+			r->write_failures++;
+		} else if (outfile__commit(&out)) {
+			r->write_failures++;
+		} else {
+			r->files_written++;
+		}
+	} else {
+		r->write_failures++;
+	}
+	free(path);
+	profile__clear_samples(r->prof);
+	if (r->opts.keep || r->opts.max_disk)
+		rotation_prune(r->opts.continuous, r->opts.keep, r->opts.max_disk);
+	rate_limit(r, now);
+	r->interval_start_ns = now;
+	r->interval_epoch_ns = epoch_now();
+	r->interval_cpu = own_cpu_seconds();
+}
+
 static int poll_loop(struct recorder *r)
 {
 	const struct record_opts *o = &r->opts;
@@ -688,6 +803,10 @@ static int poll_loop(struct recorder *r)
 		if (o->npids && !targets_alive(o))
 			break;
 		procs__gc(r->procs, now, forget_proc, r);
+		if (o->continuous && (flush_now || now - r->interval_start_ns >= (uint64_t)(o->interval * 1e9))) {
+			flush_now = 0;
+			flush_interval(r, now);
+		}
 		if (tty && now - last_status >= STATUS_INTERVAL_NS) {
 			print_status(r, now, false);
 			last_status = now;
@@ -805,7 +924,7 @@ int record_main(int argc, char **argv)
 			(unsigned long long)r.opts.freq, max_rate);
 		goto out;
 	}
-	if (outfile__open(&r.out, r.opts.output))
+	if (r.opts.continuous ? check_continuous_dir(r.opts.continuous) : outfile__open(&r.out, r.opts.output))
 		goto out;
 	snprintf(abort_path, sizeof(abort_path), "%s", r.out.tmp);
 	cleanup_out = &r.out;
@@ -818,6 +937,11 @@ int record_main(int argc, char **argv)
 
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	if (r.opts.continuous) {
+		struct sigaction hup = { .sa_handler = on_hup };
+
+		sigaction(SIGHUP, &hup, NULL);
+	}
 
 	if (load_bpf(&r))
 		goto out;
@@ -841,11 +965,9 @@ int record_main(int argc, char **argv)
 	}
 	if (open_perf_events(&r))
 		goto out;
-	r.start_ns = now_ns();
-	struct timespec wall;
-	clock_gettime(CLOCK_REALTIME, &wall);
-	r.start_epoch_ns = (int64_t)wall.tv_sec * 1000000000LL + wall.tv_nsec;
-	r.setup_cpu = own_cpu_seconds();
+	r.start_ns = r.interval_start_ns = now_ns();
+	r.start_epoch_ns = r.interval_epoch_ns = epoch_now();
+	r.setup_cpu = r.interval_cpu = own_cpu_seconds();
 	if (r.opts.cmd) {
 		int e = release_child(&r, go_w, err_r);
 
@@ -863,8 +985,17 @@ int record_main(int argc, char **argv)
 	stop_sampling(&r);
 	ring_buffer__consume(r.rb);
 	print_summary(&r, r.elapsed_ns);
-	if (write_output(&r))
+	if (r.opts.continuous) {
+		/* The last interval too: nothing recorded is lost on stop. */
+		flush_interval(&r, now_ns());
+		fprintf(stderr, "pyebpf: wrote %llu interval files to %s", (unsigned long long)r.files_written,
+			r.opts.continuous);
+		if (r.write_failures)
+			fprintf(stderr, " (%llu could not be written)", (unsigned long long)r.write_failures);
+		fputc('\n', stderr);
+	} else if (write_output(&r)) {
 		goto out;
+	}
 	ret = 0;
 out:
 	if (go_w >= 0)

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "filter_args.h"
+#include "rotation.h"
 #include "util.h"
 
 static const char usage[] =
@@ -33,6 +34,15 @@ static const char usage[] =
 	"  -o, --output FILE       where to write the profile (default pyebpf.folded)\n"
 	"%s"
 	"      --threads           a frame per thread: its Python name (else OS name) and tid\n"
+	"\n"
+	"Continuous (production) mode:\n"
+	"      --continuous DIR    run until stopped, one pprof file per interval in DIR\n"
+	"                          (SIGHUP: write the current interval now; SIGTERM: write and exit)\n"
+	"      --interval TIME     interval length: 60s (default), 5m, 1h...\n"
+	"      --keep N            keep the newest N interval files\n"
+	"      --max-disk SIZE     keep interval files within SIZE bytes (K, M, G)\n"
+	"      --rate-limit PCT    if pyebpf's own CPU goes above PCT%% of one core over an\n"
+	"                          interval, halve the frequency (noted in the files)\n"
 	"      --containers        a frame per container (its id) under the process frame\n"
 	"  -v, --verbose           libbpf debug output and the BPF verifier log\n"
 	"  -h, --help              this help\n"
@@ -56,6 +66,11 @@ static const struct option long_opts[] = {
 	{ "containers", no_argument, NULL, 'C' },
 	{ "cgroup", required_argument, NULL, 'g' },
 	{ "container", required_argument, NULL, 'c' },
+	{ "continuous", required_argument, NULL, 'R' },
+	{ "interval", required_argument, NULL, 'I' },
+	{ "keep", required_argument, NULL, 'k' },
+	{ "max-disk", required_argument, NULL, 'M' },
+	{ "rate-limit", required_argument, NULL, 'L' },
 	{ "format", required_argument, NULL, 'f' },
 	{ "help", no_argument, NULL, 'h' },
 	FILTER_LONG_OPTIONS,
@@ -104,12 +119,16 @@ static int parse_duration(const char *arg, double *out)
 static int parse(int argc, char **argv, struct record_opts *o)
 {
 	const char *format = NULL;
+	bool output_given = false, rotation_given = false;
+	uint64_t keep;
+	char *end;
 	int c, f;
 
 	memset(o, 0, sizeof(*o));
 	filter__init(&o->filter);
 	o->freq = RECORD_DEFAULT_FREQ;
 	o->output = RECORD_DEFAULT_OUTPUT;
+	o->interval = RECORD_DEFAULT_INTERVAL;
 
 	optind = 1;
 	opterr = 0;
@@ -144,6 +163,45 @@ static int parse(int argc, char **argv, struct record_opts *o)
 				return -1;
 			}
 			o->output = optarg;
+			output_given = true;
+			break;
+		case 'R':
+			if (!*optarg) {
+				err_msg("empty directory for --continuous");
+				return -1;
+			}
+			o->continuous = optarg;
+			break;
+		case 'I':
+			rotation_given = true;
+			if (parse_interval(optarg, &o->interval)) {
+				err_msg("invalid interval '%s' for --interval (e.g. 60s, 5m, 1h; at least 1 s)", optarg);
+				return -1;
+			}
+			break;
+		case 'k':
+			rotation_given = true;
+			if (parse_u64(optarg, 1, 1000000000, &keep)) {
+				err_msg("invalid count '%s' for --keep (1 or more files)", optarg);
+				return -1;
+			}
+			o->keep = keep;
+			break;
+		case 'M':
+			rotation_given = true;
+			if (parse_size(optarg, &o->max_disk)) {
+				err_msg("invalid size '%s' for --max-disk (e.g. 500M, 2G)", optarg);
+				return -1;
+			}
+			break;
+		case 'L':
+			rotation_given = true;
+			errno = 0;
+			o->rate_limit = strtod(optarg, &end);
+			if (errno || end == optarg || *end || !(o->rate_limit > 0) || o->rate_limit > 100) {
+				err_msg("invalid share '%s' for --rate-limit (percent of one core, above 0)", optarg);
+				return -1;
+			}
 			break;
 		case 'v':
 			o->verbose = true;
@@ -198,6 +256,18 @@ static int parse(int argc, char **argv, struct record_opts *o)
 		o->all = true;
 	if (filter_args__check(&o->filter))
 		return -1;
+	if (rotation_given && !o->continuous) {
+		err_msg("--interval, --keep, --max-disk and --rate-limit need --continuous DIR");
+		return -1;
+	}
+	if (o->continuous) {
+		if (output_given || format) {
+			err_msg("--continuous writes pprof files into its directory: -o and --format do not apply");
+			return -1;
+		}
+		o->format = FORMAT_PPROF;
+		return 0;
+	}
 	if (format)
 		return output_format_from_name(format, &o->format);
 	return output_format_from_path(o->output, &o->format);

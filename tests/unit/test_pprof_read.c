@@ -19,8 +19,13 @@ static char *describe(const struct profile *p)
 	const struct profile_event *ev = profile__events(p, &n);
 	const struct profile_meta *m = profile__meta_of(p);
 
+	size_t nc;
+	const char *const *comments = profile__comments(p, &nc);
+
 	fprintf(f, "period=%" PRIu64 " start=%" PRId64 " duration=%" PRId64 "\n", m->period_ns, m->start_epoch_ns,
 		m->duration_ns);
+	for (size_t i = 0; i < nc; i++)
+		fprintf(f, "comment=%s\n", comments[i]);
 	for (size_t i = 0; i < n; i++) {
 		struct profile_entry e;
 
@@ -78,6 +83,7 @@ static struct profile *sample_profile(void)
 	profile__add_at(p, &b, s3, 1, 1, 15001);
 	profile__add_at(p, &a, s1, 2, 1, 25000);
 	profile__add(p, &b, s3, 0, 4); /* untimed, no frames */
+	profile__add_comment(p, "sampling lowered from 99 Hz to 49 Hz");
 	return p;
 }
 

@@ -305,6 +305,12 @@ static struct profile *convert(const Profile *pp, char *why, size_t whylen)
 		read_locations(&r);
 	if (!r.failed)
 		read_samples(&r, vi, by_period);
+	for (size_t i = 0; i < pp->n_comment && !r.failed; i++) {
+		const char *c = str(&r, pp->comment[i]);
+
+		if (c)
+			profile__add_comment(r.p, c);
+	}
 	for (size_t i = 0; r.loc_frames && i < pp->n_location; i++)
 		free(r.loc_frames[i]);
 	free(r.loc_frames);

@@ -232,6 +232,11 @@ int pprof__write(const struct profile *p, FILE *out)
 	prof.period = (int64_t)m->period_ns;
 	prof.time_nanos = m->start_epoch_ns;
 	prof.duration_nanos = m->duration_ns;
+	size_t ncomments;
+	const char *const *comments = profile__comments(p, &ncomments);
+	prof.comment = xcalloc(ncomments + 1, sizeof(*prof.comment));
+	for (size_t i = 0; i < ncomments; i++)
+		prof.comment[prof.n_comment++] = str_id(&b.strs, comments[i]);
 	time_key = str_id(&b.strs, "time");
 	ns_unit = str_id(&b.strs, "nanoseconds");
 
@@ -306,6 +311,7 @@ int pprof__write(const struct profile *p, FILE *out)
 		free(prof.sample_type[i]);
 	free(prof.sample_type);
 	free(prof.period_type);
+	free(prof.comment);
 	for (size_t i = 0; i < b.strs.n; i++)
 		free(b.strs.v[i]);
 	free(b.strs.v);
