@@ -54,6 +54,12 @@ struct pyprocs {
 };
 
 #define MAX_SOURCE (4 << 20)
+/*
+ * Code objects cached per process. A process that keeps making code (exec,
+ * templating engines) would grow the cache without end: past this many its
+ * cache starts over, and live code is read again at its next sample.
+ */
+#define MAX_CODES_PER_PROC 65536
 
 /* The source of a code object's file as the process sees it, or NULL. */
 static const char *source_of(struct pyprocs *t, uint32_t pid, const char *file, size_t *len)
@@ -299,6 +305,14 @@ uint32_t py_proc__frame(struct pyprocs *t, struct py_proc *p, uint64_t code, uin
 
 	if (!v)
 		die("out of memory");
+	if (created && hashmap__size(p->codes) > MAX_CODES_PER_PROC) {
+		hashmap__remove(p->codes, &key, sizeof(key)); /* no value yet: not to be freed */
+		codes_free(p->codes);
+		p->codes = hashmap__new();
+		v = p->codes ? hashmap__put(p->codes, &key, sizeof(key), &created) : NULL;
+		if (!v)
+			die("out of memory");
+	}
 	if (created) {
 		c = xcalloc(1, sizeof(*c));
 		*v = (uintptr_t)c;
