@@ -10,7 +10,7 @@ ARCH    := $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/')
 CFLAGS  ?= -O2 -g
 WARN    := -Wall -Wextra -Werror
 CPPFLAGS := -D_GNU_SOURCE -Iinclude -I$(BUILD) -Iuser
-LDLIBS  := -lbpf -lelf -lz -lprotobuf-c -lstdc++
+LDLIBS  := -lbpf -ldw -lelf -lz -lprotobuf-c -lstdc++
 SAN     := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
 # Pure logic: no libbpf, so the unit tests link it alone.
@@ -26,7 +26,8 @@ HEADERS   := $(wildcard include/*.h user/*.h user/*/*.h)
 
 UNIT_SRCS  := $(wildcard tests/unit/*.c)
 INTEG_SRCS := $(wildcard tests/integ/*.c)
-FIXTURES   := $(BUILD)/fixtures/busy $(BUILD)/fixtures/libfixture.so $(BUILD)/fixtures/libfixture-stripped.so
+FIXTURES   := $(BUILD)/fixtures/busy $(BUILD)/fixtures/libfixture.so $(BUILD)/fixtures/libfixture-stripped.so \
+	$(BUILD)/fixtures/libunwind_fixture.so
 
 .PHONY: all clean install deps vmlinux test unit-test integ-test fuzz demo bench
 .DELETE_ON_ERROR:
@@ -84,13 +85,18 @@ $(BUILD)/fixtures/libfixture.so: tests/fixtures/fixture.cc
 	@mkdir -p $(dir $@)
 	g++ -O1 -g -fPIC -shared $< -o $@
 
+# No frame pointers: only DWARF CFI unwinds it (tests/unit/test_unwind.c).
+$(BUILD)/fixtures/libunwind_fixture.so: tests/fixtures/unwind_fixture.c
+	@mkdir -p $(dir $@)
+	$(CC) -O2 -g -fomit-frame-pointer -fPIC -shared $< -o $@
+
 $(BUILD)/fixtures/libfixture-stripped.so: $(BUILD)/fixtures/libfixture.so
 	strip --strip-all $< -o $@
 
 # Unit tests: pure code under AddressSanitizer and UBSan.
 $(BUILD)/unit-tests: $(UNIT_SRCS) tests/unit/unit.h tests/unit/frames.h $(ASAN_OBJS)
 	@echo "  LD      $@"
-	@$(CC) -O1 -g $(SAN) $(WARN) $(CPPFLAGS) $(UNIT_SRCS) $(ASAN_OBJS) -o $@ -lcriterion -ldw -lelf -lz -lprotobuf-c -lstdc++ -ldl
+	@$(CC) -O1 -g $(SAN) $(WARN) $(CPPFLAGS) $(UNIT_SRCS) $(ASAN_OBJS) -o $@ -lcriterion -ldw -lelf -lz -lprotobuf-c -lstdc++ -ldl -lpthread
 
 $(BUILD)/integ-tests: $(INTEG_SRCS) tests/integ/integ.h
 	@echo "  LD      $@"
@@ -125,7 +131,7 @@ integ-test: $(BUILD)/pyebpf $(BUILD)/integ-tests $(FIXTURES)
 test: unit-test fuzz integ-test
 
 # ---- set-up ----------------------------------------------------------------
-DEPS := make clang llvm gcc g++ libbpf-dev bpftool libelf-dev zlib1g-dev libdw-dev \
+DEPS := make clang llvm gcc g++ libbpf-dev bpftool libelf-dev zlib1g-dev libdw-dev pybind11-dev python3-dev \
 	libcriterion-dev pkg-config python3 binutils procps util-linux bc \
 	libprotobuf-c-dev protobuf-c-compiler golang-go libclang-rt-14-dev chromium
 

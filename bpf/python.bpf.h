@@ -201,7 +201,7 @@ static long fwalk_step(__u32 i, void *data)
 		c->truncated = 1;
 		return 1;
 	}
-	s = bpf_map_lookup_elem(&scratch, &zero);
+	s = sample_buf();
 	b = bpf_map_lookup_elem(&py_scratch, &zero);
 	if (!s || !b)
 		return 1;

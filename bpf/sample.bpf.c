@@ -22,6 +22,7 @@ const volatile __u8 filter_pids = 0;     /* only sample pids in `targets` */
 const volatile __u8 follow_forks = 0;    /* children of targets become targets */
 const volatile __u8 kernel_stacks = 1;   /* --no-kernel clears it */
 const volatile __u8 filter_cgroups = 0;  /* only tasks in (or below) a cgroup of `target_cgroups` */
+const volatile __u32 ustack_copy = 0;    /* --native: user stack bytes to copy (0: frame-pointer walk) */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -50,13 +51,26 @@ struct {
 	__type(value, __u64);
 } counters SEC(".maps");
 
-/* A sample is ~2 KiB: far beyond the 512-byte BPF stack. */
+/*
+ * One sample buffer per CPU (up to ~90 KiB with a native stack copy: beyond
+ * the 512-byte BPF stack and the 32 KiB limit of a per-CPU map value), so an
+ * array indexed by CPU. Userspace sets max_entries to the number of possible
+ * CPUs. A perf_event program never nests on its CPU, so a CPU's buffer is
+ * its own while the program runs.
+ */
 struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct pyebpf_sample);
+	__type(value, struct pyebpf_sample_buf);
 } scratch SEC(".maps");
+
+static __always_inline struct pyebpf_sample *sample_buf(void)
+{
+	__u32 cpu = bpf_get_smp_processor_id();
+
+	return bpf_map_lookup_elem(&scratch, &cpu);
+}
 
 /*
  * Wake the reader only once a batch is waiting: a wake-up per sample costs the
@@ -80,6 +94,7 @@ static __always_inline void count(__u32 which)
 }
 
 #include "python.bpf.h"
+#include "ustack.bpf.h"
 
 /* Deeper cgroups than this are matched by their ancestors up to this level. */
 #define MAX_CGROUP_LEVEL 32
@@ -114,7 +129,7 @@ SEC("perf_event")
 int on_sample(struct bpf_perf_event_data *ctx)
 {
 	__u64 id = bpf_get_current_pid_tgid();
-	__u32 pid = id >> 32, zero = 0;
+	__u32 pid = id >> 32;
 	struct pyebpf_sample *s;
 	long kbytes = 0, ubytes;
 	__u32 kn, un, n, size;
@@ -122,7 +137,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	if (!wanted(pid))
 		return 0;
 
-	s = bpf_map_lookup_elem(&scratch, &zero);
+	s = sample_buf();
 	if (!s) {
 		count(PYEBPF_CNT_SCRATCH_ERR);
 		return 0;
@@ -149,7 +164,8 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	if (kn > PYEBPF_MAX_STACK) /* bounds the offset below for the verifier */
 		kn = PYEBPF_MAX_STACK;
 
-	ubytes = bpf_get_stack(ctx, &s->stack[kn], PYEBPF_MAX_STACK * 8, BPF_F_USER_STACK);
+	/* --native unwinds the copied stack with DWARF CFI instead. */
+	ubytes = ustack_copy ? 0 : bpf_get_stack(ctx, &s->stack[kn], PYEBPF_MAX_STACK * 8, BPF_F_USER_STACK);
 	if (ubytes < 0) {
 		/* Kernel threads have no user stack: not a failure. */
 		struct task_struct *task = (struct task_struct *)bpf_get_current_task();
@@ -167,7 +183,14 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	s->ustack_len = un;
 
 	python_stack(s, pid, (__u32)id);
-	if (s->flags & PYEBPF_SAMPLE_PY) {
+	if (ustack_copy) {
+		n = s->py_len;
+		if (n > PYEBPF_MAX_PY_FRAMES)
+			n = PYEBPF_MAX_PY_FRAMES;
+		s->py_len = n;
+		size = PYEBPF_PY_SAMPLE_SIZE(n);
+		size += copy_user_stack(s, size);
+	} else if (s->flags & PYEBPF_SAMPLE_PY) {
 		/* Python frames follow the whole native stack array. */
 		n = s->py_len;
 		if (n > PYEBPF_MAX_PY_FRAMES)

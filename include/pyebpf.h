@@ -41,6 +41,7 @@ struct pyebpf_event_header {
 #define PYEBPF_SAMPLE_PY_TRUNCATED 0x8  /* more Python frames than PYEBPF_MAX_PY_FRAMES */
 #define PYEBPF_SAMPLE_GIL_KNOWN 0x10    /* the GIL state could be read */
 #define PYEBPF_SAMPLE_GIL_HELD 0x20     /* the sampled thread holds the GIL */
+#define PYEBPF_SAMPLE_UREGS 0x40        /* --native: user registers and stack bytes follow */
 
 /* A Python frame: the code object and the byte offset of its current instruction. */
 struct pyebpf_pyframe {
@@ -76,6 +77,25 @@ struct pyebpf_sample {
 	 * a Python process, stack[0 .. kstack_len + ustack_len) otherwise. */
 	__u64 stack[2 * PYEBPF_MAX_STACK];
 	struct pyebpf_pyframe py[PYEBPF_MAX_PY_FRAMES];
+};
+
+/*
+ * --native: the user registers at the sample and a copy of the user stack
+ * from sp up, for unwinding offline with DWARF CFI (as perf --call-graph
+ * dwarf does). They follow the Python frames, at PYEBPF_PY_SAMPLE_SIZE(py_len)
+ * (py_len is 0 for other processes); `copied` stack bytes follow this struct.
+ */
+#define PYEBPF_MAX_USTACK_COPY 65536
+struct pyebpf_uregs {
+	__u64 ip, sp, bp, bx, r12, r13, r14, r15; /* x86-64 */
+	__u32 copied; /* stack bytes from sp that follow */
+	__u32 reserved;
+};
+/* The sampler's per-CPU buffer: a sample and room for the native tail. */
+struct pyebpf_sample_buf {
+	struct pyebpf_sample s;
+	struct pyebpf_uregs regs; /* only a placeholder: the tail moves with py_len */
+	__u8 stack[PYEBPF_MAX_USTACK_COPY + 4096]; /* + a page: bounds the copy loop for the verifier */
 };
 
 struct pyebpf_proc_event {
@@ -158,6 +178,7 @@ enum pyebpf_counter {
 	PYEBPF_CNT_PY_READ_FRAME,  /* a frame unreadable: Python stack cut there */
 	PYEBPF_CNT_PY_TRUNCATED,   /* Python stack deeper than PYEBPF_MAX_PY_FRAMES */
 	PYEBPF_CNT_PY_NO_OFFSETS,  /* registered process with no offsets record */
+	PYEBPF_CNT_USTACK_COPY_ERR,/* --native: the user stack could not be copied */
 	PYEBPF_CNT__COUNT,
 };
 
@@ -169,6 +190,7 @@ _Static_assert(sizeof(struct pyebpf_sample) == 24 + 8 + 16 + 16 + 16 + 2 * 127 *
 _Static_assert(sizeof(struct pyebpf_py_offsets) == 22 * 4, "py offsets layout");
 _Static_assert(sizeof(struct pyebpf_py_proc) == 24, "py proc layout");
 _Static_assert(sizeof(struct pyebpf_proc_event) == 40, "proc event layout");
+_Static_assert(sizeof(struct pyebpf_uregs) == 72, "uregs layout");
 #endif
 
 #endif /* PYEBPF_H */

@@ -1,0 +1,249 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+#include "native/unwind.h"
+
+#include <elfutils/libdwfl.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "hashmap.h"
+#include "util.h"
+
+/* libdw's session of one process. */
+struct session {
+	Dwfl *dwfl;
+	uint64_t maps_gen;
+	bool ok; /* modules reported and thread callbacks attached */
+};
+
+struct unwinder {
+	struct hashmap *by_pid; /* pid → struct session * */
+};
+
+/* The sample being unwound, for libdw's callbacks (the loader is single-threaded). */
+static struct {
+	uint32_t pid, tid;
+	const struct pyebpf_uregs *regs;
+	const uint8_t *stack;
+	bool read_past_copy; /* a read beyond the copied bytes: the copy was too short */
+	bool handed_thread;
+	uint64_t *pcs;
+	size_t n, max;
+} cur;
+
+/*
+ * Files are opened through /proc/PID/root: a process in another mount
+ * namespace (a container) maps its own files, not the host's of that name.
+ */
+static int find_elf(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+		    char **file_name, Elf **elfp)
+{
+	if (modname[0] == '/') {
+		char path[4096 + 64];
+		int fd;
+
+		snprintf(path, sizeof(path), "/proc/%u/root%s", cur.pid, modname);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd >= 0) {
+			*file_name = strdup(path);
+			*elfp = NULL;
+			return fd;
+		}
+	}
+	return dwfl_linux_proc_find_elf(mod, userdata, modname, base, file_name, elfp);
+}
+
+static const Dwfl_Callbacks dwfl_callbacks = {
+	.find_elf = find_elf,
+	.find_debuginfo = dwfl_standard_find_debuginfo,
+};
+
+static pid_t next_thread(Dwfl *dwfl, void *dwfl_arg, void **thread_argp)
+{
+	(void)dwfl;
+	(void)dwfl_arg;
+	if (cur.handed_thread)
+		return 0;
+	cur.handed_thread = true;
+	*thread_argp = NULL;
+	return (pid_t)cur.tid;
+}
+
+/* Only the copied stack: the live process has moved on since the sample. */
+static bool memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *arg)
+{
+	uint64_t sp = cur.regs->sp;
+
+	(void)dwfl;
+	(void)arg;
+	if (addr < sp || addr - sp + sizeof(*result) > (uint64_t)cur.regs->copied) {
+		if (addr >= sp && addr - sp < (uint64_t)PYEBPF_MAX_USTACK_COPY + 4096)
+			cur.read_past_copy = true;
+		return false;
+	}
+	memcpy(result, cur.stack + (addr - sp), sizeof(*result));
+	return true;
+}
+
+/* x86-64 DWARF register numbers: 3 rbx, 6 rbp, 7 rsp, 12-15 r12-r15, 16 rip. */
+static bool set_initial_registers(Dwfl_Thread *thread, void *thread_arg)
+{
+	const struct pyebpf_uregs *r = cur.regs;
+	Dwarf_Word bx = r->bx, bp_sp[2] = { r->bp, r->sp }, r12_15[4] = { r->r12, r->r13, r->r14, r->r15 };
+
+	(void)thread_arg;
+	return dwfl_thread_state_registers(thread, 3, 1, &bx) && dwfl_thread_state_registers(thread, 6, 2, bp_sp) &&
+	       dwfl_thread_state_registers(thread, 12, 4, r12_15) &&
+	       (dwfl_thread_state_register_pc(thread, r->ip), true);
+}
+
+static const Dwfl_Thread_Callbacks thread_callbacks = {
+	.next_thread = next_thread,
+	.memory_read = memory_read,
+	.set_initial_registers = set_initial_registers,
+};
+
+static void session_free(void *v)
+{
+	struct session *s = v;
+
+	if (s->dwfl)
+		dwfl_end(s->dwfl);
+	free(s);
+}
+
+struct unwinder *unwinder__new(void)
+{
+	struct unwinder *u = xcalloc(1, sizeof(*u));
+
+	u->by_pid = hashmap__new();
+	if (!u->by_pid)
+		die("out of memory");
+	return u;
+}
+
+void unwinder__free(struct unwinder *u)
+{
+	if (!u)
+		return;
+	hashmap__free_values(u->by_pid, session_free);
+	free(u);
+}
+
+void unwinder__forget(struct unwinder *u, uint32_t pid)
+{
+	uint64_t *v = hashmap__get(u->by_pid, &pid, sizeof(pid));
+
+	if (!v)
+		return;
+	session_free((void *)(uintptr_t)*v);
+	hashmap__remove(u->by_pid, &pid, sizeof(pid));
+}
+
+/* Report the process's mapped files to a new libdw session and attach to it. */
+static void session_build(struct session *s, uint32_t pid, uint64_t maps_gen)
+{
+	if (s->dwfl)
+		dwfl_end(s->dwfl);
+	s->maps_gen = maps_gen;
+	s->ok = false;
+	s->dwfl = dwfl_begin(&dwfl_callbacks);
+	if (!s->dwfl)
+		return;
+	dwfl_report_begin(s->dwfl);
+	if (dwfl_linux_proc_report(s->dwfl, (pid_t)pid) != 0 || dwfl_report_end(s->dwfl, NULL, NULL) != 0)
+		return;
+	s->ok = dwfl_attach_state(s->dwfl, NULL, (pid_t)pid, &thread_callbacks, NULL);
+}
+
+static struct session *session_of(struct unwinder *u, uint32_t pid, uint64_t maps_gen)
+{
+	bool created;
+	uint64_t *v = hashmap__put(u->by_pid, &pid, sizeof(pid), &created);
+	struct session *s;
+
+	if (!v)
+		die("out of memory");
+	if (created)
+		*v = (uintptr_t)xcalloc(1, sizeof(struct session));
+	s = (struct session *)(uintptr_t)*v;
+	if (created || s->maps_gen != maps_gen)
+		session_build(s, pid, maps_gen);
+	return s;
+}
+
+static int on_frame(Dwfl_Frame *state, void *arg)
+{
+	Dwarf_Addr pc;
+	bool activation;
+
+	(void)arg;
+	if (!dwfl_frame_pc(state, &pc, &activation))
+		return DWARF_CB_ABORT;
+	if (cur.n == cur.max)
+		return DWARF_CB_ABORT;
+	cur.pcs[cur.n++] = pc;
+	return DWARF_CB_OK;
+}
+
+size_t unwinder__unwind(struct unwinder *u, uint32_t pid, uint32_t tid, uint64_t maps_gen,
+			const struct pyebpf_uregs *regs, const uint8_t *stack, uint64_t *pcs, size_t max,
+			enum unwind_end *end)
+{
+	struct session *s;
+	int rc;
+
+	*end = UNWIND_END_ERROR;
+	if (!max || !regs->ip)
+		return 0;
+	cur.pid = pid;
+	s = session_of(u, pid, maps_gen);
+	cur.tid = tid;
+	cur.regs = regs;
+	cur.stack = stack;
+	cur.read_past_copy = false;
+	cur.handed_thread = false;
+	cur.pcs = pcs;
+	cur.n = 0;
+	cur.max = max;
+	if (!s->ok) { /* the process is gone or unreadable: the leaf alone */
+		pcs[0] = regs->ip;
+		*end = UNWIND_END_NO_CFI;
+		return 1;
+	}
+	rc = dwfl_getthread_frames(s->dwfl, (pid_t)tid, on_frame, NULL);
+	if (cur.n == 0)
+		pcs[cur.n++] = regs->ip;
+	/* libdw ends quietly (rc 0) on a failed memory read too: check that first. */
+	if (cur.n == max)
+		*end = UNWIND_END_MAX;
+	else if (cur.read_past_copy)
+		*end = UNWIND_END_COPY;
+	else if (rc == 0)
+		*end = UNWIND_END_ROOT;
+	else if (!dwfl_addrmodule(s->dwfl, pcs[cur.n - 1]))
+		*end = UNWIND_END_NO_CFI;
+	else
+		*end = UNWIND_END_ERROR;
+	return cur.n;
+}
+
+const char *unwind_end_mark(enum unwind_end e)
+{
+	switch (e) {
+	case UNWIND_END_ROOT:
+		return NULL;
+	case UNWIND_END_COPY:
+		return "[stack copy ends: --stack-size]";
+	case UNWIND_END_NO_CFI:
+		return "[no unwind info]";
+	case UNWIND_END_MAX:
+		return "[truncated]";
+	case UNWIND_END_ERROR:
+		break;
+	}
+	return "[unwinding failed]";
+}
