@@ -54,21 +54,21 @@ static __always_inline __u32 copy_user_stack(struct pyebpf_sample *s, __u32 off)
 		want = PYEBPF_MAX_USTACK_COPY;
 	for (int i = 0; i < PYEBPF_MAX_USTACK_COPY / PAGE + 1; i++) {
 		/* Up to the end of sp's page first, then whole pages. */
-		__u32 chunk = PAGE - ((sp + copied) & (PAGE - 1));
-		__u32 pos;
+		__u64 chunk = PAGE - ((sp + copied) & (PAGE - 1));
+		__u64 pos = copied;
 
 		if (copied >= want)
 			break;
 		if (chunk > want - copied)
 			chunk = want - copied;
-		if (chunk > PAGE)
-			chunk = PAGE;
-		pos = copied;
-		if (pos > PYEBPF_MAX_USTACK_COPY)
+		/* Fresh bounds the verifier can follow (it loses them above). */
+		barrier_var(chunk);
+		barrier_var(pos);
+		if (chunk == 0 || chunk > PAGE || pos > PYEBPF_MAX_USTACK_COPY)
 			break;
 		if (bpf_probe_read_user((void *)(r + 1) + pos, chunk, (const void *)(sp + copied)))
 			break;
-		copied = pos + chunk;
+		copied = (__u32)(pos + chunk);
 	}
 	if (!copied)
 		count(PYEBPF_CNT_USTACK_COPY_ERR);

@@ -29,6 +29,7 @@
 #include "cpus.h"
 #include "formats.h"
 #include "kallsyms.h"
+#include "native/stack.h"
 #include "outfile.h"
 #include "procs.h"
 #include "profile.h"
@@ -60,6 +61,7 @@ static const char *const counter_names[PYEBPF_CNT__COUNT] = {
 	[PYEBPF_CNT_PY_READ_FRAME] = "Python stacks cut short: a frame was unreadable",
 	[PYEBPF_CNT_PY_TRUNCATED] = "Python stacks deeper than 1024 frames (marked [truncated])",
 	[PYEBPF_CNT_PY_NO_OFFSETS] = "Python samples without offsets",
+	[PYEBPF_CNT_USTACK_COPY_ERR] = "user stacks not copied (--native)",
 };
 
 struct recorder {
@@ -75,6 +77,7 @@ struct recorder {
 	struct procs *procs;
 	struct pyprocs *py;
 	struct threads *threads;
+	struct native_stacks *native; /* --native */
 	uint64_t filtered; /* samples left out by --gil / --exclude-thread */
 	struct pyebpf_py_offsets offsets[PYEBPF_MAX_OFFSETS]; /* registered in py_offsets */
 	uint32_t noffsets;
@@ -314,10 +317,13 @@ static void forget_proc(uint32_t pid, void *ctx)
 
 	pyprocs__forget(r->py, pid);
 	threads__forget_pid(r->threads, pid);
+	if (r->native)
+		native_stacks__forget(r->native, pid);
 	bpf_map__delete_elem(r->skel->maps.py_procs, &pid, sizeof(pid), 0);
 }
 
-#define MAX_FRAMES (2 * PYEBPF_MAX_STACK + PYEBPF_MAX_PY_FRAMES + 4)
+/* Kernel, then user: Python frames and (--native) up to 1024 native frames. */
+#define MAX_FRAMES (2 * PYEBPF_MAX_STACK + PYEBPF_MAX_PY_FRAMES + 1024 + 8)
 /* How long after first sight or exec a process may still turn out to be Python. */
 #define YOUNG_NS (2 * 1000000000ULL)
 
@@ -391,6 +397,10 @@ static void handle_sample(struct recorder *r, const struct pyebpf_sample *s, siz
 		r->bad_events++;
 		return;
 	}
+	if ((s->flags & PYEBPF_SAMPLE_UREGS) && (!r->native || !native_tail(s, size))) {
+		r->bad_events++;
+		return;
+	}
 	memcpy(comm, s->comm, PYEBPF_COMM_LEN);
 	comm[PYEBPF_COMM_LEN] = '\0';
 	l.pid = s->h.pid;
@@ -411,7 +421,9 @@ static void handle_sample(struct recorder *r, const struct pyebpf_sample *s, siz
 		r->filtered++;
 		return;
 	}
-	if (python && py && pn) {
+	if (s->flags & PYEBPF_SAMPLE_UREGS) {
+		n += native_stacks__frames(r->native, s, p, python ? py : NULL, now, frames + n, MAX_FRAMES - PYEBPF_MAX_STACK - n);
+	} else if (python && py && pn) {
 		/* The Python stack stands for the interpreter's native frames. */
 		if (s->flags & PYEBPF_SAMPLE_PY_TRUNCATED)
 			frames[n++] = mark_frame(r, "[truncated]");
@@ -551,7 +563,10 @@ static int load_bpf(struct recorder *r)
 	r->skel->rodata->follow_forks = o->cmd != NULL;
 	r->skel->rodata->kernel_stacks = record_kernel(o);
 	r->skel->rodata->filter_cgroups = r->ncgroup_ids > 0;
+	r->skel->rodata->ustack_copy = o->native ? o->stack_size : 0;
 	bpf_map__set_max_entries(r->skel->maps.events, RINGBUF_BYTES);
+	/* One sample buffer per CPU. */
+	bpf_map__set_max_entries(r->skel->maps.scratch, (uint32_t)libbpf_num_possible_cpus());
 
 	err = sample_bpf__load(r->skel);
 	if (err) {
@@ -826,6 +841,26 @@ static double own_cpu_seconds(void)
 	return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec + (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
 }
 
+/* Where the DWARF unwinder stopped, and how merging went: never silent. */
+static void print_native_summary(const struct native_stats *st)
+{
+	if (!st->samples)
+		return;
+	fprintf(stderr, "pyebpf: native: %llu stacks, %.1f%% unwound to their root", (unsigned long long)st->samples,
+		100.0 * st->whole / st->samples);
+	if (st->copy_ends)
+		fprintf(stderr, ", %llu cut at the end of the stack copy (--stack-size)",
+			(unsigned long long)st->copy_ends);
+	if (st->no_cfi)
+		fprintf(stderr, ", %llu stopped at code without unwind info", (unsigned long long)st->no_cfi);
+	if (st->failed)
+		fprintf(stderr, ", %llu stopped otherwise", (unsigned long long)st->failed);
+	fputc('\n', stderr);
+	if (st->python)
+		fprintf(stderr, "pyebpf: native: %llu Python stacks merged, %llu with a native/Python mismatch (marked)\n",
+			(unsigned long long)st->python, (unsigned long long)st->mismatched);
+}
+
 static void print_summary(struct recorder *r, uint64_t elapsed_ns)
 {
 	uint64_t c[PYEBPF_CNT__COUNT];
@@ -857,6 +892,8 @@ static void print_summary(struct recorder *r, uint64_t elapsed_ns)
 			(unsigned long long)r->filtered);
 	if (r->bad_events)
 		fprintf(stderr, "pyebpf: malformed events ignored: %llu\n", (unsigned long long)r->bad_events);
+	if (r->native)
+		print_native_summary(native_stacks__stats(r->native));
 }
 
 static int write_output(struct recorder *r)
@@ -891,6 +928,7 @@ static void recorder_free(struct recorder *r)
 	kallsyms__free(r->ksyms);
 	pyprocs__free(r->py);
 	threads__free(r->threads);
+	native_stacks__free(r->native);
 	procs__free(r->procs);
 	profile__free(r->prof);
 	free(r->cgroup_ids);
@@ -933,6 +971,8 @@ int record_main(int argc, char **argv)
 	r.prof = profile__new();
 	r.procs = procs__new(r.prof);
 	r.py = pyprocs__new(r.prof);
+	if (r.opts.native)
+		r.native = native_stacks__new(r.prof, r.procs, r.py);
 	r.threads = threads__new(r.prof);
 
 	sigaction(SIGINT, &sa, NULL);

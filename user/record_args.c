@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "filter_args.h"
+#include "pyebpf.h"
 #include "rotation.h"
 #include "util.h"
 
@@ -27,6 +28,10 @@ static const char usage[] =
 	"Sampling:\n"
 	"  -F, --freq HZ           samples per second on each CPU (default 99)\n"
 	"  -d, --duration SECONDS  stop after this long (default: Ctrl-C, SIGTERM or CMD exit)\n"
+	"      --native            native C/C++ frames (extension modules, pybind11) merged\n"
+	"                          with the Python frames; unwinds without frame pointers\n"
+	"      --stack-size BYTES  user stack copied per sample for --native (default 32K,\n"
+	"                          at most 64K; deeper stacks end in a marked frame)\n"
 	"\n"
 	"%s"
 	"\n"
@@ -72,6 +77,8 @@ static const struct option long_opts[] = {
 	{ "max-disk", required_argument, NULL, 'M' },
 	{ "rate-limit", required_argument, NULL, 'L' },
 	{ "format", required_argument, NULL, 'f' },
+	{ "native", no_argument, NULL, 'N' },
+	{ "stack-size", required_argument, NULL, 'S' },
 	{ "help", no_argument, NULL, 'h' },
 	FILTER_LONG_OPTIONS,
 	{ 0 },
@@ -119,7 +126,7 @@ static int parse_duration(const char *arg, double *out)
 static int parse(int argc, char **argv, struct record_opts *o)
 {
 	const char *format = NULL;
-	bool output_given = false, rotation_given = false;
+	bool output_given = false, rotation_given = false, stack_size_given = false;
 	uint64_t keep;
 	char *end;
 	int c, f;
@@ -129,6 +136,7 @@ static int parse(int argc, char **argv, struct record_opts *o)
 	o->freq = RECORD_DEFAULT_FREQ;
 	o->output = RECORD_DEFAULT_OUTPUT;
 	o->interval = RECORD_DEFAULT_INTERVAL;
+	o->stack_size = RECORD_DEFAULT_STACK_SIZE;
 
 	optind = 1;
 	opterr = 0;
@@ -203,6 +211,20 @@ static int parse(int argc, char **argv, struct record_opts *o)
 				return -1;
 			}
 			break;
+		case 'N':
+			o->native = true;
+			break;
+		case 'S': {
+			uint64_t bytes;
+
+			stack_size_given = true;
+			if (parse_size(optarg, &bytes) || bytes < 1024 || bytes > PYEBPF_MAX_USTACK_COPY) {
+				err_msg("invalid size '%s' for --stack-size (1K to 64K)", optarg);
+				return -1;
+			}
+			o->stack_size = (uint32_t)bytes;
+			break;
+		}
 		case 'v':
 			o->verbose = true;
 			break;
@@ -258,6 +280,10 @@ static int parse(int argc, char **argv, struct record_opts *o)
 		return -1;
 	if (rotation_given && !o->continuous) {
 		err_msg("--interval, --keep, --max-disk and --rate-limit need --continuous DIR");
+		return -1;
+	}
+	if (stack_size_given && !o->native) {
+		err_msg("--stack-size needs --native");
 		return -1;
 	}
 	if (o->continuous) {

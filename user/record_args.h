@@ -32,12 +32,15 @@ struct record_opts {
 	size_t keep;            /* --keep N interval files; 0: no limit */
 	uint64_t max_disk;      /* --max-disk bytes of interval files; 0: no limit */
 	double rate_limit;      /* --rate-limit: percent of one core; 0: none */
+	bool native;            /* --native: DWARF-unwound native frames merged with Python's */
+	uint32_t stack_size;    /* --stack-size: user stack bytes copied per sample */
 	struct filter filter; /* --tid, --thread, --exclude-thread, --gil, --no-kernel, ... */
 };
 
 #define RECORD_DEFAULT_FREQ 99
 #define RECORD_DEFAULT_OUTPUT "pyebpf.folded"
 #define RECORD_DEFAULT_INTERVAL 60.0
+#define RECORD_DEFAULT_STACK_SIZE 32768
 
 /* 0: run; 1: help was printed (exit 0); -1: one error line was printed (exit 2);
  * after 1 or -1 there is nothing to free.

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * --native: the user part of a sample's stack, merged. The copied stack is
+ * unwound (native/unwind.h), its addresses named (procs.h), classified
+ * (evaluation loop, interpreter, C library, other) and merged with the
+ * sample's Python frames (native/merge.h).
+ */
+#ifndef PYEBPF_NATIVE_STACK_H
+#define PYEBPF_NATIVE_STACK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "procs.h"
+#include "profile.h"
+#include "pyebpf.h"
+#include "python/symbolize.h"
+
+struct native_stats {
+	uint64_t samples;    /* samples with registers and a stack copy */
+	uint64_t whole;      /* unwound to the outermost frame */
+	uint64_t copy_ends;  /* stopped at the end of the stack copy */
+	uint64_t no_cfi;     /* stopped at code without unwind information */
+	uint64_t failed;     /* stopped for another reason */
+	uint64_t python;     /* samples with Python frames */
+	uint64_t mismatched; /* ... whose evaluation frames and Python entry frames did not pair up */
+};
+
+struct native_stacks;
+
+struct native_stacks *native_stacks__new(struct profile *prof, struct procs *procs, struct pyprocs *py);
+void native_stacks__free(struct native_stacks *n); /* accepts NULL */
+void native_stacks__forget(struct native_stacks *n, uint32_t pid);
+const struct native_stats *native_stacks__stats(const struct native_stacks *n);
+
+/*
+ * The user frames of sample s (`size` bytes, PYEBPF_SAMPLE_UREGS set, its
+ * tail checked by the caller) root first into out[0 .. max). py is the
+ * process's interpreter, or NULL.
+ */
+size_t native_stacks__frames(struct native_stacks *n, const struct pyebpf_sample *s, struct proc *p,
+			     struct py_proc *py, uint64_t now, uint32_t *out, size_t max);
+
+/* The registers and stack bytes of a sample of `size` bytes, or NULL if it carries none or is short. */
+const struct pyebpf_uregs *native_tail(const struct pyebpf_sample *s, size_t size);
+
+#endif
