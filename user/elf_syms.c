@@ -77,7 +77,83 @@ static void read_build_id(struct elf_syms *s, Elf *elf)
 	}
 }
 
-static int collect(struct elf_syms *s, Elf *elf, size_t *cap, size_t *pool_len, size_t *pool_cap)
+/* Symbols are appended while the name pool grows. */
+struct builder {
+	size_t cap, pool_len, pool_cap;
+};
+
+static void add_sym(struct elf_syms *s, struct builder *b, uint64_t start, uint64_t size, const char *name,
+		    const char *suffix, uint8_t bind)
+{
+	size_t len = strlen(name), slen = strlen(suffix);
+
+	xgrow(&s->pool, &b->pool_cap, b->pool_len + len + slen + 1, 1);
+	memcpy(s->pool + b->pool_len, name, len);
+	memcpy(s->pool + b->pool_len + len, suffix, slen + 1);
+	xgrow(&s->syms, &b->cap, s->n + 1, sizeof(*s->syms));
+	/* The pool may move while growing: keep offsets, fix up later. */
+	s->syms[s->n++] = (struct sym){ .start = start, .size = size, .name = (char *)(uintptr_t)b->pool_len,
+					 .bind = bind };
+	b->pool_len += len + slen + 1;
+}
+
+static Elf_Scn *section_named(Elf *elf, const char *want, GElf_Shdr *sh)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+
+	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return NULL;
+	while ((scn = elf_nextscn(elf, scn))) {
+		const char *name;
+
+		if (gelf_getshdr(scn, sh) && (name = elf_strptr(elf, shstrndx, sh->sh_name)) && !strcmp(name, want))
+			return scn;
+	}
+	return NULL;
+}
+
+/*
+ * PLT stubs, which have no symbols of their own (without this a stub takes
+ * the name of whatever symbol precedes the section, often _init): entry i
+ * of .plt.sec, or of .plt after its 16-byte header, jumps through the GOT
+ * slot of relocation i of .rela.plt — "memcpy@plt", as perf names them.
+ */
+static void add_plt(struct elf_syms *s, Elf *elf, struct builder *b)
+{
+	GElf_Shdr rela_sh, plt_sh, sym_sh, sec_sh;
+	Elf_Scn *rela = section_named(elf, ".rela.plt", &rela_sh), *plt = section_named(elf, ".plt", &plt_sh);
+	Elf_Scn *sec = section_named(elf, ".plt.sec", &sec_sh), *dynsym, *got;
+	Elf_Data *rd, *sd;
+	uint64_t first, entry = 16;
+
+	/* The header (lazy binding's resolver call), the lazy stubs when
+	 * .plt.sec holds the entries, and .plt.got's stubs: "[plt]". */
+	if (plt)
+		add_sym(s, b, plt_sh.sh_addr, sec ? plt_sh.sh_size : entry, "[plt]", "", STB_LOCAL);
+	if ((got = section_named(elf, ".plt.got", &sec_sh)))
+		add_sym(s, b, sec_sh.sh_addr, sec_sh.sh_size, "[plt]", "", STB_LOCAL);
+	sec = section_named(elf, ".plt.sec", &sec_sh);
+	if (!rela || !plt || rela_sh.sh_type != SHT_RELA || !rela_sh.sh_entsize)
+		return;
+	if (!(dynsym = elf_getscn(elf, rela_sh.sh_link)) || !gelf_getshdr(dynsym, &sym_sh) ||
+	    !(rd = elf_getdata(rela, NULL)) || !(sd = elf_getdata(dynsym, NULL)))
+		return;
+	first = sec ? sec_sh.sh_addr : plt_sh.sh_addr + entry;
+	for (size_t i = 0; i < rela_sh.sh_size / rela_sh.sh_entsize; i++) {
+		GElf_Rela r;
+		GElf_Sym sym;
+		const char *name;
+
+		if (!gelf_getrela(rd, (int)i, &r) || !gelf_getsym(sd, (int)GELF_R_SYM(r.r_info), &sym))
+			continue;
+		name = elf_strptr(elf, sym_sh.sh_link, sym.st_name);
+		if (name && *name)
+			add_sym(s, b, first + i * entry, entry, name, "@plt", STB_LOCAL);
+	}
+}
+
+static int collect(struct elf_syms *s, Elf *elf, struct builder *b)
 {
 	Elf_Scn *scn = NULL;
 
@@ -102,24 +178,18 @@ static int collect(struct elf_syms *s, Elf *elf, size_t *cap, size_t *pool_len, 
 			name = elf_strptr(elf, sh.sh_link, sym.st_name);
 			if (!name || !*name)
 				continue;
-			size_t len = strlen(name) + 1;
-			xgrow(&s->pool, pool_cap, *pool_len + len, 1);
-			memcpy(s->pool + *pool_len, name, len);
-			xgrow(&s->syms, cap, s->n + 1, sizeof(*s->syms));
-			/* The pool may move while growing: keep offsets, fix up later. */
-			s->syms[s->n++] = (struct sym){ .start = sym.st_value, .size = sym.st_size,
-							 .name = (char *)(uintptr_t)*pool_len,
-							 .bind = GELF_ST_BIND(sym.st_info) };
-			*pool_len += len;
+			add_sym(s, b, sym.st_value, sym.st_size, name, "", GELF_ST_BIND(sym.st_info));
 		}
 	}
+	add_plt(s, elf, b);
 	return 0;
 }
 
 struct elf_syms *elf_syms__load_fd(int fd)
 {
 	struct elf_syms *s;
-	size_t cap = 0, pool_len = 0, pool_cap = 0, nph;
+	struct builder b = { 0 };
+	size_t nph;
 	Elf *elf;
 
 	if (elf_version(EV_CURRENT) == EV_NONE) {
@@ -143,7 +213,7 @@ struct elf_syms *elf_syms__load_fd(int fd)
 				s->segs[s->nsegs++] = (struct segment){ ph.p_offset, ph.p_vaddr, ph.p_filesz };
 		}
 	}
-	collect(s, elf, &cap, &pool_len, &pool_cap);
+	collect(s, elf, &b);
 	read_build_id(s, elf);
 	elf_end(elf);
 

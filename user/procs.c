@@ -202,6 +202,11 @@ void procs__gc(struct procs *t, uint64_t now, void (*on_free)(uint32_t pid, void
 	}
 }
 
+void procs__maps_changed(struct proc *p)
+{
+	p->scanned_ns = 1; /* long ago: the rate limit lets the next re-read through */
+}
+
 size_t procs__seen(const struct procs *t)
 {
 	return t->seen;

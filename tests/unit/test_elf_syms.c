@@ -84,6 +84,37 @@ Test(elf_syms, stripped_library_keeps_dynamic_symbols_only)
 	dlclose(h);
 }
 
+/* PLT stubs take "name@plt" names; binutils' objdump, which names them the
+ * same way, says where each one is. */
+Test(elf_syms, plt_stubs_are_named_after_their_target)
+{
+	char lib[PATH_MAX], cmd[PATH_MAX + 64], line[512];
+	struct elf_syms *s;
+	int checked = 0;
+	FILE *f;
+
+	cr_assert(realpath(FIXTURE("libfixture.so"), lib));
+	cr_assert(s = elf_syms__load(lib));
+	snprintf(cmd, sizeof(cmd), "objdump -d -j .plt -j .plt.sec '%s'", lib);
+	cr_assert(f = popen(cmd, "r"));
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long addr;
+		char name[256];
+		uint64_t off = 99;
+
+		if (sscanf(line, "%llx <%255[^>]>:", &addr, name) != 2 || !strstr(name, "@plt") || strpbrk(name, "+-"))
+			continue;
+		cr_assert_str_eq(elf_syms__lookup(s, addr, &off), name);
+		cr_assert_eq(off, 0);
+		cr_assert_str_eq(elf_syms__lookup(s, addr + 6, &off), name, "inside the stub");
+		cr_assert_eq(off, 6);
+		checked++;
+	}
+	cr_assert_eq(pclose(f), 0);
+	cr_assert_eq(checked, 2, "getpid@plt and getppid@plt: %d stubs", checked);
+	elf_syms__free(s);
+}
+
 Test(elf_syms, not_an_elf_file)
 {
 	const char *path = write_temp("just text\n");

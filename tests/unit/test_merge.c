@@ -128,3 +128,18 @@ Test(merge, output_is_bounded)
 
 	cr_assert_eq(merge_stacks(&in, out, 3, &mm), 3);
 }
+
+Test(merge, interpreter_plumbing_before_an_extension_is_dropped)
+{
+	/* loop → PyObject_Call → ext → PyList_Sort → list_sort */
+	const uint32_t nn[] = { 100, 101, 102, 103, 104, 105 };
+	const uint8_t k[] = { I, E, I, O, I, I };
+	const uint32_t p[] = { 200 };
+	const bool en[] = { true };
+	const uint32_t want[] = { 200, 103, 104, 105 };
+	uint32_t out[64];
+	bool mm;
+
+	expect(out, merge(nn, k, 6, true, p, en, 1, out, &mm), want, 4);
+	cr_assert_not(mm);
+}

@@ -38,15 +38,19 @@ size_t merge_stacks(const struct merge_in *in, uint32_t *out_ids, size_t max, bo
 {
 	struct out o = { out_ids, 0, max };
 	size_t starts[MAX_GROUPS + 1], evals = 0, groups, matched, first_group, first_eval, last_eval = 0;
+	size_t last_other = 0; /* past the leaf-most frame of an extension or the application */
 	size_t e = 0;
 
 	groups = count_groups(in, starts, MAX_GROUPS);
 	starts[groups] = in->npy;
-	for (size_t i = 0; i < in->nnative; i++)
+	for (size_t i = 0; i < in->nnative; i++) {
 		if (in->kind[i] == NATIVE_EVAL) {
 			evals++;
 			last_eval = i;
 		}
+		if (in->kind[i] == NATIVE_OTHER)
+			last_other = i + 1;
+	}
 	*mismatch = groups && evals != groups;
 	if (!groups) { /* not a Python thread: the native stack as it is */
 		if (in->native_mark)
@@ -103,10 +107,13 @@ size_t merge_stacks(const struct merge_in *in, uint32_t *out_ids, size_t max, bo
 			}
 			continue;
 		}
-		if (i > last_eval || k == NATIVE_OTHER)
+		/* Kept: extensions and the application; the C library once
+		 * Python runs (qsort calling back into Python, say); interpreter
+		 * code at the leaf (list.sort's list_sort). Dropped: the
+		 * interpreter's plumbing between Python and an extension
+		 * (PyObject_Call...) and the start-up frames below Python. */
+		if (k == NATIVE_OTHER || (k == NATIVE_LIBC && e > 0) || (i > last_eval && i >= last_other))
 			put(&o, in->native[i]);
-		else if (k == NATIVE_LIBC && e > 0)
-			put(&o, in->native[i]); /* qsort calling back into Python, say */
 	}
 	return o.n;
 }

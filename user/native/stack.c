@@ -135,6 +135,8 @@ size_t native_stacks__frames(struct native_stacks *n, const struct pyebpf_sample
 	if (r->ip)
 		nn = unwinder__unwind(n->unwinder, s->h.pid, s->h.tid, procs__maps_gen(p), r,
 				      (const uint8_t *)(r + 1), n->pcs, MAX_NATIVE, &end);
+	if (unwinder__remapped(n->unwinder))
+		procs__maps_changed(p);
 	switch (end) {
 	case UNWIND_END_ROOT: n->stats.whole++; break;
 	case UNWIND_END_COPY: n->stats.copy_ends++; break;
