@@ -21,6 +21,10 @@
 /* At most one re-read of maps per process in this time (dlopen, JIT). */
 #define RESCAN_NS (200 * 1000000ULL)
 #define YOUNG_FIRST_NS (5 * 1000000ULL)
+/* Unwinding met code outside every known mapping: re-read at most this
+ * often. Just-loaded extensions are found within milliseconds; JIT code,
+ * never in a mapping, costs at most 100 reads a second. */
+#define UNKNOWN_RESCAN_NS (10 * 1000000ULL)
 
 struct proc {
 	uint32_t pid;
@@ -30,7 +34,7 @@ struct proc {
 	bool *tried;            /* per mapping: syms lookup attempted */
 	uint32_t *module;       /* per mapping: string id of the path */
 	uint64_t scanned_ns;    /* 0: maps must be (re)read */
-	uint64_t maps_gen;      /* scans so far */
+	uint64_t maps_gen;      /* changes of the maps seen so far */
 	uint64_t born_ns;       /* first seen, or exec'd */
 	uint32_t young_scans;   /* re-reads since then, for the backoff */
 	uint64_t exited_ns;     /* 0: alive */
@@ -95,13 +99,38 @@ void procs__free(struct procs *t)
 	free(t);
 }
 
+static bool same_maps(const struct mapping *a, size_t na, const struct mapping *b, size_t nb)
+{
+	if (na != nb)
+		return false;
+	for (size_t i = 0; i < na; i++)
+		if (a[i].start != b[i].start || a[i].end != b[i].end || a[i].pgoff != b[i].pgoff ||
+		    a[i].inode != b[i].inode || strcmp(a[i].path, b[i].path))
+			return false;
+	return true;
+}
+
+/* Read the maps again; the generation changes only when they did. */
 static void proc_scan(struct procs *t, struct proc *p, uint64_t now)
 {
-	proc_drop_maps(p);
+	struct mapping *maps;
+	size_t nmaps;
+
 	p->scanned_ns = now ? now : 1;
+	if (maps__read((int)p->pid, true, &maps, &nmaps)) {
+		if (p->nmaps) /* gone already: its addresses stay unknown */
+			p->maps_gen++;
+		proc_drop_maps(p);
+		return;
+	}
+	if (p->maps && same_maps(p->maps, p->nmaps, maps, nmaps)) {
+		maps__free(maps, nmaps);
+		return;
+	}
+	proc_drop_maps(p);
 	p->maps_gen++;
-	if (maps__read((int)p->pid, true, &p->maps, &p->nmaps))
-		return; /* gone already: its addresses stay unknown */
+	p->maps = maps;
+	p->nmaps = nmaps;
 	p->syms = xcalloc(p->nmaps, sizeof(*p->syms));
 	p->tried = xcalloc(p->nmaps, sizeof(*p->tried));
 	p->module = xcalloc(p->nmaps, sizeof(*p->module));
@@ -202,9 +231,14 @@ void procs__gc(struct procs *t, uint64_t now, void (*on_free)(uint32_t pid, void
 	}
 }
 
-void procs__maps_changed(struct proc *p)
+bool procs__rescan_unknown(struct procs *t, struct proc *p, uint64_t now)
 {
-	p->scanned_ns = 1; /* long ago: the rate limit lets the next re-read through */
+	uint64_t gen = p->maps_gen;
+
+	if (p->exited_ns || now - p->scanned_ns <= UNKNOWN_RESCAN_NS)
+		return false;
+	proc_scan(t, p, now);
+	return p->maps_gen != gen;
 }
 
 size_t procs__seen(const struct procs *t)

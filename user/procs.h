@@ -9,6 +9,7 @@
 #ifndef PYEBPF_PROCS_H
 #define PYEBPF_PROCS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -32,9 +33,10 @@ void procs__gc(struct procs *t, uint64_t now, void (*on_free)(uint32_t pid, void
 /* Re-read the maps of a process seen (or exec'd) less than `young_ns` ago,
  * backing off from 5 ms to 200 ms: its libraries (libpython) may still be loading. */
 void procs__refresh_young(struct procs *t, struct proc *p, uint64_t now, uint64_t young_ns);
-/* Code was loaded: the next address outside the known mappings re-reads them at once. */
-void procs__maps_changed(struct proc *p);
-/* How many times the process's maps were read: changes when they may have. */
+/* Native unwinding met code outside the known mappings (a library loaded
+ * since, JIT code): re-read them, at most every 10 ms. True when they changed. */
+bool procs__rescan_unknown(struct procs *t, struct proc *p, uint64_t now);
+/* Changes whenever the maps of the process changed. */
 uint64_t procs__maps_gen(const struct proc *p);
 /* Processes seen so far, alive or not. */
 size_t procs__seen(const struct procs *t);

@@ -207,6 +207,56 @@ uint64_t folded_count(const struct folded *f, const char *comm, const char *need
 	return t;
 }
 
+uint64_t count_all(const struct folded *f, const char *a, const char *b)
+{
+	uint64_t t = 0;
+
+	for (size_t i = 0; i < f->n; i++)
+		if (strstr(f->lines[i].stack, a) && (!b || strstr(f->lines[i].stack, b)))
+			t += f->lines[i].count;
+	return t;
+}
+
+int occurrences(const char *s, const char *needle)
+{
+	int n = 0;
+
+	for (const char *p = strstr(s, needle); p; p = strstr(p + 1, needle))
+		n++;
+	return n;
+}
+
+int script_marker(const char *script, const char *name)
+{
+	FILE *f = fopen(script, "r");
+	char line[512], want[64];
+	int n = 0;
+
+	snprintf(want, sizeof(want), "# LINE:%s\n", name);
+	cr_assert(f, "%s", script);
+	while (fgets(line, sizeof(line), f)) {
+		n++;
+		const char *m = strstr(line, "# LINE:");
+		if (m && !strcmp(m, want)) {
+			fclose(f);
+			return n;
+		}
+	}
+	fclose(f);
+	cr_assert_fail("no marker %s in %s", name, script);
+	return 0;
+}
+
+const char *script_frame(const char *script, const char *func, const char *mark)
+{
+	static char buf[4][PATH_MAX + 128];
+	static int i;
+	char *b = buf[i++ % 4];
+
+	snprintf(b, PATH_MAX + 128, "%s (%s:%d)", func, script, script_marker(script, mark));
+	return b;
+}
+
 const char *temp_dir(void)
 {
 	static char dir[64];

@@ -52,6 +52,14 @@ void folded_free(struct folded *f);
 uint64_t folded_comm_total(const struct folded *f, const char *comm);
 /* Samples of comm whose stack contains `needle`. */
 uint64_t folded_count(const struct folded *f, const char *comm, const char *needle);
+/* Samples whose stack contains a, and b unless it is NULL. */
+uint64_t count_all(const struct folded *f, const char *a, const char *b);
+/* How many times needle occurs in s. */
+int occurrences(const char *s, const char *needle);
+/* The line of the "# LINE:name" marker in a script. */
+int script_marker(const char *script, const char *name);
+/* "func (script:LINE)" for a marker (from a ring of 4 static buffers). */
+const char *script_frame(const char *script, const char *func, const char *mark);
 /* A fresh temporary directory (static buffer) and a path inside it. */
 const char *temp_dir(void);
 char *temp_path(const char *dir, const char *name);

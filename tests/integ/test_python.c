@@ -27,37 +27,10 @@ static void setup(void)
 		cr_skip_test("no Python interpreter installed");
 }
 
-/* The line of the "# LINE:name" marker in the workload. */
-static int marker(const char *name)
-{
-	FILE *f = fopen(script, "r");
-	char line[512], want[64];
-	int n = 0;
-
-	snprintf(want, sizeof(want), "# LINE:%s\n", name);
-	cr_assert(f);
-	while (fgets(line, sizeof(line), f)) {
-		n++;
-		const char *m = strstr(line, "# LINE:");
-		if (m && !strcmp(m, want)) {
-			fclose(f);
-			return n;
-		}
-	}
-	fclose(f);
-	cr_assert_fail("no marker %s", name);
-	return 0;
-}
-
-/* "func (script:LINE)" for a marker. */
+/* "func (script:LINE)" for a marker of the workload. */
 static const char *pyframe(const char *func, const char *mark)
 {
-	static char buf[4][PATH_MAX + 128];
-	static int i;
-	char *b = buf[i++ % 4];
-
-	snprintf(b, PATH_MAX + 128, "%s (%s:%d)", func, script, marker(mark));
-	return b;
+	return script_frame(script, func, mark);
 }
 
 /* What the workload of the last record_py() printed on stdout. */
@@ -90,26 +63,6 @@ static void record_py(const struct python *py, const char *mode, const char *sec
 	folded_load(out, f);
 	cr_assert_gt(f->total, 200, "%s %s: only %llu samples", py->path, mode, (unsigned long long)f->total);
 	free(out);
-}
-
-/* Samples whose stack contains every needle. */
-static uint64_t count_all(const struct folded *f, const char *a, const char *b)
-{
-	uint64_t t = 0;
-
-	for (size_t i = 0; i < f->n; i++)
-		if (strstr(f->lines[i].stack, a) && (!b || strstr(f->lines[i].stack, b)))
-			t += f->lines[i].count;
-	return t;
-}
-
-static int occurrences(const char *s, const char *needle)
-{
-	int n = 0;
-
-	for (const char *p = strstr(s, needle); p; p = strstr(p + 1, needle))
-		n++;
-	return n;
 }
 
 TestSuite(python, .init = setup, .timeout = 600);

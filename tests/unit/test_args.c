@@ -112,6 +112,32 @@ Test(record_args, bad_frequency_and_duration, .init = redirect)
 				"pyebpf: invalid duration '-3' for -d (seconds, greater than 0)\n");
 }
 
+Test(record_args, native_and_stack_size, .init = redirect)
+{
+	struct record_opts o;
+
+	cr_assert_eq(PARSE(&o, "--native"), 0);
+	cr_assert(o.native);
+	cr_assert_eq(o.stack_size, 32768);
+	record_args__free(&o);
+	cr_assert_eq(PARSE(&o, "--native", "--stack-size", "64K"), 0);
+	cr_assert_eq(o.stack_size, 65536);
+	record_args__free(&o);
+	cr_assert_eq(PARSE(&o, "--native", "--stack-size", "4096"), 0);
+	cr_assert_eq(o.stack_size, 4096);
+	record_args__free(&o);
+	cr_assert_eq(PARSE(&o, "--stack-size", "16K"), -1);
+	record_args__free(&o);
+	cr_assert_eq(PARSE(&o, "--native", "--stack-size", "65537"), -1);
+	cr_assert_eq(PARSE(&o, "--native", "--stack-size", "512"), -1);
+	cr_assert_eq(PARSE(&o, "--native", "--stack-size", "lots"), -1);
+	fflush(stderr);
+	cr_assert_stderr_eq_str("pyebpf: --stack-size needs --native\n"
+				"pyebpf: invalid size '65537' for --stack-size (1K to 64K)\n"
+				"pyebpf: invalid size '512' for --stack-size (1K to 64K)\n"
+				"pyebpf: invalid size 'lots' for --stack-size (1K to 64K)\n");
+}
+
 Test(record_args, conflicting_targets, .init = redirect)
 {
 	struct record_opts o;

@@ -172,3 +172,30 @@ Test(procs, library_loaded_after_first_sight_is_found_by_rescan)
 	profile__free(p);
 	dlclose(h);
 }
+
+Test(procs, rescan_for_unknown_code_changes_the_generation_only_on_change)
+{
+	char lib[PATH_MAX];
+	struct profile *p = profile__new();
+	struct procs *t = procs__new(p);
+	const uint64_t ms = 1000000ULL;
+
+	cr_assert(realpath(FIXTURE("libunwind_fixture.so"), lib));
+	struct proc *me = procs__get(t, (uint32_t)getpid(), 1);
+	uint64_t gen = procs__maps_gen(me);
+
+	cr_assert_not(procs__rescan_unknown(t, me, 20 * ms), "nothing loaded: same maps");
+	cr_assert_eq(procs__maps_gen(me), gen);
+	void *h = dlopen(lib, RTLD_NOW);
+	cr_assert(h, "%s", dlerror());
+	cr_assert_not(procs__rescan_unknown(t, me, 25 * ms), "within 10 ms of the last read");
+	cr_assert(procs__rescan_unknown(t, me, 31 * ms), "the library was loaded");
+	cr_assert_neq(procs__maps_gen(me), gen);
+	/* Its code is now known. */
+	char *fn = must_dlsym(h, "uw_leaf");
+	const struct frame *f = profile__frame_at(p, procs__user_frame(t, me, (uint64_t)fn, 1, 32 * ms));
+	cr_assert_str_eq(profile__str_at(p, f->name), "uw_leaf");
+	procs__free(t);
+	profile__free(p);
+	dlclose(h);
+}

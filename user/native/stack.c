@@ -132,11 +132,14 @@ size_t native_stacks__frames(struct native_stacks *n, const struct pyebpf_sample
 	bool mismatch;
 
 	n->stats.samples++;
-	if (r->ip)
+	if (r->ip) {
 		nn = unwinder__unwind(n->unwinder, s->h.pid, s->h.tid, procs__maps_gen(p), r,
 				      (const uint8_t *)(r + 1), n->pcs, MAX_NATIVE, &end);
-	if (unwinder__remapped(n->unwinder))
-		procs__maps_changed(p);
+		/* Code in no known module: an extension loaded since (dlopen)? */
+		if (end == UNWIND_END_NO_CFI && procs__rescan_unknown(n->procs, p, now))
+			nn = unwinder__unwind(n->unwinder, s->h.pid, s->h.tid, procs__maps_gen(p), r,
+					      (const uint8_t *)(r + 1), n->pcs, MAX_NATIVE, &end);
+	}
 	switch (end) {
 	case UNWIND_END_ROOT: n->stats.whole++; break;
 	case UNWIND_END_COPY: n->stats.copy_ends++; break;

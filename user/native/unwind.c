@@ -12,21 +12,15 @@
 #include "hashmap.h"
 #include "util.h"
 
-/* At most one re-read of a process's mappings in this time: JIT code without
- * a module would otherwise cost one on every sample. */
-#define REBUILD_NS (50 * 1000000ULL)
-
 /* libdw's session of one process. */
 struct session {
 	Dwfl *dwfl;
 	uint64_t maps_gen;
-	uint64_t built_ns;
 	bool ok; /* modules reported and thread callbacks attached */
 };
 
 struct unwinder {
 	struct hashmap *by_pid; /* pid → struct session * */
-	bool remapped;          /* the last unwind found the mappings changed */
 };
 
 /* The sample being unwound, for libdw's callbacks (the loader is single-threaded). */
@@ -159,7 +153,6 @@ static void session_build(struct session *s, uint32_t pid, uint64_t maps_gen)
 	if (s->dwfl)
 		dwfl_end(s->dwfl);
 	s->maps_gen = maps_gen;
-	s->built_ns = now_ns();
 	s->ok = false;
 	s->dwfl = dwfl_begin(&dwfl_callbacks);
 	if (!s->dwfl)
@@ -208,7 +201,6 @@ size_t unwinder__unwind(struct unwinder *u, uint32_t pid, uint32_t tid, uint64_t
 	int rc;
 
 	*end = UNWIND_END_ERROR;
-	u->remapped = false;
 	if (!max || !regs->ip)
 		return 0;
 	cur.pid = pid;
@@ -227,17 +219,6 @@ size_t unwinder__unwind(struct unwinder *u, uint32_t pid, uint32_t tid, uint64_t
 		return 1;
 	}
 	rc = dwfl_getthread_frames(s->dwfl, (pid_t)tid, on_frame, NULL);
-	if (cur.n < max && (!cur.n || !dwfl_addrmodule(s->dwfl, pcs[cur.n - 1])) &&
-	    now_ns() - s->built_ns > REBUILD_NS) {
-		/* Code the session does not know: a library loaded since (dlopen
-		 * of an extension module). Look at the mappings again, once. */
-		session_build(s, pid, maps_gen);
-		u->remapped = true;
-		cur.n = 0;
-		cur.read_past_copy = false;
-		cur.handed_thread = false;
-		rc = s->ok ? dwfl_getthread_frames(s->dwfl, (pid_t)tid, on_frame, NULL) : -1;
-	}
 	if (cur.n == 0)
 		pcs[cur.n++] = regs->ip;
 	/* libdw ends quietly (rc 0) on a failed memory read too: check that first. */
@@ -252,11 +233,6 @@ size_t unwinder__unwind(struct unwinder *u, uint32_t pid, uint32_t tid, uint64_t
 	else
 		*end = UNWIND_END_ERROR;
 	return cur.n;
-}
-
-bool unwinder__remapped(const struct unwinder *u)
-{
-	return u->remapped;
 }
 
 const char *unwind_end_mark(enum unwind_end e)

@@ -9,7 +9,6 @@
 #ifndef PYEBPF_NATIVE_UNWIND_H
 #define PYEBPF_NATIVE_UNWIND_H
 
-#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -40,9 +39,6 @@ void unwinder__free(struct unwinder *u); /* accepts NULL */
 size_t unwinder__unwind(struct unwinder *u, uint32_t pid, uint32_t tid, uint64_t maps_gen,
 			const struct pyebpf_uregs *regs, const uint8_t *stack, uint64_t *pcs, size_t max,
 			enum unwind_end *end);
-
-/* The last unwind re-read the process's mappings: code was loaded (dlopen). */
-bool unwinder__remapped(const struct unwinder *u);
 
 /* The process exited or exec'd: drop its session. */
 void unwinder__forget(struct unwinder *u, uint32_t pid);
