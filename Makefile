@@ -152,11 +152,12 @@ demo: $(BUILD)/pyebpf
 	$(BUILD)/pyebpf report pyebpf-demo.pb.gz --top 10
 	@echo "recording: $(CURDIR)/pyebpf-demo.pb.gz; flame graph: $(CURDIR)/pyebpf-demo.svg (open it in a browser)"
 
-# Both workloads; Python under the pyenv 3.12 build when there is one.
+# C, Python, and Python with --native; Python under the pyenv 3.12 build when there is one.
 BENCH_PYTHON ?= $(firstword $(wildcard $(HOME)/.pyenv/versions/3.12*/bin/python3.12) python3)
 bench: $(BUILD)/pyebpf $(FIXTURES)
 	bash bench/overhead.sh 7 c
 	PYTHON=$(BENCH_PYTHON) bash bench/overhead.sh 7 python
+	PYTHON=$(BENCH_PYTHON) bash bench/overhead.sh 7 native
 
 clean:
 	rm -rf $(BUILD)

@@ -7,9 +7,11 @@
 # runs around it; the report gives the median over ROUNDS, pyebpf's own cost
 # per sample (userspace CPU while recording, time in the BPF program) and the
 # samples lost.
-#   bash bench/overhead.sh [ROUNDS] [c|python]
+#   bash bench/overhead.sh [ROUNDS] [c|python|native]
 # c: a frame-pointer C loop (build/fixtures/busy); python: bench/pyload.py
-# under $PYTHON (default python3), with Python stacks walked in BPF.
+# under $PYTHON (default python3), with Python stacks walked in BPF; native:
+# the same Python workload under plain Python mode and under --native (user
+# stack copied in BPF, unwound with libdw and merged), side by side.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROUNDS=${1:-7}
@@ -19,8 +21,8 @@ PYEBPF=build/pyebpf
 BUSY=build/fixtures/busy
 case $KIND in
 c) WORKLOAD=("$BUSY" --work 2400000000) ;;
-python) WORKLOAD=("$PYTHON" bench/pyload.py 400) ;;
-*) echo "bench: unknown workload '$KIND' (c or python)" >&2; exit 2 ;;
+python | native) WORKLOAD=("$PYTHON" bench/pyload.py 400) ;;
+*) echo "bench: unknown workload '$KIND' (c, python or native)" >&2; exit 2 ;;
 esac
 [ "$(id -u)" = 0 ] || { echo "bench: run as root" >&2; exit 1; }
 [ -x $PYEBPF ] && [ -x $BUSY ] || { echo "bench: run 'make bench'" >&2; exit 1; }
@@ -31,17 +33,21 @@ trap 'rm -rf "$tmp"' EXIT
 now() { date +%s.%N; }
 timed() { local t0; t0=$(now); "$@" >/dev/null; echo "$(now) - $t0" | bc -l; }
 
-under_pyebpf() { # HZ: one timed run under pyebpf -a; its summary lines to $tmp/cost.HZ
-	local hz=$1 pid t
-	$PYEBPF record -a -F "$hz" -o "$tmp/p.folded" 2>"$tmp/err" &
+under_pyebpf() { # HZ [OPTION...]: one timed run under pyebpf -a; its summary lines to $tmp/cost.HZ
+	local hz=$1 pid t cost
+	shift
+	cost=$tmp/cost.$hz${1:+.native} # options given: the --native run
+	$PYEBPF record -a -F "$hz" "$@" -o "$tmp/p.folded" 2>"$tmp/err" &
 	pid=$!
 	until grep -q "pyebpf: sampling" "$tmp/err" 2>/dev/null; do sleep 0.05; done
 	t=$(timed "${WORKLOAD[@]}")
 	kill -INT $pid
 	wait $pid
-	grep -E 'samples from|cost:' "$tmp/err" >>"$tmp/cost.$hz"
+	grep -E 'samples from|cost:' "$tmp/err" >>"$cost"
 	echo "$t"
 }
+
+under_native() { under_pyebpf "$1" --native; }
 
 under_perf() { # HZ
 	local hz=$1 pid t
@@ -57,7 +63,11 @@ under_perf() { # HZ
 median() { sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 
 runs=(pyebpf:99 pyebpf:999)
-[ -n "$PERF" ] && runs+=(perf:99 perf:999)
+if [ "$KIND" = native ]; then
+	runs=(pyebpf:99 native:99 pyebpf:999 native:999)
+elif [ -n "$PERF" ]; then
+	runs+=(perf:99 perf:999)
+fi
 for i in $(seq "$ROUNDS"); do
 	before=$(timed "${WORKLOAD[@]}")
 	echo "$before" >>"$tmp/alone"
@@ -73,16 +83,19 @@ for i in $(seq "$ROUNDS"); do
 done
 
 printf 'workload: %s (single-threaded, CPU-bound), %s rounds\n' "${WORKLOAD[*]}" "$ROUNDS"
-printf '%-30s median %.3f s\n' "alone" "$(median <"$tmp/alone")"
+printf '%-40s median %.3f s\n' "alone" "$(median <"$tmp/alone")"
 for r in "${runs[@]}"; do
 	tool=${r%:*} hz=${r#*:}
 	ratio=$(median <"$tmp/ratio.$tool.$hz")
-	line=$(printf '%-30s slowdown %+.2f%% (median of paired ratios)' "under $tool record -a -F $hz" \
+	label="under $tool record -a -F $hz"
+	cost="$tmp/cost.$hz"
+	[ "$tool" = native ] && label="under pyebpf record -a --native -F $hz" cost="$tmp/cost.$hz.native"
+	line=$(printf '%-40s slowdown %+.2f%% (median of paired ratios)' "$label" \
 		"$(echo "($ratio - 1) * 100" | bc -l)")
-	if [ "$tool" = pyebpf ]; then
-		us=$(grep -o '(.* us per sample)' "$tmp/cost.$hz" | tr -d '()' | awk '{print $1}' | median)
-		bpf=$(grep -o 'BPF [0-9.]* us' "$tmp/cost.$hz" | awk '{print $2}' | median)
-		lost=$(grep -o '), [0-9]* lost' "$tmp/cost.$hz" | awk '{s+=$2} END {print s+0}')
+	if [ "$tool" != perf ]; then
+		us=$(grep -o '(.* us per sample)' "$cost" | tr -d '()' | awk '{print $1}' | median)
+		bpf=$(grep -o 'BPF [0-9.]* us' "$cost" | awk '{print $2}' | median)
+		lost=$(grep -o '), [0-9]* lost' "$cost" | awk '{s+=$2} END {print s+0}')
 		line+=$(printf '  pyebpf %s us/sample, BPF %s us/sample, %s lost' "$us" "$bpf" "$lost")
 	fi
 	echo "$line"

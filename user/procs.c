@@ -34,7 +34,7 @@ struct proc {
 	bool *tried;            /* per mapping: syms lookup attempted */
 	uint32_t *module;       /* per mapping: string id of the path */
 	uint64_t scanned_ns;    /* 0: maps must be (re)read */
-	uint64_t maps_gen;      /* changes of the maps seen so far */
+	uint64_t maps_gen;      /* changes of the maps seen so far, and young re-reads */
 	uint64_t born_ns;       /* first seen, or exec'd */
 	uint32_t young_scans;   /* re-reads since then, for the backoff */
 	uint64_t exited_ns;     /* 0: alive */
@@ -110,8 +110,9 @@ static bool same_maps(const struct mapping *a, size_t na, const struct mapping *
 	return true;
 }
 
-/* Read the maps again; the generation changes only when they did. */
-static void proc_scan(struct procs *t, struct proc *p, uint64_t now)
+/* Read the maps again; the generation changes when they did, or always with
+ * `bump` (a young process: its interpreter may be ready for a second look). */
+static void proc_scan_gen(struct procs *t, struct proc *p, uint64_t now, bool bump)
 {
 	struct mapping *maps;
 	size_t nmaps;
@@ -125,6 +126,7 @@ static void proc_scan(struct procs *t, struct proc *p, uint64_t now)
 	}
 	if (p->maps && same_maps(p->maps, p->nmaps, maps, nmaps)) {
 		maps__free(maps, nmaps);
+		p->maps_gen += bump;
 		return;
 	}
 	proc_drop_maps(p);
@@ -136,6 +138,11 @@ static void proc_scan(struct procs *t, struct proc *p, uint64_t now)
 	p->module = xcalloc(p->nmaps, sizeof(*p->module));
 	for (size_t i = 0; i < p->nmaps; i++)
 		p->module[i] = profile__str(t->prof, p->maps[i].path);
+}
+
+static void proc_scan(struct procs *t, struct proc *p, uint64_t now)
+{
+	proc_scan_gen(t, p, now, false);
 }
 
 struct proc *procs__get(struct procs *t, uint32_t pid, uint64_t now)
@@ -197,7 +204,7 @@ void procs__refresh_young(struct procs *t, struct proc *p, uint64_t now, uint64_
 		wait = RESCAN_NS;
 	if (!p->exited_ns && now - p->born_ns < young_ns && now - p->scanned_ns > wait) {
 		p->young_scans++;
-		proc_scan(t, p, now);
+		proc_scan_gen(t, p, now, true);
 	}
 }
 
