@@ -121,9 +121,9 @@ static Elf_Scn *section_named(Elf *elf, const char *want, GElf_Shdr *sh)
  */
 static void add_plt(struct elf_syms *s, Elf *elf, struct builder *b)
 {
-	GElf_Shdr rela_sh, plt_sh, sym_sh, sec_sh;
+	GElf_Shdr rela_sh, plt_sh, sym_sh, sec_sh, got_sh;
 	Elf_Scn *rela = section_named(elf, ".rela.plt", &rela_sh), *plt = section_named(elf, ".plt", &plt_sh);
-	Elf_Scn *sec = section_named(elf, ".plt.sec", &sec_sh), *dynsym, *got;
+	Elf_Scn *sec = section_named(elf, ".plt.sec", &sec_sh), *dynsym;
 	Elf_Data *rd, *sd;
 	uint64_t first, entry = 16;
 
@@ -131,9 +131,8 @@ static void add_plt(struct elf_syms *s, Elf *elf, struct builder *b)
 	 * .plt.sec holds the entries, and .plt.got's stubs: "[plt]". */
 	if (plt)
 		add_sym(s, b, plt_sh.sh_addr, sec ? plt_sh.sh_size : entry, "[plt]", "", STB_LOCAL);
-	if ((got = section_named(elf, ".plt.got", &sec_sh)))
-		add_sym(s, b, sec_sh.sh_addr, sec_sh.sh_size, "[plt]", "", STB_LOCAL);
-	sec = section_named(elf, ".plt.sec", &sec_sh);
+	if (section_named(elf, ".plt.got", &got_sh))
+		add_sym(s, b, got_sh.sh_addr, got_sh.sh_size, "[plt]", "", STB_LOCAL);
 	if (!rela || !plt || rela_sh.sh_type != SHT_RELA || !rela_sh.sh_entsize)
 		return;
 	if (!(dynsym = elf_getscn(elf, rela_sh.sh_link)) || !gelf_getshdr(dynsym, &sym_sh) ||
