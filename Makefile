@@ -27,7 +27,7 @@ HEADERS   := $(wildcard include/*.h user/*.h user/*/*.h)
 UNIT_SRCS  := $(wildcard tests/unit/*.c)
 INTEG_SRCS := $(wildcard tests/integ/*.c)
 FIXTURES   := $(BUILD)/fixtures/busy $(BUILD)/fixtures/libfixture.so $(BUILD)/fixtures/libfixture-stripped.so \
-	$(BUILD)/fixtures/libunwind_fixture.so
+	$(BUILD)/fixtures/libunwind_fixture.so $(BUILD)/fixtures/debug/.done
 
 .PHONY: all clean install deps vmlinux test unit-test integ-test fuzz demo bench
 .DELETE_ON_ERROR:
@@ -93,6 +93,17 @@ $(BUILD)/fixtures/libunwind_fixture.so: tests/fixtures/unwind_fixture.c
 $(BUILD)/fixtures/libfixture-stripped.so: $(BUILD)/fixtures/libfixture.so
 	strip --strip-all $< -o $@
 
+# libfixture.so's detached debug file where Debian's -dbg packages put theirs
+# (debug/.build-id/ab/cdef....debug), and in debug-other another file's
+# debug file under the same name: a build id that does not match.
+$(BUILD)/fixtures/debug/.done: $(BUILD)/fixtures/libfixture.so $(BUILD)/fixtures/libunwind_fixture.so
+	id=$$(readelf -n $< | sed -n 's/.*Build ID: //p'); test -n "$$id" || exit 1; \
+	for d in debug debug-other; do mkdir -p $(BUILD)/fixtures/$$d/.build-id/$${id%$${id#??}}; done; \
+	objcopy --only-keep-debug $< $(BUILD)/fixtures/debug/.build-id/$${id%$${id#??}}/$${id#??}.debug; \
+	objcopy --only-keep-debug $(BUILD)/fixtures/libunwind_fixture.so \
+		$(BUILD)/fixtures/debug-other/.build-id/$${id%$${id#??}}/$${id#??}.debug
+	touch $@
+
 # Unit tests: pure code under AddressSanitizer and UBSan.
 $(BUILD)/unit-tests: $(UNIT_SRCS) tests/unit/unit.h tests/unit/frames.h $(ASAN_OBJS)
 	@echo "  LD      $@"
@@ -131,7 +142,7 @@ integ-test: $(BUILD)/pyebpf $(BUILD)/integ-tests $(FIXTURES)
 test: unit-test fuzz integ-test
 
 # ---- set-up ----------------------------------------------------------------
-DEPS := make clang llvm gcc g++ libbpf-dev bpftool libelf-dev zlib1g-dev libdw-dev pybind11-dev python3-dev \
+DEPS := make clang llvm gcc g++ libbpf-dev bpftool libelf-dev zlib1g-dev libdw-dev pybind11-dev python3-dev libc6-dbg \
 	libcriterion-dev pkg-config python3 binutils procps util-linux bc \
 	libprotobuf-c-dev protobuf-c-compiler golang-go libclang-rt-14-dev chromium
 

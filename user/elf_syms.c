@@ -53,7 +53,7 @@ static int cmp_sym(const void *a, const void *b)
 	return (int)strlen(x->name) - (int)strlen(y->name);
 }
 
-static void read_build_id(struct elf_syms *s, Elf *elf)
+static void read_build_id(char out[41 * 2], Elf *elf)
 {
 	Elf_Scn *scn = NULL;
 
@@ -70,7 +70,7 @@ static void read_build_id(struct elf_syms *s, Elf *elf)
 			    memcmp((char *)data->d_buf + name_off, "GNU", 4) == 0 && nh.n_descsz <= 40) {
 				const unsigned char *d = (unsigned char *)data->d_buf + desc_off;
 				for (size_t i = 0; i < nh.n_descsz; i++)
-					snprintf(s->build_id + 2 * i, 3, "%02x", d[i]);
+					snprintf(out + 2 * i, 3, "%02x", d[i]);
 				return;
 			}
 		}
@@ -152,9 +152,11 @@ static void add_plt(struct elf_syms *s, Elf *elf, struct builder *b)
 	}
 }
 
-static int collect(struct elf_syms *s, Elf *elf, struct builder *b)
+/* The function symbols of .symtab and .dynsym; true if there was a .symtab. */
+static bool collect(struct elf_syms *s, Elf *elf, struct builder *b)
 {
 	Elf_Scn *scn = NULL;
+	bool symtab = false;
 
 	while ((scn = elf_nextscn(elf, scn))) {
 		GElf_Shdr sh;
@@ -162,6 +164,7 @@ static int collect(struct elf_syms *s, Elf *elf, struct builder *b)
 
 		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM))
 			continue;
+		symtab |= sh.sh_type == SHT_SYMTAB;
 		if (!(data = elf_getdata(scn, NULL)) || !sh.sh_entsize)
 			continue;
 		size_t count = sh.sh_size / sh.sh_entsize;
@@ -180,11 +183,42 @@ static int collect(struct elf_syms *s, Elf *elf, struct builder *b)
 			add_sym(s, b, sym.st_value, sym.st_size, name, "", GELF_ST_BIND(sym.st_info));
 		}
 	}
-	add_plt(s, elf, b);
-	return 0;
+	return symtab;
 }
 
-struct elf_syms *elf_syms__load_fd(int fd)
+/*
+ * A stripped file's full symbol table may live in a detached debug file
+ * (Debian's -dbg and -dbgsym packages, Fedora's -debuginfo), found by build
+ * id as gdb and perf find it: DIR/.build-id/ab/cdef....debug. Its .symtab
+ * has the addresses of the stripped file; a file whose own build id differs
+ * (left over from another version) is not used: no name beats a wrong one.
+ */
+static void add_debug_file(struct elf_syms *s, struct builder *b, const char *const *debug_dirs)
+{
+	for (; *debug_dirs; debug_dirs++) {
+		char path[4096], id[41 * 2] = "";
+		int fd;
+		Elf *elf;
+
+		if ((size_t)snprintf(path, sizeof(path), "%s/.build-id/%.2s/%s.debug", *debug_dirs, s->build_id,
+				     s->build_id + 2) >= sizeof(path) ||
+		    (fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+			continue;
+		elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+		if (elf && elf_kind(elf) == ELF_K_ELF)
+			read_build_id(id, elf);
+		bool same = !strcmp(id, s->build_id);
+		if (same)
+			collect(s, elf, b); /* its .dynsym is an empty NOBITS section */
+		if (elf)
+			elf_end(elf);
+		close(fd);
+		if (same)
+			return;
+	}
+}
+
+struct elf_syms *elf_syms__load_fd(int fd, const char *const *debug_dirs)
 {
 	struct elf_syms *s;
 	struct builder b = { 0 };
@@ -212,9 +246,12 @@ struct elf_syms *elf_syms__load_fd(int fd)
 				s->segs[s->nsegs++] = (struct segment){ ph.p_offset, ph.p_vaddr, ph.p_filesz };
 		}
 	}
-	collect(s, elf, &b);
-	read_build_id(s, elf);
+	bool symtab = collect(s, elf, &b);
+	add_plt(s, elf, &b);
+	read_build_id(s->build_id, elf);
 	elf_end(elf);
+	if (!symtab && s->build_id[0] && debug_dirs)
+		add_debug_file(s, &b, debug_dirs);
 
 	for (size_t i = 0; i < s->n; i++)
 		s->syms[i].name = s->pool + (uintptr_t)s->syms[i].name;
@@ -232,7 +269,7 @@ struct elf_syms *elf_syms__load_fd(int fd)
 	return s;
 }
 
-struct elf_syms *elf_syms__load(const char *path)
+struct elf_syms *elf_syms__load(const char *path, const char *const *debug_dirs)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	struct elf_syms *s;
@@ -240,7 +277,7 @@ struct elf_syms *elf_syms__load(const char *path)
 
 	if (fd < 0)
 		return NULL;
-	s = elf_syms__load_fd(fd);
+	s = elf_syms__load_fd(fd, debug_dirs);
 	saved = errno;
 	close(fd);
 	errno = saved;

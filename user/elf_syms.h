@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
-/* Function symbols of one ELF file (.symtab and .dynsym), C++ names demangled. */
+/* Function symbols of one ELF file (.symtab and .dynsym, or a detached debug
+ * file's .symtab), C++ names demangled. */
 #ifndef PYEBPF_ELF_SYMS_H
 #define PYEBPF_ELF_SYMS_H
 
@@ -9,9 +10,11 @@
 struct elf_syms;
 
 /* Load from an open file (the fd is not kept). NULL with errno set
- * (ENOEXEC: not an ELF file). A file with no symbols loads fine. */
-struct elf_syms *elf_syms__load_fd(int fd);
-struct elf_syms *elf_syms__load(const char *path);
+ * (ENOEXEC: not an ELF file). A file with no symbols loads fine.
+ * debug_dirs (NULL-terminated, or NULL): where to look for the detached
+ * debug file of a file without .symtab, by build id, first match wins. */
+struct elf_syms *elf_syms__load_fd(int fd, const char *const *debug_dirs);
+struct elf_syms *elf_syms__load(const char *path, const char *const *debug_dirs);
 void elf_syms__free(struct elf_syms *s); /* accepts NULL */
 
 /* The virtual address (as in the symbol table) of a file offset inside an

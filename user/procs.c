@@ -47,13 +47,17 @@ struct procs {
 	struct hashmap *by_pid; /* pid → struct proc * */
 	struct hashmap *files;  /* file_key → struct elf_syms * (0: not an ELF file) */
 	size_t seen;
+	const char *const *debug_dirs; /* NULL-terminated */
 };
+
+static const char *const default_debug_dirs[] = { PROCS_DEFAULT_DEBUG_DIR, NULL };
 
 struct procs *procs__new(struct profile *p)
 {
 	struct procs *t = xcalloc(1, sizeof(*t));
 
 	t->prof = p;
+	t->debug_dirs = default_debug_dirs;
 	t->by_pid = hashmap__new();
 	t->files = hashmap__new();
 	if (!t->by_pid || !t->files)
@@ -88,6 +92,34 @@ static void proc_free_value(void *p)
 static void syms_free_value(void *s)
 {
 	elf_syms__free(s);
+}
+
+void procs__set_debug_dirs(struct procs *t, const char *const *dirs)
+{
+	t->debug_dirs = dirs;
+}
+
+/* A process in a container has its debug files in its own root; look
+ * there first (the build id tells the right file), then on the host. */
+static struct elf_syms *load_syms(struct procs *t, const struct proc *p, int fd)
+{
+	size_t n = 0;
+
+	while (t->debug_dirs[n])
+		n++;
+	char **dirs = xcalloc(2 * n + 1, sizeof(*dirs));
+	for (size_t i = 0; i < n; i++) {
+		size_t len = strlen(t->debug_dirs[i]) + 32;
+
+		dirs[2 * i] = xmalloc(len);
+		snprintf(dirs[2 * i], len, "/proc/%u/root%s", p->pid, t->debug_dirs[i]);
+		dirs[2 * i + 1] = xstrdup(t->debug_dirs[i]);
+	}
+	struct elf_syms *s = elf_syms__load_fd(fd, (const char *const *)dirs);
+	for (size_t i = 0; i < 2 * n; i++)
+		free(dirs[i]);
+	free(dirs);
+	return s;
 }
 
 void procs__free(struct procs *t)
@@ -272,7 +304,7 @@ static struct elf_syms *mapping_syms(struct procs *t, struct proc *p, size_t i)
 		int fd = maps__open(p->pid, m);
 
 		if (fd >= 0) {
-			*v = (uintptr_t)elf_syms__load_fd(fd);
+			*v = (uintptr_t)load_syms(t, p, fd);
 			close(fd);
 		}
 	}

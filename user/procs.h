@@ -19,6 +19,10 @@ struct procs;
 struct proc;
 
 struct procs *procs__new(struct profile *p);
+/* Where detached debug files of stripped files are looked up (by build id),
+ * in the process's root first, then on the host; NULL-terminated, kept. */
+void procs__set_debug_dirs(struct procs *t, const char *const *dirs);
+#define PROCS_DEFAULT_DEBUG_DIR "/usr/lib/debug"
 void procs__free(struct procs *t); /* accepts NULL */
 
 /* The process, created (and its maps read) when first seen. */

@@ -970,6 +970,8 @@ int record_main(int argc, char **argv)
 
 	r.prof = profile__new();
 	r.procs = procs__new(r.prof);
+	if (r.opts.debug_dirs)
+		procs__set_debug_dirs(r.procs, (const char *const *)r.opts.debug_dirs);
 	r.py = pyprocs__new(r.prof);
 	if (r.opts.native)
 		r.native = native_stacks__new(r.prof, r.procs, r.py);

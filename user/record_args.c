@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "filter_args.h"
 #include "pyebpf.h"
@@ -32,6 +33,8 @@ static const char usage[] =
 	"                          with the Python frames; unwinds without frame pointers\n"
 	"      --stack-size BYTES  user stack copied per sample for --native (default 32K,\n"
 	"                          at most 64K; deeper stacks end in a marked frame)\n"
+	"      --debug-dir DIR     where detached debug files of stripped binaries are, by\n"
+	"                          build id (default /usr/lib/debug; repeatable)\n"
 	"\n"
 	"%s"
 	"\n"
@@ -79,6 +82,7 @@ static const struct option long_opts[] = {
 	{ "format", required_argument, NULL, 'f' },
 	{ "native", no_argument, NULL, 'N' },
 	{ "stack-size", required_argument, NULL, 'S' },
+	{ "debug-dir", required_argument, NULL, 'D' },
 	{ "help", no_argument, NULL, 'h' },
 	FILTER_LONG_OPTIONS,
 	{ 0 },
@@ -225,6 +229,20 @@ static int parse(int argc, char **argv, struct record_opts *o)
 			o->stack_size = (uint32_t)bytes;
 			break;
 		}
+		case 'D': {
+			struct stat st;
+			size_t cap = o->ndebug_dirs ? o->ndebug_dirs + 1 : 0;
+
+			if (stat(optarg, &st) || !S_ISDIR(st.st_mode)) {
+				err_msg("no directory '%s' for --debug-dir", optarg);
+				return -1;
+			}
+			/* Kept NULL-terminated: procs takes the list as it is. */
+			xgrow(&o->debug_dirs, &cap, o->ndebug_dirs + 2, sizeof(*o->debug_dirs));
+			o->debug_dirs[o->ndebug_dirs++] = optarg;
+			o->debug_dirs[o->ndebug_dirs] = NULL;
+			break;
+		}
 		case 'v':
 			o->verbose = true;
 			break;
@@ -320,4 +338,7 @@ void record_args__free(struct record_opts *o)
 	free(o->container_ids);
 	o->container_ids = NULL;
 	o->ncontainers = 0;
+	free(o->debug_dirs);
+	o->debug_dirs = NULL;
+	o->ndebug_dirs = 0;
 }

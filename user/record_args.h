@@ -34,6 +34,8 @@ struct record_opts {
 	double rate_limit;      /* --rate-limit: percent of one core; 0: none */
 	bool native;            /* --native: DWARF-unwound native frames merged with Python's */
 	uint32_t stack_size;    /* --stack-size: user stack bytes copied per sample */
+	const char **debug_dirs; /* --debug-dir DIR, repeatable, NULL-terminated; NULL: the default */
+	size_t ndebug_dirs;
 	struct filter filter; /* --tid, --thread, --exclude-thread, --gil, --no-kernel, ... */
 };
 

@@ -138,6 +138,26 @@ Test(record_args, native_and_stack_size, .init = redirect)
 				"pyebpf: invalid size 'lots' for --stack-size (1K to 64K)\n");
 }
 
+Test(record_args, debug_dirs_repeat_and_must_exist, .init = redirect)
+{
+	struct record_opts o;
+
+	cr_assert_eq(PARSE(&o, "-a"), 0);
+	cr_assert_null(o.debug_dirs); /* the recorder's default: /usr/lib/debug */
+	record_args__free(&o);
+	cr_assert_eq(PARSE(&o, "--debug-dir", "/tmp", "--debug-dir", "/"), 0);
+	cr_assert_eq(o.ndebug_dirs, 2);
+	cr_assert_str_eq(o.debug_dirs[0], "/tmp");
+	cr_assert_str_eq(o.debug_dirs[1], "/");
+	cr_assert_null(o.debug_dirs[2]);
+	record_args__free(&o);
+	cr_assert_eq(PARSE(&o, "--debug-dir", "/nonexistent"), -1);
+	cr_assert_eq(PARSE(&o, "--debug-dir", "/etc/hostname"), -1);
+	fflush(stderr);
+	cr_assert_stderr_eq_str("pyebpf: no directory '/nonexistent' for --debug-dir\n"
+				"pyebpf: no directory '/etc/hostname' for --debug-dir\n");
+}
+
 Test(record_args, conflicting_targets, .init = redirect)
 {
 	struct record_opts o;

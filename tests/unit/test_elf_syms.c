@@ -11,7 +11,7 @@
 
 /* Resolve a runtime address of this process the way the profiler does:
  * maps → file offset → ELF virtual address → symbol. */
-static const char *resolve(const char *lib, void *addr, struct elf_syms **keep)
+static const char *resolve_with(const char *lib, void *addr, struct elf_syms **keep, const char *const *debug_dirs)
 {
 	struct mapping *m;
 	size_t n;
@@ -21,12 +21,17 @@ static const char *resolve(const char *lib, void *addr, struct elf_syms **keep)
 	const struct mapping *hit = maps__find(m, n, (uint64_t)addr);
 	cr_assert(hit, "address %p is in no executable mapping", addr);
 	uint64_t off = (uint64_t)addr - hit->start + hit->pgoff;
-	*keep = elf_syms__load(lib);
+	*keep = elf_syms__load(lib, debug_dirs);
 	cr_assert(*keep);
 	maps__free(m, n);
 	if (elf_syms__offset_to_vaddr(*keep, off, &vaddr))
 		return NULL;
 	return elf_syms__lookup(*keep, vaddr, NULL);
+}
+
+static const char *resolve(const char *lib, void *addr, struct elf_syms **keep)
+{
+	return resolve_with(lib, addr, keep, NULL);
 }
 
 static void *must_dlsym(void *h, const char *name)
@@ -84,6 +89,35 @@ Test(elf_syms, stripped_library_keeps_dynamic_symbols_only)
 	dlclose(h);
 }
 
+/* A stripped file takes the full symbol table of its detached debug file,
+ * found by build id (as Debian's -dbg packages install them); a debug file
+ * of another build under that name is passed over. */
+Test(elf_syms, stripped_library_takes_symbols_from_its_debug_file)
+{
+	char lib[PATH_MAX], good[PATH_MAX], other[PATH_MAX];
+	struct elf_syms *s;
+	void *h;
+
+	cr_assert(realpath(FIXTURE("libfixture-stripped.so"), lib));
+	cr_assert(realpath(FIXTURE("debug"), good));
+	cr_assert(realpath(FIXTURE("debug-other"), other));
+	h = dlopen(lib, RTLD_NOW);
+	cr_assert(h, "%s", dlerror());
+	void *(*local_addr)(void) = (void *(*)(void))must_dlsym(h, "fixture_local_addr");
+	void *member = must_dlsym(h, "_ZNK3geo6Matrix8multiplyEi");
+
+	const char *const both[] = { other, good, NULL };
+	cr_assert_str_eq(resolve_with(lib, local_addr(), &s, both), "local_helper(int)");
+	elf_syms__free(s);
+	cr_assert_str_eq(resolve_with(lib, member, &s, both), "geo::Matrix::multiply(int) const");
+	elf_syms__free(s);
+
+	const char *const mismatched[] = { other, "/nonexistent", NULL };
+	cr_assert_null(resolve_with(lib, local_addr(), &s, mismatched));
+	elf_syms__free(s);
+	dlclose(h);
+}
+
 /* PLT stubs take "name@plt" names; binutils' objdump, which names them the
  * same way, says where each one is. */
 Test(elf_syms, plt_stubs_are_named_after_their_target)
@@ -94,7 +128,7 @@ Test(elf_syms, plt_stubs_are_named_after_their_target)
 	FILE *f;
 
 	cr_assert(realpath(FIXTURE("libfixture.so"), lib));
-	cr_assert(s = elf_syms__load(lib));
+	cr_assert(s = elf_syms__load(lib, NULL));
 	snprintf(cmd, sizeof(cmd), "objdump -d -j .plt -j .plt.sec '%s'", lib);
 	cr_assert(f = popen(cmd, "r"));
 	while (fgets(line, sizeof(line), f)) {
@@ -119,10 +153,10 @@ Test(elf_syms, not_an_elf_file)
 {
 	const char *path = write_temp("just text\n");
 
-	cr_assert_null(elf_syms__load(path));
+	cr_assert_null(elf_syms__load(path, NULL));
 	cr_assert_eq(errno, ENOEXEC);
 	unlink(path);
-	cr_assert_null(elf_syms__load("/nonexistent"));
+	cr_assert_null(elf_syms__load("/nonexistent", NULL));
 	cr_assert_eq(errno, ENOENT);
 }
 
@@ -149,6 +183,30 @@ Test(procs, user_addresses_of_a_live_process_become_frames)
 	cr_assert_eq(f->name, 0);
 	cr_assert_eq(f->module, 0);
 	cr_assert_eq(procs__seen(t), 1);
+	procs__free(t);
+	profile__free(p);
+	dlclose(h);
+}
+
+/* The recorder's path: a stripped library's local function is named from
+ * the debug file in the configured directory (looked up under the
+ * process's root first, /proc/self/root here). */
+Test(procs, stripped_library_is_named_from_the_debug_dirs)
+{
+	char lib[PATH_MAX], dir[PATH_MAX];
+	struct profile *p = profile__new();
+	struct procs *t = procs__new(p);
+
+	cr_assert(realpath(FIXTURE("libfixture-stripped.so"), lib));
+	cr_assert(realpath(FIXTURE("debug"), dir));
+	const char *const dirs[] = { dir, NULL };
+	procs__set_debug_dirs(t, dirs);
+	void *h = dlopen(lib, RTLD_NOW);
+	cr_assert(h);
+	void *(*local_addr)(void) = (void *(*)(void))must_dlsym(h, "fixture_local_addr");
+	struct proc *me = procs__get(t, (uint32_t)getpid(), 1);
+	const struct frame *f = profile__frame_at(p, procs__user_frame(t, me, (uint64_t)local_addr(), 1, 2));
+	cr_assert_str_eq(profile__str_at(p, f->name), "local_helper(int)");
 	procs__free(t);
 	profile__free(p);
 	dlclose(h);
