@@ -25,12 +25,24 @@
  * often. Just-loaded extensions are found within milliseconds; JIT code,
  * never in a mapping, costs at most 100 reads a second. */
 #define UNKNOWN_RESCAN_NS (10 * 1000000ULL)
+/* A file no live process maps any more keeps its symbols this long: a
+ * binary started again and again (a compiler during a build) is read once,
+ * and a machine profiled for weeks does not keep every binary it ever ran. */
+#define FILE_IDLE_NS (60 * 1000000000ULL)
+#define FILE_SWEEP_NS (1000000000ULL)
+
+/* The symbols of one file, shared by every mapping of it. */
+struct file_syms {
+	struct elf_syms *syms; /* NULL: not an ELF file, or unreadable */
+	uint32_t refs;         /* mappings of known processes that use it */
+	uint64_t idle_ns;      /* when refs dropped to 0 */
+};
 
 struct proc {
 	uint32_t pid;
 	struct mapping *maps;
 	size_t nmaps;
-	struct elf_syms **syms; /* per mapping; NULL when not (yet) resolved */
+	struct file_syms **files; /* per mapping; NULL when not (yet) resolved */
 	bool *tried;            /* per mapping: syms lookup attempted */
 	uint32_t *module;       /* per mapping: string id of the path */
 	uint64_t scanned_ns;    /* 0: maps must be (re)read */
@@ -45,8 +57,9 @@ struct proc {
 struct procs {
 	struct profile *prof;
 	struct hashmap *by_pid; /* pid → struct proc * */
-	struct hashmap *files;  /* file_key → struct elf_syms * (0: not an ELF file) */
+	struct hashmap *files;  /* file_key → struct file_syms * */
 	size_t seen;
+	uint64_t now, swept_ns; /* the latest time seen; the last sweep of idle files */
 	const char *const *debug_dirs; /* NULL-terminated */
 };
 
@@ -65,33 +78,32 @@ struct procs *procs__new(struct profile *p)
 	return t;
 }
 
-static void proc_drop_maps(struct proc *p)
+static void proc_drop_maps(struct procs *t, struct proc *p)
 {
+	for (size_t i = 0; p->files && i < p->nmaps; i++)
+		if (p->files[i] && !--p->files[i]->refs)
+			p->files[i]->idle_ns = t->now;
 	maps__free(p->maps, p->nmaps);
-	free(p->syms);
+	free(p->files);
 	free(p->tried);
 	free(p->module);
 	p->maps = NULL;
-	p->syms = NULL;
+	p->files = NULL;
 	p->tried = NULL;
 	p->module = NULL;
 	p->nmaps = 0;
 }
 
-static void proc_free(struct proc *p)
+static void proc_free(struct procs *t, struct proc *p)
 {
-	proc_drop_maps(p);
+	proc_drop_maps(t, p);
 	free(p);
 }
 
-static void proc_free_value(void *p)
+static void file_free_value(void *f)
 {
-	proc_free(p);
-}
-
-static void syms_free_value(void *s)
-{
-	elf_syms__free(s);
+	elf_syms__free(((struct file_syms *)f)->syms);
+	free(f);
 }
 
 void procs__set_debug_dirs(struct procs *t, const char *const *dirs)
@@ -124,10 +136,16 @@ static struct elf_syms *load_syms(struct procs *t, const struct proc *p, int fd)
 
 void procs__free(struct procs *t)
 {
+	size_t pos = 0, len;
+	const void *key;
+	uint64_t v;
+
 	if (!t)
 		return;
-	hashmap__free_values(t->by_pid, proc_free_value);
-	hashmap__free_values(t->files, syms_free_value);
+	while (hashmap__next(t->by_pid, &pos, &key, &len, &v))
+		proc_free(t, (struct proc *)(uintptr_t)v);
+	hashmap__free(t->by_pid);
+	hashmap__free_values(t->files, file_free_value);
 	free(t);
 }
 
@@ -153,7 +171,7 @@ static void proc_scan_gen(struct procs *t, struct proc *p, uint64_t now, bool bu
 	if (maps__read((int)p->pid, true, &maps, &nmaps)) {
 		if (p->nmaps) /* gone already: its addresses stay unknown */
 			p->maps_gen++;
-		proc_drop_maps(p);
+		proc_drop_maps(t, p);
 		return;
 	}
 	if (p->maps && same_maps(p->maps, p->nmaps, maps, nmaps)) {
@@ -161,11 +179,11 @@ static void proc_scan_gen(struct procs *t, struct proc *p, uint64_t now, bool bu
 		p->maps_gen += bump;
 		return;
 	}
-	proc_drop_maps(p);
+	proc_drop_maps(t, p);
 	p->maps_gen++;
 	p->maps = maps;
 	p->nmaps = nmaps;
-	p->syms = xcalloc(p->nmaps, sizeof(*p->syms));
+	p->files = xcalloc(p->nmaps, sizeof(*p->files));
 	p->tried = xcalloc(p->nmaps, sizeof(*p->tried));
 	p->module = xcalloc(p->nmaps, sizeof(*p->module));
 	for (size_t i = 0; i < p->nmaps; i++)
@@ -185,6 +203,8 @@ struct proc *procs__get(struct procs *t, uint32_t pid, uint64_t now)
 
 	if (!v)
 		die("out of memory");
+	if (now > t->now)
+		t->now = now;
 	if (!created) {
 		p = (struct proc *)(uintptr_t)*v;
 		if (!p->born_ns)
@@ -209,7 +229,7 @@ void procs__exec(struct procs *t, uint32_t pid)
 	if (v) {
 		struct proc *p = (struct proc *)(uintptr_t)*v;
 
-		proc_drop_maps(p);
+		proc_drop_maps(t, p);
 		p->scanned_ns = 0;
 		p->exited_ns = 0;
 		p->born_ns = 0; /* set again at the next sample */
@@ -245,6 +265,35 @@ uint64_t procs__maps_gen(const struct proc *p)
 	return p->maps_gen;
 }
 
+/* Free the symbols of files no process has mapped for FILE_IDLE_NS. */
+static void sweep_idle_files(struct procs *t, uint64_t now)
+{
+	struct file_key idle[256];
+	size_t pos = 0, len, n = 0;
+	const void *key;
+	uint64_t v;
+
+	/* Collect first: removing while iterating would skip entries; the
+	 * rest waits for the next sweep. */
+	while (n < ARRAY_SIZE(idle) && hashmap__next(t->files, &pos, &key, &len, &v)) {
+		const struct file_syms *f = (const struct file_syms *)(uintptr_t)v;
+
+		if (!f->refs && now - f->idle_ns > FILE_IDLE_NS && len == sizeof(idle[0]))
+			memcpy(&idle[n++], key, len);
+	}
+	for (size_t i = 0; i < n; i++) {
+		uint64_t *slot = hashmap__get(t->files, &idle[i], sizeof(idle[i]));
+
+		file_free_value((void *)(uintptr_t)*slot);
+		hashmap__remove(t->files, &idle[i], sizeof(idle[i]));
+	}
+}
+
+size_t procs__files(const struct procs *t)
+{
+	return hashmap__size(t->files);
+}
+
 void procs__gc(struct procs *t, uint64_t now, void (*on_free)(uint32_t pid, void *ctx), void *ctx)
 {
 	size_t pos = 0, len;
@@ -253,6 +302,8 @@ void procs__gc(struct procs *t, uint64_t now, void (*on_free)(uint32_t pid, void
 	uint32_t dead[256];
 	size_t n = 0;
 
+	if (now > t->now)
+		t->now = now;
 	/* Collect first: removing while iterating would skip entries. */
 	while (n < ARRAY_SIZE(dead) && hashmap__next(t->by_pid, &pos, &key, &len, &v)) {
 		struct proc *p = (struct proc *)(uintptr_t)v;
@@ -265,8 +316,12 @@ void procs__gc(struct procs *t, uint64_t now, void (*on_free)(uint32_t pid, void
 
 		if (on_free)
 			on_free(dead[i], ctx);
-		proc_free((struct proc *)(uintptr_t)*slot);
+		proc_free(t, (struct proc *)(uintptr_t)*slot);
 		hashmap__remove(t->by_pid, &dead[i], sizeof(dead[i]));
+	}
+	if (now - t->swept_ns >= FILE_SWEEP_NS) {
+		t->swept_ns = now;
+		sweep_idle_files(t, now);
 	}
 }
 
@@ -293,7 +348,7 @@ static struct elf_syms *mapping_syms(struct procs *t, struct proc *p, size_t i)
 	uint64_t *v;
 
 	if (p->tried[i])
-		return p->syms[i];
+		return p->files[i] ? p->files[i]->syms : NULL;
 	p->tried[i] = true;
 	if (m->path[0] != '/' || !m->inode)
 		return NULL; /* anonymous memory, [vdso] */
@@ -301,15 +356,18 @@ static struct elf_syms *mapping_syms(struct procs *t, struct proc *p, size_t i)
 	if (!v)
 		die("out of memory");
 	if (created) {
+		struct file_syms *f = xcalloc(1, sizeof(*f));
 		int fd = maps__open(p->pid, m);
 
 		if (fd >= 0) {
-			*v = (uintptr_t)load_syms(t, p, fd);
+			f->syms = load_syms(t, p, fd);
 			close(fd);
 		}
+		*v = (uintptr_t)f;
 	}
-	p->syms[i] = (struct elf_syms *)(uintptr_t)*v;
-	return p->syms[i];
+	p->files[i] = (struct file_syms *)(uintptr_t)*v;
+	p->files[i]->refs++;
+	return p->files[i]->syms;
 }
 
 uint32_t procs__user_frame(struct procs *t, struct proc *p, uint64_t addr, int leaf, uint64_t now)

@@ -32,7 +32,8 @@ void procs__exec(struct procs *t, uint32_t pid);
 /* The process exited: free it after a grace period (late samples may still come). */
 void procs__exit(struct procs *t, uint32_t pid, uint64_t now);
 /* Free processes that exited more than the grace period before now,
- * calling on_free (if given) with each pid first. */
+ * calling on_free (if given) with each pid first, and the symbols of
+ * files no process has mapped for 60 s. */
 void procs__gc(struct procs *t, uint64_t now, void (*on_free)(uint32_t pid, void *ctx), void *ctx);
 /* Re-read the maps of a process seen (or exec'd) less than `young_ns` ago,
  * backing off from 5 ms to 200 ms: its libraries (libpython) may still be loading. */
@@ -45,6 +46,9 @@ bool procs__rescan_unknown(struct procs *t, struct proc *p, uint64_t now);
 uint64_t procs__maps_gen(const struct proc *p);
 /* Processes seen so far, alive or not. */
 size_t procs__seen(const struct procs *t);
+/* Files whose symbols are cached: those mapped by known processes, and for
+ * 60 s those no process maps any more (procs__gc frees them after). */
+size_t procs__files(const struct procs *t);
 
 /* The process's cgroup v2 path, container id and in-namespace pid, read once
  * (and again after exec) from /proc. */

@@ -136,7 +136,9 @@ static void few_mismatches(const struct python *py)
 	while (m > record_err && m[-1] >= '0' && m[-1] <= '9')
 		m--;
 	cr_assert_eq(sscanf(m, "%llu Python stacks merged, %llu with", &merged, &mismatched), 2, "%s", m);
-	cr_assert_lt(mismatched * 50, merged, "%s: %llu of %llu stacks mismatched", py->path, mismatched, merged);
+	/* The whole summary says how the mismatched stacks ended. */
+	cr_assert_lt(mismatched * 50, merged, "%s: %llu of %llu stacks mismatched; pyebpf said:\n%s", py->path,
+		     mismatched, merged, record_err);
 }
 
 /* Samples whose stack ends with leaf (after a ';'). */

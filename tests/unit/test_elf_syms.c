@@ -1,6 +1,8 @@
 #include "unit.h"
 
 #include <dlfcn.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <limits.h>
 #include <unistd.h>
 
@@ -207,6 +209,55 @@ Test(procs, stripped_library_is_named_from_the_debug_dirs)
 	struct proc *me = procs__get(t, (uint32_t)getpid(), 1);
 	const struct frame *f = profile__frame_at(p, procs__user_frame(t, me, (uint64_t)local_addr(), 1, 2));
 	cr_assert_str_eq(profile__str_at(p, f->name), "local_helper(int)");
+	procs__free(t);
+	profile__free(p);
+	dlclose(h);
+}
+
+/* A file's symbols stay while any known process maps it, and a minute
+ * after the last one is gone; then they are freed (and read again when a
+ * process maps the file again). */
+Test(procs, symbols_of_files_no_process_maps_are_freed_after_a_minute)
+{
+	const uint64_t s = 1000000000ULL;
+	char lib[PATH_MAX];
+	struct profile *p = profile__new();
+	struct procs *t = procs__new(p);
+
+	cr_assert(realpath(FIXTURE("libfixture.so"), lib));
+	void *h = dlopen(lib, RTLD_NOW);
+	cr_assert(h);
+	char *fn = must_dlsym(h, "fixture_c_function");
+	pid_t child = fork();
+	if (!child) {
+		pause();
+		_exit(0);
+	}
+	uint32_t me = (uint32_t)getpid(), other = (uint32_t)child;
+	struct proc *pm = procs__get(t, me, 1), *pc = procs__get(t, other, 1);
+	const struct frame *f = profile__frame_at(p, procs__user_frame(t, pm, (uint64_t)fn, 1, 2));
+	cr_assert_str_eq(profile__str_at(p, f->name), "fixture_c_function");
+	f = profile__frame_at(p, procs__user_frame(t, pc, (uint64_t)fn, 1, 2));
+	cr_assert_str_eq(profile__str_at(p, f->name), "fixture_c_function");
+	cr_assert_eq(procs__files(t), 1); /* one file, shared */
+
+	procs__exit(t, me, 10 * s);
+	procs__gc(t, 100 * s, NULL, NULL);
+	cr_assert_eq(procs__files(t), 1, "still mapped by the child");
+
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	procs__exit(t, other, 100 * s);
+	procs__gc(t, 103 * s, NULL, NULL); /* the child is forgotten */
+	procs__gc(t, 150 * s, NULL, NULL);
+	cr_assert_eq(procs__files(t), 1, "kept for a minute");
+	procs__gc(t, 165 * s, NULL, NULL);
+	cr_assert_eq(procs__files(t), 0);
+
+	pm = procs__get(t, me, 170 * s);
+	f = profile__frame_at(p, procs__user_frame(t, pm, (uint64_t)fn, 1, 171 * s));
+	cr_assert_str_eq(profile__str_at(p, f->name), "fixture_c_function");
+	cr_assert_eq(procs__files(t), 1);
 	procs__free(t);
 	profile__free(p);
 	dlclose(h);
