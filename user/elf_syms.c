@@ -113,43 +113,127 @@ static Elf_Scn *section_named(Elf *elf, const char *want, GElf_Shdr *sh)
 	return NULL;
 }
 
+/* A GOT slot that a dynamic relocation fills with a symbol's address. */
+struct got_slot {
+	uint64_t addr;
+	const char *name; /* in the ELF's string table */
+};
+
+struct got_slots {
+	struct got_slot *v;
+	size_t n, cap;
+};
+
+static int cmp_slot(const void *a, const void *b)
+{
+	const struct got_slot *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/* The named GOT slots of every relocation section (.rela.plt, .rela.dyn). */
+static void read_got_slots(Elf *elf, struct got_slots *g)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh, sym_sh;
+		Elf_Scn *dynsym;
+		Elf_Data *rd, *sd;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_RELA || !sh.sh_entsize ||
+		    !(dynsym = elf_getscn(elf, sh.sh_link)) || !gelf_getshdr(dynsym, &sym_sh) ||
+		    !(rd = elf_getdata(scn, NULL)) || !(sd = elf_getdata(dynsym, NULL)))
+			continue;
+		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Rela r;
+			GElf_Sym sym;
+			uint32_t type;
+			const char *name;
+
+			if (!gelf_getrela(rd, (int)i, &r))
+				continue;
+			type = (uint32_t)GELF_R_TYPE(r.r_info);
+			if (type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT && type != R_X86_64_64)
+				continue;
+			if (!GELF_R_SYM(r.r_info) || !gelf_getsym(sd, (int)GELF_R_SYM(r.r_info), &sym) ||
+			    !(name = elf_strptr(elf, sym_sh.sh_link, sym.st_name)) || !*name)
+				continue;
+			xgrow(&g->v, &g->cap, g->n + 1, sizeof(*g->v));
+			g->v[g->n++] = (struct got_slot){ r.r_offset, name };
+		}
+	}
+	if (g->n)
+		qsort(g->v, g->n, sizeof(*g->v), cmp_slot);
+}
+
+/*
+ * Stubs of `entry` bytes from `first` on in a PLT section: each jumps
+ * through a GOT slot, `jmp *disp(%rip)` (ff 25, after endbr64 and a bnd
+ * prefix in IBT builds), and the slot's relocation names it — "free@plt",
+ * found as objdump finds it. A stub not understood (an IRELATIVE slot of an
+ * ifunc, a lazy stub) is "[plt]".
+ */
+static void add_stubs(struct elf_syms *s, struct builder *b, Elf_Scn *scn, const GElf_Shdr *sh, size_t first,
+		      size_t entry, const struct got_slots *g)
+{
+	Elf_Data *code = elf_getdata(scn, NULL);
+
+	if (sh->sh_type != SHT_PROGBITS || !code || !code->d_buf)
+		return;
+	for (size_t at = first; at + entry <= code->d_size; at += entry) {
+		const unsigned char *c = (const unsigned char *)code->d_buf + at;
+		uint64_t stub = sh->sh_addr + at;
+		const char *name = NULL;
+
+		for (size_t j = 0; j + 6 <= entry; j++) {
+			int32_t disp;
+			struct got_slot key, *hit;
+
+			if (c[j] != 0xff || c[j + 1] != 0x25)
+				continue;
+			memcpy(&disp, c + j + 2, sizeof(disp));
+			key.addr = stub + j + 6 + (int64_t)disp;
+			hit = g->n ? bsearch(&key, g->v, g->n, sizeof(*g->v), cmp_slot) : NULL;
+			name = hit ? hit->name : NULL;
+			break;
+		}
+		if (name)
+			add_sym(s, b, stub, entry, name, "@plt", STB_LOCAL);
+		else
+			add_sym(s, b, stub, entry, "[plt]", "", STB_LOCAL);
+	}
+}
+
 /*
  * PLT stubs, which have no symbols of their own (without this a stub takes
- * the name of whatever symbol precedes the section, often _init): entry i
- * of .plt.sec, or of .plt after its 16-byte header, jumps through the GOT
- * slot of relocation i of .rela.plt — "memcpy@plt", as perf names them.
+ * the name of whatever symbol precedes the section, often _init): those of
+ * .plt after its 16-byte header (lazy binding's resolver call), or of
+ * .plt.sec where IBT builds put them, and of .plt.got (functions whose
+ * address is also taken; libpython's own _PyEval_EvalFrameDefault).
  */
 static void add_plt(struct elf_syms *s, Elf *elf, struct builder *b)
 {
-	GElf_Shdr rela_sh, plt_sh, sym_sh, sec_sh, got_sh;
-	Elf_Scn *rela = section_named(elf, ".rela.plt", &rela_sh), *plt = section_named(elf, ".plt", &plt_sh);
-	Elf_Scn *sec = section_named(elf, ".plt.sec", &sec_sh), *dynsym;
-	Elf_Data *rd, *sd;
-	uint64_t first, entry = 16;
+	GElf_Shdr plt_sh, sec_sh, got_sh;
+	Elf_Scn *plt = section_named(elf, ".plt", &plt_sh), *sec = section_named(elf, ".plt.sec", &sec_sh);
+	Elf_Scn *got = section_named(elf, ".plt.got", &got_sh);
+	struct got_slots g = { 0 };
 
-	/* The header (lazy binding's resolver call), the lazy stubs when
-	 * .plt.sec holds the entries, and .plt.got's stubs: "[plt]". */
-	if (plt)
-		add_sym(s, b, plt_sh.sh_addr, sec ? plt_sh.sh_size : entry, "[plt]", "", STB_LOCAL);
-	if (section_named(elf, ".plt.got", &got_sh))
-		add_sym(s, b, got_sh.sh_addr, got_sh.sh_size, "[plt]", "", STB_LOCAL);
-	if (!rela || !plt || rela_sh.sh_type != SHT_RELA || !rela_sh.sh_entsize)
+	if (!plt && !sec && !got)
 		return;
-	if (!(dynsym = elf_getscn(elf, rela_sh.sh_link)) || !gelf_getshdr(dynsym, &sym_sh) ||
-	    !(rd = elf_getdata(rela, NULL)) || !(sd = elf_getdata(dynsym, NULL)))
-		return;
-	first = sec ? sec_sh.sh_addr : plt_sh.sh_addr + entry;
-	for (size_t i = 0; i < rela_sh.sh_size / rela_sh.sh_entsize; i++) {
-		GElf_Rela r;
-		GElf_Sym sym;
-		const char *name;
-
-		if (!gelf_getrela(rd, (int)i, &r) || !gelf_getsym(sd, (int)GELF_R_SYM(r.r_info), &sym))
-			continue;
-		name = elf_strptr(elf, sym_sh.sh_link, sym.st_name);
-		if (name && *name)
-			add_sym(s, b, first + i * entry, entry, name, "@plt", STB_LOCAL);
+	read_got_slots(elf, &g);
+	if (plt && sec) /* .plt holds the header and the lazy stubs only */
+		add_sym(s, b, plt_sh.sh_addr, plt_sh.sh_size, "[plt]", "", STB_LOCAL);
+	else if (plt) {
+		add_sym(s, b, plt_sh.sh_addr, 16, "[plt]", "", STB_LOCAL);
+		add_stubs(s, b, plt, &plt_sh, 16, 16, &g);
 	}
+	if (sec)
+		add_stubs(s, b, sec, &sec_sh, 0, 16, &g);
+	if (got)
+		add_stubs(s, b, got, &got_sh, 0,
+			  got_sh.sh_entsize >= 8 && got_sh.sh_entsize <= 64 ? got_sh.sh_entsize : 8, &g);
+	free(g.v);
 }
 
 /* The function symbols of .symtab and .dynsym; true if there was a .symtab. */
