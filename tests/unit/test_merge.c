@@ -96,6 +96,28 @@ Test(merge, cut_native_stack_pairs_from_the_leaf)
 	cr_assert(mm);
 }
 
+Test(merge, cut_python_stack_pairs_from_the_leaf)
+{
+	/* The whole native stack, but only the leaf loop's Python frames were
+	 * readable: they belong to the leaf evaluation frame, not the root one. */
+	const uint32_t p[] = { 202, 203 };
+	const bool en[] = { true, false };
+	struct merge_in in = {
+		.native = nat, .kind = kind, .nnative = 9, .native_whole = true, .py = p, .py_entry = en,
+		.npy = 2, .py_cut = true, .mismatch_mark = MARK,
+	};
+	const uint32_t want[] = { MARK, 103, 105, 202, 203, 108 };
+	uint32_t out[64];
+	bool mm;
+
+	expect(out, merge_stacks(&in, out, 64, &mm), want, 6);
+	cr_assert(mm);
+	/* Read whole, the same frames pair from the root. */
+	const uint32_t root[] = { 202, 203, 105, MARK, 107, 108 };
+	in.py_cut = false;
+	expect(out, merge_stacks(&in, out, 64, &mm), root, 6);
+}
+
 Test(merge, not_a_python_thread_keeps_everything)
 {
 	const uint32_t want[] = { 100, 101, 102, 103, 104, 105, 106, 107, 108 };

@@ -40,6 +40,8 @@ size_t merge_stacks(const struct merge_in *in, uint32_t *out_ids, size_t max, bo
 	size_t starts[MAX_GROUPS + 1], evals = 0, groups, matched, first_group, first_eval, last_eval = 0;
 	size_t last_other = 0; /* past the leaf-most frame of an extension or the application */
 	size_t e = 0;
+	/* A stack whose root part is missing, native or Python, pairs from the leaf. */
+	bool from_leaf = !in->native_whole || in->py_cut;
 
 	groups = count_groups(in, starts, MAX_GROUPS);
 	starts[groups] = in->npy;
@@ -71,13 +73,14 @@ size_t merge_stacks(const struct merge_in *in, uint32_t *out_ids, size_t max, bo
 	}
 	matched = evals < groups ? evals : groups;
 	/*
-	 * A whole native stack pairs from the root: a race at the leaf (an
-	 * evaluation loop entered, its frame not yet linked) leaves the extra
-	 * at the leaf. A stack that could not be unwound to its root pairs
-	 * from the leaf: what is missing is at the root.
+	 * Whole stacks pair from the root: a race at the leaf (an evaluation
+	 * loop entered, its frame not yet linked) leaves the extra at the
+	 * leaf. A native stack that could not be unwound to its root, or a
+	 * Python stack read only from its leaf, pairs from the leaf: what is
+	 * missing is at the root.
 	 */
-	first_group = in->native_whole ? 0 : groups - matched;
-	first_eval = in->native_whole ? 0 : evals - matched;
+	first_group = from_leaf ? groups - matched : 0;
+	first_eval = from_leaf ? evals - matched : 0;
 	if (first_group) { /* Python callers whose native frames were not unwound */
 		put_py(&o, in, 0, starts[first_group]);
 		put(&o, in->mismatch_mark);
@@ -100,7 +103,7 @@ size_t merge_stacks(const struct merge_in *in, uint32_t *out_ids, size_t max, bo
 			}
 			put_py(&o, in, starts[g], starts[g + 1]);
 			g++;
-			if (in->native_whole && this_eval + 1 == matched && groups > matched) {
+			if (!from_leaf && this_eval + 1 == matched && groups > matched) {
 				/* More Python frames than evaluation frames: on the last one. */
 				put(&o, in->mismatch_mark);
 				put_py(&o, in, starts[g], in->npy);

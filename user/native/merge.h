@@ -32,6 +32,7 @@ struct merge_in {
 	const uint32_t *py;     /* Python frame ids, root first */
 	const bool *py_entry;   /* the first frame an evaluation loop ran after entry from C */
 	size_t npy;
+	bool py_cut;            /* the Python stack lacks its root part (a frame unreadable, or too deep) */
 	uint32_t mismatch_mark; /* the frame marking where the counts disagree */
 };
 
