@@ -42,8 +42,7 @@ struct proc {
 	uint32_t pid;
 	struct mapping *maps;
 	size_t nmaps;
-	struct file_syms **files; /* per mapping; NULL when not (yet) resolved */
-	bool *tried;            /* per mapping: syms lookup attempted */
+	struct file_syms **files; /* per mapping; NULL until first looked up, and for anonymous memory */
 	uint32_t *module;       /* per mapping: string id of the path */
 	uint64_t scanned_ns;    /* 0: maps must be (re)read */
 	uint64_t maps_gen;      /* changes of the maps seen so far, and young re-reads */
@@ -85,11 +84,9 @@ static void proc_drop_maps(struct procs *t, struct proc *p)
 			p->files[i]->idle_ns = t->now;
 	maps__free(p->maps, p->nmaps);
 	free(p->files);
-	free(p->tried);
 	free(p->module);
 	p->maps = NULL;
 	p->files = NULL;
-	p->tried = NULL;
 	p->module = NULL;
 	p->nmaps = 0;
 }
@@ -184,7 +181,6 @@ static void proc_scan_gen(struct procs *t, struct proc *p, uint64_t now, bool bu
 	p->maps = maps;
 	p->nmaps = nmaps;
 	p->files = xcalloc(p->nmaps, sizeof(*p->files));
-	p->tried = xcalloc(p->nmaps, sizeof(*p->tried));
 	p->module = xcalloc(p->nmaps, sizeof(*p->module));
 	for (size_t i = 0; i < p->nmaps; i++)
 		p->module[i] = profile__str(t->prof, p->maps[i].path);
@@ -347,9 +343,8 @@ static struct elf_syms *mapping_syms(struct procs *t, struct proc *p, size_t i)
 	bool created;
 	uint64_t *v;
 
-	if (p->tried[i])
-		return p->files[i] ? p->files[i]->syms : NULL;
-	p->tried[i] = true;
+	if (p->files[i])
+		return p->files[i]->syms;
 	if (m->path[0] != '/' || !m->inode)
 		return NULL; /* anonymous memory, [vdso] */
 	v = hashmap__put(t->files, &key, sizeof(key), &created);
