@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "../pythons.h"
 
 static double mono(void)
 {
@@ -255,6 +258,42 @@ const char *script_frame(const char *script, const char *func, const char *mark)
 
 	snprintf(b, PATH_MAX + 128, "%s (%s:%d)", func, script, script_marker(script, mark));
 	return b;
+}
+
+void record_script(const char *const opts[], const char *python, const char *script, const char *const args[],
+		   double timeout_s, struct folded *f, struct run_result *r)
+{
+	const char *dir = temp_dir();
+	char *out = temp_path(dir, "record.folded"), cmd[1024] = "";
+	const char *argv[48] = { PYEBPF, "record", "-F", "999", "-o", out };
+	int n = 6;
+
+	for (int i = 0; opts && opts[i] && n < 40; i++)
+		argv[n++] = opts[i];
+	argv[n++] = "--";
+	argv[n++] = python;
+	argv[n++] = script;
+	for (int i = 0; args[i] && n < 47; i++)
+		argv[n++] = args[i];
+	argv[n] = NULL;
+	for (int i = 0; i < n; i++)
+		snprintf(cmd + strlen(cmd), sizeof(cmd) - strlen(cmd), "%s%s", i ? " " : "", argv[i]);
+	run(argv, timeout_s, r);
+	cr_assert_eq(r->status, 0, "%s: %s", cmd, r->err);
+	folded_load(out, f);
+	cr_assert_gt(f->total, 200, "%s: only %llu samples", cmd, (unsigned long long)f->total);
+	free(out);
+}
+
+int setup_pythons(const char *workload, char *script, struct python *pys, int max)
+{
+	int n;
+
+	cr_assert(realpath(workload, script), "%s: %s", workload, strerror(errno));
+	n = find_pythons(pys, max);
+	if (!n)
+		cr_skip_test("no Python interpreter installed");
+	return n;
 }
 
 const char *temp_dir(void)

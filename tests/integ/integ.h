@@ -60,6 +60,20 @@ int occurrences(const char *s, const char *needle);
 int script_marker(const char *script, const char *name);
 /* "func (script:LINE)" for a marker (from a ring of 4 static buffers). */
 const char *script_frame(const char *script, const char *func, const char *mark);
+/*
+ * pyebpf record -F 999 -o <temporary file> [opts...] -- python script
+ * [args...] (both lists NULL-terminated, opts may be NULL): it must exit 0
+ * with over 200 samples, loaded into f. r keeps the run's stdout and
+ * stderr; free it with run_result_free.
+ */
+void record_script(const char *const opts[], const char *python, const char *script, const char *const args[],
+		   double timeout_s, struct folded *f, struct run_result *r);
+
+struct python;
+/* A Python suite's set-up: the workload's absolute path into script
+ * (PATH_MAX bytes) and every installed interpreter into pys (at most max);
+ * the suite is skipped when there is none. Returns how many there are. */
+int setup_pythons(const char *workload, char *script, struct python *pys, int max);
 /* A fresh temporary directory (static buffer) and a path inside it. */
 const char *temp_dir(void);
 char *temp_path(const char *dir, const char *name);

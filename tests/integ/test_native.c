@@ -25,10 +25,7 @@ static int npys;
 
 static void setup(void)
 {
-	cr_assert(realpath(WORKLOAD, script));
-	npys = find_pythons(pys, 32);
-	if (!npys)
-		cr_skip_test("no Python interpreter installed");
+	npys = setup_pythons(WORKLOAD, script, pys, 32);
 }
 
 static const char *frame(const char *func, const char *mark)
@@ -98,31 +95,19 @@ static char *record_err;
 static void record_native(const struct python *py, const char *mode, const char *seconds, const char *depth,
 			  const char *const extra[], struct folded *f)
 {
-	const char *dir = temp_dir();
-	char *out = temp_path(dir, "native.folded");
-	const char *argv[32] = { PYEBPF, "record", "--native", "-F", "999", "-o", out };
-	int n = 7;
+	const char *opts[16] = { "--native" };
+	/* depth, when NULL, ends the list one early. */
+	const char *args[] = { ext_dir(py, !strcmp(mode, "matrix") || !strcmp(mode, "cthread")), mode, seconds, depth,
+			       NULL };
 	struct run_result r;
 
-	for (int i = 0; extra && extra[i]; i++)
-		argv[n++] = extra[i];
-	argv[n++] = "--";
-	argv[n++] = py->path;
-	argv[n++] = script;
-	argv[n++] = ext_dir(py, !strcmp(mode, "matrix") || !strcmp(mode, "cthread"));
-	argv[n++] = mode;
-	argv[n++] = seconds;
-	argv[n++] = depth;
-	argv[n] = NULL;
-	run(argv, 120, &r);
-	cr_assert_eq(r.status, 0, "%s %s: %s", py->path, mode, r.err);
+	for (int i = 0, n = 1; extra && extra[i] && n < 15; i++)
+		opts[n++] = extra[i];
+	record_script(opts, py->path, script, args, 120, f, &r);
 	free(record_err);
 	record_err = r.err;
 	r.err = NULL;
 	run_result_free(&r);
-	folded_load(out, f);
-	cr_assert_gt(f->total, 200, "%s %s: only %llu samples", py->path, mode, (unsigned long long)f->total);
-	free(out);
 }
 
 /* Python stacks with a native/Python mismatch, from the summary: under 2%. */

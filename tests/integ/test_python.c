@@ -21,10 +21,7 @@ static int npys;
 
 static void setup(void)
 {
-	cr_assert(realpath(WORKLOAD, script));
-	npys = find_pythons(pys, 32);
-	if (!npys)
-		cr_skip_test("no Python interpreter installed");
+	npys = setup_pythons(WORKLOAD, script, pys, 32);
 }
 
 /* "func (script:LINE)" for a marker of the workload. */
@@ -40,29 +37,14 @@ static char *workload_out;
 static void record_py(const struct python *py, const char *mode, const char *seconds, const char *const extra[],
 		      struct folded *f)
 {
-	const char *dir = temp_dir();
-	char *out = temp_path(dir, "py.folded");
-	const char *argv[32] = { PYEBPF, "record", "-F", "999", "-o", out };
-	int n = 6;
+	const char *args[] = { mode, seconds, NULL };
 	struct run_result r;
 
-	for (int i = 0; extra && extra[i]; i++)
-		argv[n++] = extra[i];
-	argv[n++] = "--";
-	argv[n++] = py->path;
-	argv[n++] = script;
-	argv[n++] = mode;
-	argv[n++] = seconds;
-	argv[n] = NULL;
-	run(argv, 60, &r);
-	cr_assert_eq(r.status, 0, "%s %s: %s", py->path, mode, r.err);
+	record_script(extra, py->path, script, args, 60, f, &r);
 	free(workload_out);
 	workload_out = r.out;
 	r.out = NULL;
 	run_result_free(&r);
-	folded_load(out, f);
-	cr_assert_gt(f->total, 200, "%s %s: only %llu samples", py->path, mode, (unsigned long long)f->total);
-	free(out);
 }
 
 TestSuite(python, .init = setup, .timeout = 600);
