@@ -24,6 +24,8 @@ void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 void set_die_cleanup(void (*fn)(void));
 
 uint64_t now_ns(void); /* CLOCK_MONOTONIC, the clock of bpf_ktime_get_ns() */
+int64_t epoch_now_ns(void); /* CLOCK_REALTIME */
+double own_cpu_seconds(void); /* user + system CPU of this process so far */
 
 /* Parse a whole decimal number in [min, max]; -1 when it is not one. */
 int parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out);

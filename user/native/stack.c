@@ -9,8 +9,6 @@
 #include "native/unwind.h"
 #include "util.h"
 
-/* Native frames unwound per sample: deep mixed stacks run to hundreds. */
-#define MAX_NATIVE 1024
 
 struct native_stacks {
 	struct profile *prof;
@@ -20,9 +18,9 @@ struct native_stacks {
 	uint8_t *kinds; /* per frame id: enum native_kind + 1; 0: not yet classified */
 	size_t nkinds;
 	struct native_stats stats;
-	uint64_t pcs[MAX_NATIVE];
-	uint32_t ids[MAX_NATIVE], py_ids[PYEBPF_MAX_PY_FRAMES];
-	uint8_t kind[MAX_NATIVE];
+	uint64_t pcs[NATIVE_MAX_FRAMES];
+	uint32_t ids[NATIVE_MAX_FRAMES], py_ids[PYEBPF_MAX_PY_FRAMES];
+	uint8_t kind[NATIVE_MAX_FRAMES];
 	bool entry[PYEBPF_MAX_PY_FRAMES];
 };
 
@@ -54,22 +52,6 @@ void native_stacks__forget(struct native_stacks *n, uint32_t pid)
 const struct native_stats *native_stacks__stats(const struct native_stacks *n)
 {
 	return &n->stats;
-}
-
-const struct pyebpf_uregs *native_tail(const struct pyebpf_sample *s, size_t size)
-{
-	size_t off;
-	const struct pyebpf_uregs *r;
-
-	if (!(s->flags & PYEBPF_SAMPLE_UREGS) || s->py_len > PYEBPF_MAX_PY_FRAMES)
-		return NULL;
-	off = PYEBPF_PY_SAMPLE_SIZE(s->py_len);
-	if (size < off + sizeof(*r))
-		return NULL;
-	r = (const struct pyebpf_uregs *)((const char *)s + off);
-	if (r->copied > PYEBPF_MAX_USTACK_COPY || size < off + sizeof(*r) + r->copied)
-		return NULL;
-	return r;
 }
 
 static bool has_prefix(const char *s, const char *p)
@@ -122,10 +104,11 @@ static uint32_t mark(struct native_stacks *n, const char *text)
 	return profile__frame(n->prof, &f);
 }
 
-size_t native_stacks__frames(struct native_stacks *n, const struct pyebpf_sample *s, struct proc *p,
+size_t native_stacks__frames(struct native_stacks *n, const struct sample_view *v, struct proc *p,
 			     struct py_proc *py, uint64_t now, uint32_t *out, size_t max)
 {
-	const struct pyebpf_uregs *r = (const struct pyebpf_uregs *)((const char *)s + PYEBPF_PY_SAMPLE_SIZE(s->py_len));
+	const struct pyebpf_sample *s = v->s;
+	const struct pyebpf_uregs *r = v->regs;
 	enum unwind_end end = UNWIND_END_ERROR;
 	size_t nn = 0, np = 0, len;
 	struct merge_in in = { 0 };
@@ -134,11 +117,11 @@ size_t native_stacks__frames(struct native_stacks *n, const struct pyebpf_sample
 	n->stats.samples++;
 	if (r->ip) {
 		nn = unwinder__unwind(n->unwinder, s->h.pid, s->h.tid, procs__maps_gen(p), r,
-				      (const uint8_t *)(r + 1), n->pcs, MAX_NATIVE, &end);
+				      v->stack_copy, n->pcs, NATIVE_MAX_FRAMES, &end);
 		/* Code in no known module: an extension loaded since (dlopen)? */
 		if (end == UNWIND_END_NO_CFI && procs__rescan_unknown(n->procs, p, now))
 			nn = unwinder__unwind(n->unwinder, s->h.pid, s->h.tid, procs__maps_gen(p), r,
-					      (const uint8_t *)(r + 1), n->pcs, MAX_NATIVE, &end);
+					      v->stack_copy, n->pcs, NATIVE_MAX_FRAMES, &end);
 	}
 	switch (end) {
 	case UNWIND_END_ROOT: n->stats.whole++; break;
@@ -153,14 +136,9 @@ size_t native_stacks__frames(struct native_stacks *n, const struct pyebpf_sample
 		n->ids[i] = procs__user_frame(n->procs, p, n->pcs[leaf_i], leaf_i == 0, now);
 		n->kind[i] = (uint8_t)kind_of(n, n->ids[i]);
 	}
-	if (py && (s->flags & PYEBPF_SAMPLE_PY)) {
-		np = s->py_len;
-		for (size_t i = 0; i < np; i++) {
-			const struct pyebpf_pyframe *f = &s->py[np - 1 - i];
-
-			n->py_ids[i] = py_proc__frame(n->py, py, f->code, f->globals, f->lasti, now);
-			n->entry[i] = f->flags & PYEBPF_PYFRAME_ENTRY;
-		}
+	if (py && v->npy) {
+		np = v->npy;
+		py_proc__frames(n->py, py, v->py, v->npy, now, n->py_ids, n->entry);
 	}
 	in.native = n->ids;
 	in.kind = n->kind;

@@ -15,6 +15,10 @@
 #include "profile.h"
 #include "pyebpf.h"
 #include "python/symbolize.h"
+#include "sample_view.h"
+
+/* Native frames unwound per sample: deep mixed stacks run to hundreds. */
+#define NATIVE_MAX_FRAMES 1024
 
 struct native_stats {
 	uint64_t samples;    /* samples with registers and a stack copy */
@@ -34,14 +38,11 @@ void native_stacks__forget(struct native_stacks *n, uint32_t pid);
 const struct native_stats *native_stacks__stats(const struct native_stacks *n);
 
 /*
- * The user frames of sample s (`size` bytes, PYEBPF_SAMPLE_UREGS set, its
- * tail checked by the caller) root first into out[0 .. max). py is the
- * process's interpreter, or NULL.
+ * The user frames of a decoded sample carrying registers and a stack copy
+ * (v->regs not NULL), root first into out[0 .. max). py is the process's
+ * interpreter, or NULL.
  */
-size_t native_stacks__frames(struct native_stacks *n, const struct pyebpf_sample *s, struct proc *p,
+size_t native_stacks__frames(struct native_stacks *n, const struct sample_view *v, struct proc *p,
 			     struct py_proc *py, uint64_t now, uint32_t *out, size_t max);
-
-/* The registers and stack bytes of a sample of `size` bytes, or NULL if it carries none or is short. */
-const struct pyebpf_uregs *native_tail(const struct pyebpf_sample *s, size_t size);
 
 #endif

@@ -338,3 +338,15 @@ uint32_t py_proc__frame(struct pyprocs *t, struct py_proc *p, uint64_t code, uin
 	f.start_line = c->firstlineno > 0 ? (uint32_t)c->firstlineno : 0;
 	return profile__frame(t->prof, &f);
 }
+
+void py_proc__frames(struct pyprocs *t, struct py_proc *p, const struct pyebpf_pyframe *leaf_first, uint32_t n,
+		     uint64_t now, uint32_t *out, bool *entry)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		const struct pyebpf_pyframe *f = &leaf_first[n - 1 - i];
+
+		out[i] = py_proc__frame(t, p, f->code, f->globals, f->lasti, now);
+		if (entry)
+			entry[i] = f->flags & PYEBPF_PYFRAME_ENTRY;
+	}
+}

@@ -14,6 +14,7 @@
 
 #include "../profile.h"
 #include "detect.h"
+#include "pyebpf.h"
 
 struct pyprocs;
 struct py_proc;
@@ -35,6 +36,13 @@ const struct py_interp *py_proc__interp(const struct py_proc *p);
 /* The frame of (code object, the frame's globals, byte offset of the current instruction). */
 uint32_t py_proc__frame(struct pyprocs *t, struct py_proc *p, uint64_t code, uint64_t globals, int32_t lasti,
 		       uint64_t now);
+/*
+ * The Python frames of a sample, given leaf first as BPF sends them, into
+ * out[0 .. n) root first; entry[i] (if not NULL) says frame i was the first
+ * one an evaluation loop ran after being entered from C.
+ */
+void py_proc__frames(struct pyprocs *t, struct py_proc *p, const struct pyebpf_pyframe *leaf_first, uint32_t n,
+		     uint64_t now, uint32_t *out, bool *entry);
 /* Code objects read, and processes found to be Python (for the summary). */
 uint64_t pyprocs__codes_read(const struct pyprocs *t);
 uint64_t pyprocs__python_seen(const struct pyprocs *t);

@@ -1,0 +1,292 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * Every sample is named as it arrives: the process may be gone by the end
+ * of the recording, and with it /proc/PID/maps and its memory.
+ */
+#include "ingest.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kallsyms.h"
+#include "procs.h"
+#include "python/symbolize.h"
+#include "python/threadname.h"
+#include "sample_view.h"
+#include "threads.h"
+#include "util.h"
+
+/* How long after first sight or exec a process may still turn out to be Python. */
+#define YOUNG_NS (2 * 1000000000ULL)
+
+struct ingest {
+	struct profile *prof;
+	const struct filter *filter;
+	struct filter keep_all; /* when the config gives none */
+	struct ingest_hooks hooks;
+	struct kallsyms *ksyms;
+	struct procs *procs;
+	struct pyprocs *py;
+	struct threads *threads;
+	struct native_stacks *native; /* --native */
+	struct ingest_stats stats;
+	uint64_t time_base_ns;
+	uint32_t frames[INGEST_MAX_FRAMES];
+};
+
+struct ingest *ingest__new(struct profile *prof, const struct ingest_config *c, const struct ingest_hooks *h)
+{
+	struct ingest *in = xcalloc(1, sizeof(*in));
+
+	in->prof = prof;
+	filter__init(&in->keep_all);
+	in->filter = c->filter ? c->filter : &in->keep_all;
+	if (h)
+		in->hooks = *h;
+	in->procs = procs__new(prof);
+	if (c->debug_dirs)
+		procs__set_debug_dirs(in->procs, c->debug_dirs);
+	in->py = pyprocs__new(prof);
+	in->threads = threads__new(prof);
+	if (c->native)
+		in->native = native_stacks__new(prof, in->procs, in->py);
+	if (c->kallsyms) {
+		in->ksyms = kallsyms__load(c->kallsyms);
+		if (!in->ksyms)
+			err_msg("kernel symbols unavailable (%s): kernel frames will read [unknown]", strerror(errno));
+	}
+	return in;
+}
+
+void ingest__free(struct ingest *in)
+{
+	if (!in)
+		return;
+	kallsyms__free(in->ksyms);
+	pyprocs__free(in->py);
+	threads__free(in->threads);
+	native_stacks__free(in->native);
+	procs__free(in->procs);
+	filter__free(&in->keep_all);
+	free(in);
+}
+
+void ingest__set_time_base(struct ingest *in, uint64_t start_ns)
+{
+	in->time_base_ns = start_ns;
+}
+
+const struct ingest_stats *ingest__stats(const struct ingest *in)
+{
+	return &in->stats;
+}
+
+size_t ingest__processes(const struct ingest *in)
+{
+	return procs__seen(in->procs);
+}
+
+uint64_t ingest__python_processes(const struct ingest *in)
+{
+	return pyprocs__python_seen(in->py);
+}
+
+const struct native_stats *ingest__native_stats(const struct ingest *in)
+{
+	return in->native ? native_stacks__stats(in->native) : NULL;
+}
+
+/* ---- the state of a process ------------------------------------------- */
+
+static void forget_pid(uint32_t pid, void *ctx)
+{
+	struct ingest *in = ctx;
+
+	pyprocs__forget(in->py, pid);
+	threads__forget_pid(in->threads, pid);
+	if (in->native)
+		native_stacks__forget(in->native, pid);
+	if (in->hooks.forget_pid)
+		in->hooks.forget_pid(in->hooks.ctx, pid);
+}
+
+void ingest__gc(struct ingest *in, uint64_t now)
+{
+	procs__gc(in->procs, now, forget_pid, in);
+}
+
+/* The Python state of a sampled process, asked at first sight and whenever its
+ * maps change; changes go to the BPF walker through the hook. */
+static struct py_proc *python_of(struct ingest *in, uint32_t pid, struct proc *p, uint64_t now)
+{
+	struct py_proc *py = NULL;
+	bool changed;
+
+	for (int pass = 0; pass < 2; pass++) {
+		py = pyprocs__lookup(in->py, pid, procs__maps_gen(p), &changed);
+		if (changed && in->hooks.python_changed)
+			in->hooks.python_changed(in->hooks.ctx, pid, py ? py_proc__interp(py) : NULL);
+		if (py)
+			break;
+		procs__refresh_young(in->procs, p, now, YOUNG_NS); /* libpython may not be mapped yet */
+	}
+	return py;
+}
+
+/* ---- labels ------------------------------------------------------------- */
+
+/* The thread's name: from threading.Thread when it has one, else the OS name. */
+static uint32_t thread_label(struct ingest *in, const struct pyebpf_sample *s, struct py_proc *py, uint64_t now)
+{
+	bool ask;
+	uint32_t name_id = threads__name(in->threads, s->h.pid, s->h.tid, now, &ask);
+	char *name;
+
+	if (!py || !s->tstate || !ask)
+		return name_id;
+	name = py_thread_name((pid_t)s->h.pid, py_proc__interp(py), s->tstate);
+	if (!name && s->h.tid == s->h.pid)
+		name = xstrdup("MainThread");
+	threads__set_python_name(in->threads, s->h.pid, s->h.tid, name, now);
+	if (name)
+		name_id = profile__str(in->prof, name);
+	free(name);
+	return name_id;
+}
+
+/* "3.12.1", or "3.11" when only the file name told the version. */
+static uint32_t python_label(struct ingest *in, const struct py_interp *pi)
+{
+	char v[32];
+
+	if (pi->version_hex)
+		snprintf(v, sizeof(v), "%d.%d.%d", pi->major, pi->minor, pi->micro);
+	else
+		snprintf(v, sizeof(v), "%d.%d", pi->major, pi->minor);
+	return profile__str(in->prof, v);
+}
+
+static void base_labels(struct ingest *in, const struct pyebpf_sample *s, struct sample_labels *l)
+{
+	char comm[PYEBPF_COMM_LEN + 1];
+
+	memcpy(comm, s->comm, PYEBPF_COMM_LEN);
+	comm[PYEBPF_COMM_LEN] = '\0';
+	l->pid = s->h.pid;
+	l->tid = s->h.tid;
+	l->comm = profile__str(in->prof, comm[0] ? comm : "[unknown]");
+	l->flags = (s->flags & PYEBPF_SAMPLE_GIL_KNOWN ? LABEL_GIL_KNOWN : 0) |
+		   (s->flags & PYEBPF_SAMPLE_GIL_HELD ? LABEL_GIL_HELD : 0);
+	l->cgroup = s->cgroup_id;
+}
+
+/* ---- frames ------------------------------------------------------------- */
+
+static uint32_t kernel_frame(struct ingest *in, uint64_t addr, bool leaf)
+{
+	struct frame f = { .kind = FRAME_KERNEL };
+	const char *name = in->ksyms ? kallsyms__lookup(in->ksyms, leaf ? addr : addr - 1, NULL) : NULL;
+
+	f.name = profile__str(in->prof, name ? name : "[unknown]");
+	return profile__frame(in->prof, &f);
+}
+
+static uint32_t mark_frame(struct ingest *in, const char *text)
+{
+	struct frame f = { .kind = FRAME_MARK };
+
+	f.name = profile__str(in->prof, text);
+	return profile__frame(in->prof, &f);
+}
+
+/* The user part, root first: merged native/Python (--native), the Python
+ * stack standing for the interpreter's native frames, or the native stack. */
+static uint32_t user_frames(struct ingest *in, const struct sample_view *v, struct proc *p, struct py_proc *py,
+			    uint64_t now, uint32_t *out)
+{
+	const uint32_t room = INGEST_MAX_FRAMES - PYEBPF_MAX_STACK;
+	uint32_t n = 0;
+
+	if (v->regs)
+		return (uint32_t)native_stacks__frames(in->native, v, p, v->s->flags & PYEBPF_SAMPLE_PY ? py : NULL, now,
+						       out, room);
+	if (py && v->npy) {
+		if (v->s->flags & PYEBPF_SAMPLE_PY_TRUNCATED)
+			out[n++] = mark_frame(in, "[truncated]");
+		py_proc__frames(in->py, py, v->py, v->npy, now, out + n, NULL);
+		return n + v->npy;
+	}
+	if (!v->nustack)
+		return 0;
+	/* The kernel stops at 127 frames: say so rather than pretend it is the root. */
+	if (v->nustack == PYEBPF_MAX_STACK)
+		out[n++] = mark_frame(in, "[truncated]");
+	for (uint32_t i = v->nustack; i-- > 0;)
+		out[n++] = procs__user_frame(in->procs, p, v->ustack[i], i == 0, now);
+	return n;
+}
+
+static void ingest_sample(struct ingest *in, const void *data, size_t size)
+{
+	struct sample_view v;
+	struct sample_labels l = { 0 };
+	uint64_t now = now_ns(), t;
+	struct py_proc *py;
+	struct proc *p;
+	uint32_t n;
+
+	if (sample_decode(data, size, &v) != SAMPLE_OK || (v.regs && !in->native)) {
+		in->stats.bad++;
+		return;
+	}
+	base_labels(in, v.s, &l);
+	p = procs__get(in->procs, l.pid, now);
+	procs__container_labels(in->procs, p, &l);
+	/* Before any filter: a process must be known to be Python to be sampled as Python. */
+	py = python_of(in, l.pid, p, now);
+	l.thread = thread_label(in, v.s, v.s->flags & PYEBPF_SAMPLE_PY ? py : NULL, now);
+	l.python = py ? python_label(in, py_proc__interp(py)) : 0;
+	t = v.s->h.ts_ns > in->time_base_ns ? v.s->h.ts_ns - in->time_base_ns : 0;
+	if (!filter__keep(in->filter, in->prof, &l, t)) {
+		in->stats.filtered++;
+		return;
+	}
+	n = user_frames(in, &v, p, py, now, in->frames);
+	for (uint32_t i = v.nkstack; i-- > 0;)
+		in->frames[n++] = kernel_frame(in, v.kstack[i], i == 0);
+	n = filter__frames(in->filter, in->prof, in->frames, n);
+	if (!n && in->filter->python_only) {
+		in->stats.filtered++;
+		return;
+	}
+	profile__add_at(in->prof, &l, in->frames, n, 1, t);
+}
+
+int ingest__event(void *ctx, void *data, size_t size)
+{
+	struct ingest *in = ctx;
+	const struct pyebpf_event_header *h = data;
+
+	if (size < sizeof(*h)) {
+		in->stats.bad++;
+		return 0;
+	}
+	switch (h->type) {
+	case PYEBPF_EVENT_SAMPLE:
+		in->stats.samples++;
+		ingest_sample(in, data, size);
+		break;
+	case PYEBPF_EVENT_EXEC:
+		procs__exec(in->procs, h->pid);
+		forget_pid(h->pid, in);
+		break;
+	case PYEBPF_EVENT_EXIT:
+		procs__exit(in->procs, h->pid, now_ns());
+		break;
+	default:
+		in->stats.bad++;
+	}
+	return 0;
+}

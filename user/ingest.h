@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * Ingest: one ring-buffer record at a time, raw bytes → checked sample
+ * (sample_view.h) → frames → profile. Behind it the symbolizers: processes
+ * and their mappings (procs.h), Python code objects and thread names
+ * (python/), --native unwinding and merging (native/), kernel symbols
+ * (kallsyms.h). Free of libbpf: what needs the BPF side is asked through
+ * two hooks, so unit tests and a fuzzer drive it with synthetic samples.
+ */
+#ifndef PYEBPF_INGEST_H
+#define PYEBPF_INGEST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "filter.h"
+#include "native/stack.h"
+#include "profile.h"
+#include "python/detect.h"
+
+struct ingest_hooks {
+	void *ctx;
+	/* pid's Python state changed: `in` is where its interpreter is (register
+	 * it with the BPF walker), or NULL (it is not Python any more: forget it). */
+	void (*python_changed)(void *ctx, uint32_t pid, const struct py_interp *in);
+	/* pid exec'd, or exited and its caches are freed: forget it in BPF too. */
+	void (*forget_pid)(void *ctx, uint32_t pid);
+};
+
+struct ingest_config {
+	const struct filter *filter;   /* kept, not copied; NULL: keep everything */
+	bool native;                   /* --native: samples may carry registers and a stack copy */
+	const char *kallsyms;          /* kernel symbols file; NULL: kernel frames read [unknown] */
+	const char *const *debug_dirs; /* --debug-dir, NULL-terminated; NULL: the default */
+};
+
+struct ingest_stats {
+	uint64_t samples;  /* sample events received */
+	uint64_t bad;      /* malformed events ignored */
+	uint64_t filtered; /* samples left out by the filters */
+};
+
+struct ingest;
+
+struct ingest *ingest__new(struct profile *prof, const struct ingest_config *c, const struct ingest_hooks *h);
+void ingest__free(struct ingest *in); /* accepts NULL */
+
+/* One ring-buffer record (libbpf's ring_buffer_sample_fn shape: ctx is the ingest). */
+int ingest__event(void *ctx, void *data, size_t size);
+/* Sample times are kept relative to this (monotonic ns): the recording's or the interval's start. */
+void ingest__set_time_base(struct ingest *in, uint64_t start_ns);
+/* Free the state of processes that exited a while ago (calls forget_pid). */
+void ingest__gc(struct ingest *in, uint64_t now);
+
+const struct ingest_stats *ingest__stats(const struct ingest *in);
+size_t ingest__processes(const struct ingest *in);        /* seen, alive or not */
+uint64_t ingest__python_processes(const struct ingest *in);
+const struct native_stats *ingest__native_stats(const struct ingest *in); /* NULL without --native */
+
+/* Frames one sample can become: kernel, Python (or native merged with Python), marks. */
+#define INGEST_MAX_FRAMES (2 * PYEBPF_MAX_STACK + PYEBPF_MAX_PY_FRAMES + NATIVE_MAX_FRAMES + 8)
+
+#endif

@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+#include "intervals.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "outfile.h"
+#include "rotation.h"
+#include "util.h"
+#include "write/pprof.h"
+
+void intervals__begin(struct intervals *iv, uint64_t now)
+{
+	iv->start_ns = now;
+	iv->epoch_ns = epoch_now_ns();
+	iv->cpu = own_cpu_seconds();
+}
+
+bool intervals__due(const struct intervals *iv, uint64_t now)
+{
+	return now - iv->start_ns >= (uint64_t)(iv->seconds * 1e9);
+}
+
+static int write_file(const char *path, struct profile *prof)
+{
+	struct outfile out = { 0 };
+
+	if (outfile__open(&out, path))
+		return -1;
+	if (pprof__write(prof, out.f)) {
+		err_msg("cannot write '%s': %s", path, strerror(errno));
+		outfile__abort(&out);
+		return -1;
+	}
+	return outfile__commit(&out);
+}
+
+void intervals__write(struct intervals *iv, struct profile *prof, uint64_t freq, uint64_t now)
+{
+	struct profile_meta *m = profile__meta(prof);
+	char name[128], *path;
+
+	m->period_ns = 1000000000ULL / freq;
+	m->start_epoch_ns = iv->epoch_ns;
+	m->duration_ns = (int64_t)(now - iv->start_ns);
+	rotation_file_name(iv->epoch_ns, iv->seq++, name, sizeof(name));
+	if (asprintf(&path, "%s/%s", iv->dir, name) < 0)
+		die("out of memory");
+	if (write_file(path, prof))
+		iv->write_failures++;
+	else
+		iv->files_written++;
+	free(path);
+	profile__clear_samples(prof);
+	if (iv->keep || iv->max_disk)
+		rotation_prune(iv->dir, iv->keep, iv->max_disk);
+}
+
+double intervals__cpu_share(const struct intervals *iv, uint64_t now)
+{
+	double wall = (double)(now - iv->start_ns) / 1e9;
+
+	return wall > 0 ? 100.0 * (own_cpu_seconds() - iv->cpu) / wall : 0;
+}

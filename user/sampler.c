@@ -1,0 +1,301 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * open → configure (rodata, map sizes) → load → attach, in the shape of
+ * libbpf-bootstrap; handles start NULL or -1 and sampler__free releases
+ * whatever was made.
+ */
+#include "sampler.h"
+
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "cpus.h"
+#include "sample.skel.h"
+#include "util.h"
+
+#define MAX_CPUS 4096
+#define RINGBUF_BYTES (16u << 20)
+
+struct sampler {
+	struct sample_bpf *skel;
+	struct ring_buffer *rb;
+	struct bpf_link **perf_links;
+	int nperf;
+	int ncpus; /* CPUs sampled by the last start: still known after the stop */
+	struct bpf_link *fork_link, *exec_link, *exit_link;
+	int stats_fd;
+	int ncpus_possible;
+	struct pyebpf_py_offsets offsets[PYEBPF_MAX_OFFSETS]; /* registered in py_offsets */
+	uint32_t noffsets;
+};
+
+static bool verbose;
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	(void)level;
+	if (!verbose)
+		return 0;
+	return vfprintf(stderr, fmt, ap);
+}
+
+static int add_cgroups(struct sampler *s, const struct sampler_config *c)
+{
+	uint8_t one = 1;
+
+	for (size_t i = 0; i < c->ncgroup_ids; i++)
+		if (bpf_map__update_elem(s->skel->maps.target_cgroups, &c->cgroup_ids[i], sizeof(uint64_t), &one, 1,
+					 BPF_ANY)) {
+			err_msg("cannot add a cgroup to the targets: %s", strerror(errno));
+			return -1;
+		}
+	return 0;
+}
+
+static int load(struct sampler *s, const struct sampler_config *c)
+{
+	int err;
+
+	s->skel = sample_bpf__open();
+	if (!s->skel) {
+		err_msg("cannot open the BPF sampler: %s", strerror(errno));
+		return -1;
+	}
+	s->skel->rodata->self_pid = (uint32_t)getpid();
+	s->skel->rodata->filter_pids = !c->all;
+	s->skel->rodata->follow_forks = c->follow_forks;
+	s->skel->rodata->kernel_stacks = c->kernel_stacks;
+	s->skel->rodata->filter_cgroups = c->ncgroup_ids > 0;
+	s->skel->rodata->ustack_copy = c->ustack_copy;
+	bpf_map__set_max_entries(s->skel->maps.events, RINGBUF_BYTES);
+	/* One sample buffer per CPU. */
+	bpf_map__set_max_entries(s->skel->maps.scratch, (uint32_t)s->ncpus_possible);
+
+	err = sample_bpf__load(s->skel);
+	if (err) {
+		err_msg("cannot load the BPF sampler: %s%s", strerror(-err),
+			c->verbose ? "" : " (run with -v for the verifier log)");
+		return -1;
+	}
+	return add_cgroups(s, c);
+}
+
+static int attach(struct sampler *s, sampler_event_fn fn, void *ctx)
+{
+	s->fork_link = bpf_program__attach(s->skel->progs.on_fork);
+	s->exec_link = bpf_program__attach(s->skel->progs.on_exec);
+	s->exit_link = bpf_program__attach(s->skel->progs.on_exit);
+	if (!s->fork_link || !s->exec_link || !s->exit_link) {
+		err_msg("cannot attach the process tracepoints: %s", strerror(errno));
+		return -1;
+	}
+	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.events), fn, ctx, NULL);
+	if (!s->rb) {
+		err_msg("cannot open the ring buffer: %s", strerror(errno));
+		return -1;
+	}
+	/* Run-time statistics of our programs, for the cost line of the summary. */
+	s->stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
+	return 0;
+}
+
+struct sampler *sampler__new(const struct sampler_config *c, sampler_event_fn fn, void *ctx)
+{
+	struct sampler *s = xcalloc(1, sizeof(*s));
+
+	s->stats_fd = -1;
+	verbose = c->verbose;
+	libbpf_set_print(libbpf_print);
+	s->ncpus_possible = libbpf_num_possible_cpus();
+	if (s->ncpus_possible <= 0) {
+		err_msg("cannot read the possible CPUs: %s", strerror(-s->ncpus_possible));
+		goto fail;
+	}
+	if (load(s, c) || attach(s, fn, ctx))
+		goto fail;
+	return s;
+fail:
+	sampler__free(s);
+	return NULL;
+}
+
+void sampler__free(struct sampler *s)
+{
+	if (!s)
+		return;
+	sampler__stop(s);
+	free(s->perf_links);
+	bpf_link__destroy(s->fork_link);
+	bpf_link__destroy(s->exec_link);
+	bpf_link__destroy(s->exit_link);
+	ring_buffer__free(s->rb);
+	sample_bpf__destroy(s->skel);
+	if (s->stats_fd >= 0)
+		close(s->stats_fd);
+	free(s);
+}
+
+int sampler__add_target(struct sampler *s, uint32_t pid)
+{
+	uint8_t one = 1;
+
+	if (bpf_map__update_elem(s->skel->maps.targets, &pid, sizeof(pid), &one, 1, BPF_ANY)) {
+		err_msg("cannot add pid %u to the targets: %s", pid, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* A cpu-clock event on one CPU with the sampler attached; 1: the CPU went offline. */
+static int open_cpu(struct sampler *s, int cpu, uint64_t freq)
+{
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_SOFTWARE,
+		.config = PERF_COUNT_SW_CPU_CLOCK,
+		.size = sizeof(attr),
+		.freq = 1,
+		.sample_freq = freq,
+	};
+	int fd = (int)syscall(SYS_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+
+	if (fd < 0) {
+		if (errno == ENODEV) /* went offline meanwhile */
+			return 1;
+		err_msg("cannot open a cpu-clock perf event on CPU %d: %s", cpu, strerror(errno));
+		return -1;
+	}
+	s->perf_links[s->nperf] = bpf_program__attach_perf_event(s->skel->progs.on_sample, fd);
+	if (!s->perf_links[s->nperf]) {
+		err_msg("cannot attach the sampler to CPU %d: %s", cpu, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	s->nperf++;
+	return 0;
+}
+
+int sampler__start(struct sampler *s, uint64_t freq)
+{
+	static bool online[MAX_CPUS];
+	int err = cpus__online(online, MAX_CPUS);
+
+	if (err) {
+		err_msg("cannot read the online CPUs: %s", strerror(-err));
+		return -1;
+	}
+	sampler__stop(s); /* started again after --rate-limit lowered the frequency */
+	free(s->perf_links);
+	s->perf_links = xcalloc(MAX_CPUS, sizeof(*s->perf_links));
+	for (int cpu = 0; cpu < MAX_CPUS; cpu++)
+		if (online[cpu] && open_cpu(s, cpu, freq) < 0)
+			return -1;
+	s->ncpus = s->nperf;
+	return 0;
+}
+
+void sampler__stop(struct sampler *s)
+{
+	for (int i = 0; i < s->nperf; i++)
+		bpf_link__destroy(s->perf_links[i]); /* also closes the perf event */
+	s->nperf = 0;
+}
+
+int sampler__ncpus(const struct sampler *s)
+{
+	return s->ncpus;
+}
+
+/* The py_offsets entry of a layout, registering it the first time. */
+static int offsets_id(struct sampler *s, const struct pyebpf_py_offsets *o, uint32_t *id)
+{
+	for (uint32_t i = 0; i < s->noffsets; i++)
+		if (!memcmp(&s->offsets[i], o, sizeof(*o))) {
+			*id = i;
+			return 0;
+		}
+	if (s->noffsets == PYEBPF_MAX_OFFSETS ||
+	    bpf_map__update_elem(s->skel->maps.py_offsets, &s->noffsets, sizeof(uint32_t), o, sizeof(*o), BPF_ANY))
+		return -1;
+	s->offsets[s->noffsets] = *o;
+	*id = s->noffsets++;
+	return 0;
+}
+
+void sampler__python(struct sampler *s, uint32_t pid, const struct py_interp *in)
+{
+	struct pyebpf_py_proc v = { 0 };
+
+	if (!in) {
+		sampler__forget(s, pid);
+		return;
+	}
+	if (offsets_id(s, &in->layout.bpf, &v.offsets_id)) {
+		err_msg("pid %u: too many distinct CPython layouts, native frames only", pid);
+		return;
+	}
+	v.interp_head_addr = in->interp_head_addr;
+	v.gil_addr = in->gil_addr;
+	v.version_hex = in->version_hex;
+	if (bpf_map__update_elem(s->skel->maps.py_procs, &pid, sizeof(pid), &v, sizeof(v), BPF_ANY))
+		err_msg("pid %u: cannot register the Python process: %s", pid, strerror(errno));
+}
+
+void sampler__forget(struct sampler *s, uint32_t pid)
+{
+	bpf_map__delete_elem(s->skel->maps.py_procs, &pid, sizeof(pid), 0);
+}
+
+int sampler__poll(struct sampler *s, int timeout_ms)
+{
+	/* Samples arrive without wake-ups (see bpf/sample.bpf.c): drain whatever
+	 * is there on every tick, woken or not. */
+	int err = ring_buffer__poll(s->rb, timeout_ms);
+
+	if (err >= 0 || err == -EINTR)
+		err = ring_buffer__consume(s->rb);
+	if (err < 0 && err != -EINTR) {
+		err_msg("reading the ring buffer failed: %s", strerror(-err));
+		return -1;
+	}
+	return 0;
+}
+
+int sampler__drain(struct sampler *s)
+{
+	return ring_buffer__consume(s->rb);
+}
+
+void sampler__counters(const struct sampler *s, uint64_t *totals)
+{
+	uint64_t *vals = xcalloc((size_t)s->ncpus_possible, sizeof(*vals));
+
+	for (uint32_t i = 0; i < PYEBPF_CNT__COUNT; i++) {
+		totals[i] = 0;
+		if (bpf_map__lookup_elem(s->skel->maps.counters, &i, sizeof(i), vals,
+					 sizeof(*vals) * (size_t)s->ncpus_possible, 0))
+			continue;
+		for (int c = 0; c < s->ncpus_possible; c++)
+			totals[i] += vals[c];
+	}
+	free(vals);
+}
+
+double sampler__us_per_sample(const struct sampler *s)
+{
+	struct bpf_prog_info info = { 0 };
+	uint32_t len = sizeof(info);
+
+	if (s->stats_fd < 0 || bpf_obj_get_info_by_fd(bpf_program__fd(s->skel->progs.on_sample), &info, &len) ||
+	    !info.run_cnt)
+		return -1;
+	return info.run_time_ns / 1e3 / info.run_cnt;
+}

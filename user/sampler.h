@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * The sampler: the BPF skeleton, its maps, the perf events that run it, the
+ * process tracepoints and the ring buffer. The one room that links libbpf;
+ * each function prints one error line when it fails.
+ */
+#ifndef PYEBPF_SAMPLER_H
+#define PYEBPF_SAMPLER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pyebpf.h"
+#include "python/detect.h"
+
+struct sampler_config {
+	bool all;              /* sample every process (else only targets) */
+	bool follow_forks;     /* children of targets become targets */
+	bool kernel_stacks;
+	uint32_t ustack_copy;  /* --native: stack bytes copied per sample; 0: frame-pointer walk */
+	const uint64_t *cgroup_ids; /* only these cgroups (and below); none: no cgroup filter */
+	size_t ncgroup_ids;
+	bool verbose;          /* libbpf's debug output and the verifier log */
+};
+
+/* Called with each record read from the ring buffer. */
+typedef int (*sampler_event_fn)(void *ctx, void *data, size_t size);
+
+struct sampler;
+
+/* Open, configure and load the BPF programs, attach the process tracepoints
+ * and open the ring buffer; NULL after one error line. */
+struct sampler *sampler__new(const struct sampler_config *c, sampler_event_fn fn, void *ctx);
+void sampler__free(struct sampler *s); /* accepts NULL */
+
+int sampler__add_target(struct sampler *s, uint32_t pid);
+/* Start sampling every online CPU at freq Hz (again: closes the old events first). */
+int sampler__start(struct sampler *s, uint64_t freq);
+void sampler__stop(struct sampler *s);
+int sampler__ncpus(const struct sampler *s); /* CPUs sampled */
+
+/* Tell the BPF walker where pid's interpreter is; in NULL: forget pid. */
+void sampler__python(struct sampler *s, uint32_t pid, const struct py_interp *in);
+void sampler__forget(struct sampler *s, uint32_t pid);
+
+/* Wait up to timeout_ms for records and hand them to the callback; < 0: an error line was printed. */
+int sampler__poll(struct sampler *s, int timeout_ms);
+/* Everything still in the ring buffer. */
+int sampler__drain(struct sampler *s);
+
+/* Counter totals over all CPUs, totals[PYEBPF_CNT__COUNT]. */
+void sampler__counters(const struct sampler *s, uint64_t *totals);
+/* The sample program's mean run time in microseconds, or -1 when unknown. */
+double sampler__us_per_sample(const struct sampler *s);
+
+#endif

@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * What `record` says while it runs and when it stops: samples, processes,
+ * cost, and every counter of what was lost or cut. Never silent.
+ */
+#ifndef PYEBPF_SUMMARY_H
+#define PYEBPF_SUMMARY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "ingest.h"
+#include "pyebpf.h"
+
+struct record_summary {
+	uint64_t elapsed_ns;
+	uint64_t freq;
+	int ncpus;
+	double cpu_seconds;   /* pyebpf's own CPU while recording */
+	double bpf_us;        /* the sample program's time per sample; < 0: unknown */
+	const uint64_t *counters; /* [PYEBPF_CNT__COUNT] */
+	const struct ingest *ingest;
+};
+
+/* Samples lost in BPF (ring buffer full, no scratch buffer). */
+uint64_t summary_lost(const uint64_t *counters);
+/* The one-line progress report (final: the last one, ended by a newline). */
+void summary_status(FILE *f, const struct record_summary *s, bool final);
+void summary_print(FILE *f, const struct record_summary *s);
+
+#endif
