@@ -5,24 +5,42 @@ BPFTOOL ?= bpftool
 PYTHON  ?= python3
 
 BUILD   := build
-ARCH    := $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/')
+# x86-64 only: the thread pointer (fsbase), the --native register set and its
+# DWARF register numbers are x86-64's. Other machines stop here, not in the verifier.
+ifneq ($(shell uname -m),x86_64)
+$(error pyebpf builds on x86-64 only (this machine is $(shell uname -m)))
+endif
+ARCH    := x86
+
+# V=1 shows every command.
+ifeq ($(V),1)
+Q :=
+msg = @true
+else
+Q := @
+msg = @echo "  $(1)$(2)"
+endif
 
 CFLAGS  ?= -O2 -g
 WARN    := -Wall -Wextra -Werror
 CPPFLAGS := -D_GNU_SOURCE -Iinclude -I$(BUILD) -Iuser
+DEPFLAGS = -MMD -MP
 LDLIBS  := -lbpf -ldw -lelf -lz -lprotobuf-c -lstdc++
 SAN     := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
-# Pure logic: no libbpf, so the unit tests link it alone.
-PURE_SRCS := $(filter-out user/main.c user/record.c,$(wildcard user/*.c user/*/*.c))
-USER_SRCS := $(PURE_SRCS) user/record.c user/main.c
+# Pure logic: no libbpf, so the unit tests link it alone. sampler.c is the one
+# file that links libbpf; record.c and main.c drive it.
+BPF_SRCS  := user/main.c user/record.c user/sampler.c
+PURE_SRCS := $(filter-out $(BPF_SRCS),$(wildcard user/*.c user/*/*.c))
+USER_SRCS := $(PURE_SRCS) $(BPF_SRCS)
 USER_OBJS := $(patsubst user/%.c,$(BUILD)/obj/%.o,$(USER_SRCS)) $(BUILD)/obj/profile.pb-c.o
 # pprof's schema, compiled by protoc-c (generated code: not held to our warnings).
 PROTO_OBJ := $(BUILD)/obj/profile.pb-c.o
 PROTO_ASAN := $(BUILD)/asan/profile.pb-c.o
 PURE_OBJS := $(patsubst user/%.c,$(BUILD)/obj/%.o,$(PURE_SRCS)) $(PROTO_OBJ)
 ASAN_OBJS := $(patsubst user/%.c,$(BUILD)/asan/%.o,$(PURE_SRCS)) $(PROTO_ASAN)
-HEADERS   := $(wildcard include/*.h user/*.h user/*/*.h)
+# Every object's header dependencies come from the compiler (-MMD -MP).
+DEPS_FILES = $(shell find $(BUILD) -name '*.d' 2>/dev/null)
 
 UNIT_SRCS  := $(wildcard tests/unit/*.c)
 INTEG_SRCS := $(wildcard tests/integ/*.c)
@@ -34,44 +52,50 @@ FIXTURES   := $(BUILD)/fixtures/busy $(BUILD)/fixtures/libfixture.so $(BUILD)/fi
 
 all: $(BUILD)/pyebpf
 
-$(BUILD)/sample.bpf.o: bpf/sample.bpf.c $(wildcard bpf/*.h) include/pyebpf.h vmlinux.h | $(BUILD)
-	$(CLANG) -g -O2 -Wall -Werror -target bpf -D__TARGET_ARCH_$(ARCH) -Iinclude -I. -c $< -o $@
+$(BUILD)/sample.bpf.o: bpf/sample.bpf.c vmlinux.h | $(BUILD)
+	$(call msg,CLANG-BPF ,$<)
+	$(Q)$(CLANG) -g -O2 -Wall -Werror $(DEPFLAGS) -target bpf -D__TARGET_ARCH_$(ARCH) -Iinclude -I. -c $< -o $@
 
 $(BUILD)/sample.skel.h: $(BUILD)/sample.bpf.o Makefile
-	$(BPFTOOL) gen skeleton $< name sample_bpf > $@
+	$(call msg,SKEL    ,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name sample_bpf > $@
 
 $(BUILD)/profile.pb-c.c $(BUILD)/profile.pb-c.h: user/write/profile.proto | $(BUILD)
-	protoc-c --c_out=$(BUILD) --proto_path=user/write $<
+	$(call msg,PROTOC  ,$<)
+	$(Q)protoc-c --c_out=$(BUILD) --proto_path=user/write $<
 
 # The flame graph's script, embedded as a C string (sed only: no xxd needed).
 $(BUILD)/flamegraph_js.h: user/write/flamegraph.js | $(BUILD)
-	@echo "  GEN     $@"
-	@{ echo 'static const char flamegraph_js[] ='; \
+	$(call msg,GEN     ,$@)
+	$(Q){ echo 'static const char flamegraph_js[] ='; \
 	   sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $<; echo ';'; } > $@
 
 $(PROTO_OBJ): $(BUILD)/profile.pb-c.c
 	@mkdir -p $(dir $@)
-	@echo "  CC      $<"
-	@$(CC) $(CFLAGS) -w $(CPPFLAGS) -c $< -o $@
+	$(call msg,CC      ,$<)
+	$(Q)$(CC) $(CFLAGS) -w $(CPPFLAGS) -c $< -o $@
 
 $(PROTO_ASAN): $(BUILD)/profile.pb-c.c
 	@mkdir -p $(dir $@)
-	@echo "  CC-SAN  $<"
-	@$(CC) -O1 -g $(SAN) -w $(CPPFLAGS) -c $< -o $@
+	$(call msg,CC-SAN  ,$<)
+	$(Q)$(CC) -O1 -g $(SAN) -w $(CPPFLAGS) -c $< -o $@
 
-$(BUILD)/obj/%.o: user/%.c $(HEADERS) $(BUILD)/sample.skel.h $(BUILD)/profile.pb-c.h $(BUILD)/flamegraph_js.h
-	@mkdir -p $(dir $@)
-	@echo "  CC      $<"
-	@$(CC) $(CFLAGS) $(WARN) $(CPPFLAGS) -c $< -o $@
+# Generated headers first (order-only); after that the .d files say who needs what.
+GENERATED := $(BUILD)/sample.skel.h $(BUILD)/profile.pb-c.h $(BUILD)/flamegraph_js.h
 
-$(BUILD)/asan/%.o: user/%.c $(HEADERS) $(BUILD)/profile.pb-c.h $(BUILD)/flamegraph_js.h
+$(BUILD)/obj/%.o: user/%.c | $(GENERATED)
 	@mkdir -p $(dir $@)
-	@echo "  CC-SAN  $<"
-	@$(CC) -O1 -g $(SAN) $(WARN) $(CPPFLAGS) -c $< -o $@
+	$(call msg,CC      ,$<)
+	$(Q)$(CC) $(CFLAGS) $(WARN) $(DEPFLAGS) $(CPPFLAGS) -c $< -o $@
+
+$(BUILD)/asan/%.o: user/%.c | $(BUILD)/profile.pb-c.h $(BUILD)/flamegraph_js.h
+	@mkdir -p $(dir $@)
+	$(call msg,CC-SAN  ,$<)
+	$(Q)$(CC) -O1 -g $(SAN) $(WARN) $(DEPFLAGS) $(CPPFLAGS) -c $< -o $@
 
 $(BUILD)/pyebpf: $(USER_OBJS)
-	@echo "  LD      $@"
-	@$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
+	$(call msg,LD      ,$@)
+	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
 
 $(BUILD):
 	mkdir -p $@
@@ -105,32 +129,52 @@ $(BUILD)/fixtures/debug/.done: $(BUILD)/fixtures/libfixture.so $(BUILD)/fixtures
 	touch $@
 
 # Unit tests: pure code under AddressSanitizer and UBSan.
-$(BUILD)/unit-tests: $(UNIT_SRCS) tests/unit/unit.h tests/unit/frames.h $(ASAN_OBJS)
-	@echo "  LD      $@"
-	@$(CC) -O1 -g $(SAN) $(WARN) $(CPPFLAGS) $(UNIT_SRCS) $(ASAN_OBJS) -o $@ -lcriterion -ldw -lelf -lz -lprotobuf-c -lstdc++ -ldl -lpthread
+# One binary each, compiled in one go: -MMD writes the headers of every test
+# source (tests/pythons.h, tests/unit/dwarf.h, ...) into the binary's .d file.
+$(BUILD)/unit-tests: $(UNIT_SRCS) $(ASAN_OBJS)
+	$(call msg,LD      ,$@)
+	$(Q)$(CC) -O1 -g $(SAN) $(WARN) $(CPPFLAGS) $(UNIT_SRCS) $(ASAN_OBJS) -o $@ -lcriterion -ldw -lelf -lz -lprotobuf-c -lstdc++ -ldl -lpthread
+	$(Q)$(CC) $(CPPFLAGS) -MM -MP -MT $@ $(UNIT_SRCS) > $@.d
 
-$(BUILD)/integ-tests: $(INTEG_SRCS) tests/integ/integ.h
-	@echo "  LD      $@"
-	@$(CC) -O1 -g $(WARN) $(CPPFLAGS) $(INTEG_SRCS) -o $@ -lcriterion
+$(BUILD)/integ-tests: $(INTEG_SRCS)
+	$(call msg,LD      ,$@)
+	$(Q)$(CC) -O1 -g $(WARN) $(CPPFLAGS) $(INTEG_SRCS) -o $@ -lcriterion
+	$(Q)$(CC) $(CPPFLAGS) -MM -MP -MT $@ $(INTEG_SRCS) > $@.d
 
-# The pprof reader under libFuzzer, ASan and UBSan, from recorded seeds, for a
-# bounded time (FUZZ_SECONDS); a crash or sanitizer report fails the target.
-FUZZ_SRCS := tests/fuzz/fuzz_pprof.c user/read/pprof.c user/profile.c user/hashmap.c user/util.c \
+# Fuzz targets under libFuzzer, ASan and UBSan, from committed seeds, each for
+# a bounded time (FUZZ_SECONDS); a crash or sanitizer report fails `make fuzz`.
+# pprof: the reader of `report` (files pyebpf did not write) and every writer.
+# ingest: raw ring-buffer records through the decoder, the symbolizers
+# (this process's own maps, /proc/kallsyms) and --native unwinding.
+FUZZ_CFLAGS := -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all $(WARN) $(CPPFLAGS)
+FUZZ_PPROF_SRCS := tests/fuzz/fuzz_pprof.c user/read/pprof.c user/profile.c user/hashmap.c user/util.c \
 	user/gzip.c user/frame_format.c user/top.c user/write/flamegraph.c user/write/folded.c \
-	user/write/trace.c user/write/escape.c $(BUILD)/profile.pb-c.c
+	user/write/trace.c user/write/escape.c
+FUZZ_INGEST_SRCS := tests/fuzz/fuzz_ingest.c $(PURE_SRCS)
 FUZZ_SECONDS ?= 30
 
-$(BUILD)/fuzz-pprof: $(FUZZ_SRCS) $(HEADERS) $(BUILD)/profile.pb-c.h $(BUILD)/flamegraph_js.h
-	@echo "  LD      $@"
-	@$(CLANG) -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all $(CPPFLAGS) \
-		$(FUZZ_SRCS) -o $@ -lprotobuf-c -lz
+$(BUILD)/fuzz-pprof: $(FUZZ_PPROF_SRCS) $(PROTO_OBJ) | $(BUILD)/profile.pb-c.h $(BUILD)/flamegraph_js.h
+	$(call msg,LD      ,$@)
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) $(FUZZ_PPROF_SRCS) $(PROTO_OBJ) -o $@ -lprotobuf-c -lz
+	$(Q)$(CC) $(CPPFLAGS) -MM -MP -MT $@ $(FUZZ_PPROF_SRCS) > $@.d
 
-fuzz: $(BUILD)/fuzz-pprof
-	mkdir -p $(BUILD)/fuzz-corpus
-	cd $(BUILD) && { ./fuzz-pprof -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 \
-		-print_final_stats=1 fuzz-corpus ../tests/fuzz/seeds > fuzz.log 2>&1 || \
-		{ tail -n 60 fuzz.log; echo "fuzz: the pprof reader failed (build/fuzz.log)"; exit 1; }; }
-	@grep -E '^(Done|stat::(number_of_executed_units|new_units_added|peak_rss_mb))' $(BUILD)/fuzz.log
+$(BUILD)/fuzz-ingest: $(FUZZ_INGEST_SRCS) $(PROTO_OBJ) | $(BUILD)/profile.pb-c.h $(BUILD)/flamegraph_js.h
+	$(call msg,LD      ,$@)
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) $(FUZZ_INGEST_SRCS) $(PROTO_OBJ) -o $@ -ldw -lelf -lz -lprotobuf-c -lstdc++
+	$(Q)$(CC) $(CPPFLAGS) -MM -MP -MT $@ $(FUZZ_INGEST_SRCS) > $@.d
+
+# $(call run_fuzz,NAME): run build/fuzz-NAME over tests/fuzz/seeds-NAME.
+define run_fuzz
+	mkdir -p $(BUILD)/fuzz-corpus-$(1)
+	cd $(BUILD) && { ./fuzz-$(1) -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 \
+		-print_final_stats=1 fuzz-corpus-$(1) ../tests/fuzz/seeds-$(1) > fuzz-$(1).log 2>&1 || \
+		{ tail -n 60 fuzz-$(1).log; echo "fuzz: $(1) failed (build/fuzz-$(1).log)"; exit 1; }; }
+	@grep -E '^(Done|stat::(number_of_executed_units|new_units_added|peak_rss_mb))' $(BUILD)/fuzz-$(1).log
+endef
+
+fuzz: $(BUILD)/fuzz-pprof $(BUILD)/fuzz-ingest
+	$(call run_fuzz,pprof)
+	$(call run_fuzz,ingest)
 
 unit-test: $(BUILD)/unit-tests $(FIXTURES)
 	cd $(BUILD) && ASAN_OPTIONS=detect_leaks=1 ./unit-tests --jobs 2
@@ -172,3 +216,5 @@ bench: $(BUILD)/pyebpf $(FIXTURES)
 
 clean:
 	rm -rf $(BUILD)
+
+-include $(DEPS_FILES)

@@ -1,0 +1,244 @@
+/*
+ * The ingest path with synthetic samples of this very process: its user
+ * addresses are named from the unit-test binary's symbols, kernel addresses
+ * from a kallsyms file written here; no BPF anywhere.
+ */
+#include "unit.h"
+
+#include "counters.h"
+#include "ingest.h"
+#include "samples.h"
+#include "summary.h"
+#include "util.h"
+
+__attribute__((noinline)) void ingest_leaf_fn(void)
+{
+	__asm__ volatile("" ::: "memory");
+}
+
+__attribute__((noinline)) void ingest_caller_fn(void)
+{
+	ingest_leaf_fn();
+	__asm__ volatile("" ::: "memory");
+}
+
+static struct sample_rec rec;
+static unsigned forgot, forgot_pid;
+
+static void on_forget(void *ctx, uint32_t pid)
+{
+	(void)ctx;
+	forgot++;
+	forgot_pid = pid;
+}
+
+static const char *ksyms_file(void)
+{
+	return write_temp("ffffffff81000000 T entry_SYSCALL_64\n"
+			  "ffffffff81000100 T do_syscall_64\n"
+			  "ffffffff81000200 T ksys_read\n");
+}
+
+struct rig {
+	struct profile *prof;
+	struct ingest *in;
+	struct filter filter;
+	char kpath[64];
+};
+
+static void rig_up(struct rig *g, bool native)
+{
+	struct ingest_hooks hooks = { .forget_pid = on_forget };
+	struct ingest_config c = { .filter = &g->filter, .native = native };
+
+	filter__init(&g->filter);
+	snprintf(g->kpath, sizeof(g->kpath), "%s", ksyms_file());
+	c.kallsyms = g->kpath;
+	g->prof = profile__new();
+	g->in = ingest__new(g->prof, &c, &hooks);
+	forgot = forgot_pid = 0;
+}
+
+static void rig_down(struct rig *g)
+{
+	ingest__free(g->in);
+	profile__free(g->prof);
+	filter__free(&g->filter);
+	unlink(g->kpath);
+}
+
+static const char *name_of(const struct profile *p, uint32_t frame)
+{
+	return profile__str_at(p, profile__frame_at(p, frame)->name);
+}
+
+/* kernel: read ← do_syscall_64 ← entry; user: leaf ← caller, all leaf first. */
+static size_t syscall_sample(struct pyebpf_sample **out, uint64_t ts)
+{
+	uint64_t k[] = { 0xffffffff81000210ULL, 0xffffffff81000104ULL, 0xffffffff81000008ULL };
+	uint64_t u[] = { (uint64_t)(uintptr_t)ingest_leaf_fn, (uint64_t)(uintptr_t)ingest_caller_fn + 5 };
+	struct pyebpf_sample *s = sample_init(&rec, (uint32_t)getpid(), (uint32_t)getpid(), ts);
+
+	*out = s;
+	return sample_native(s, k, 3, u, 2);
+}
+
+Test(ingest, native_sample_becomes_named_frames_root_first)
+{
+	struct rig g;
+	struct pyebpf_sample *s;
+	size_t size;
+	struct profile_entry e;
+
+	rig_up(&g, false);
+	ingest__set_time_base(g.in, 1000);
+	size = syscall_sample(&s, 1500);
+	cr_assert_eq(ingest__event(g.in, s, size), 0);
+	cr_assert_eq(ingest__stats(g.in)->samples, 1);
+	cr_assert_eq(ingest__stats(g.in)->bad, 0);
+	cr_assert_eq(profile__nstacks(g.prof), 1);
+	profile__entry(g.prof, 0, &e);
+	cr_assert_eq(e.nframes, 5);
+	cr_assert_str_eq(name_of(g.prof, e.frames[0]), "ingest_caller_fn");
+	cr_assert_str_eq(name_of(g.prof, e.frames[1]), "ingest_leaf_fn");
+	cr_assert_str_eq(name_of(g.prof, e.frames[2]), "entry_SYSCALL_64");
+	cr_assert_str_eq(name_of(g.prof, e.frames[3]), "do_syscall_64");
+	cr_assert_str_eq(name_of(g.prof, e.frames[4]), "ksys_read");
+	cr_assert_eq(profile__frame_at(g.prof, e.frames[4])->kind, FRAME_KERNEL);
+	cr_assert_eq(e.labels.pid, (uint32_t)getpid());
+	cr_assert_str_eq(profile__str_at(g.prof, e.labels.comm), "unit-comm");
+	/* Times are relative to the time base. */
+	size_t nev;
+	const struct profile_event *ev = profile__events(g.prof, &nev);
+	cr_assert_eq(nev, 1);
+	cr_assert_eq(ev[0].time_ns, 500);
+	cr_assert_eq(ingest__processes(g.in), 1);
+	cr_assert_null(ingest__native_stats(g.in));
+	rig_down(&g);
+}
+
+Test(ingest, full_kernel_user_stack_is_marked_truncated_at_its_root)
+{
+	struct rig g;
+	struct pyebpf_sample *s = sample_init(&rec, (uint32_t)getpid(), (uint32_t)getpid(), 1);
+	uint64_t u[PYEBPF_MAX_STACK];
+	struct profile_entry e;
+	size_t size;
+
+	for (int i = 0; i < PYEBPF_MAX_STACK; i++)
+		u[i] = (uint64_t)(uintptr_t)ingest_caller_fn + 5;
+	rig_up(&g, false);
+	size = sample_native(s, NULL, 0, u, PYEBPF_MAX_STACK);
+	ingest__event(g.in, s, size);
+	profile__entry(g.prof, 0, &e);
+	cr_assert_eq(e.nframes, PYEBPF_MAX_STACK + 1);
+	cr_assert_str_eq(name_of(g.prof, e.frames[0]), "[truncated]");
+	cr_assert_eq(profile__frame_at(g.prof, e.frames[0])->kind, FRAME_MARK);
+	rig_down(&g);
+}
+
+Test(ingest, malformed_events_are_counted_and_add_nothing)
+{
+	struct rig g;
+	struct pyebpf_sample *s;
+	size_t size;
+
+	rig_up(&g, false);
+	size = syscall_sample(&s, 1);
+	ingest__event(g.in, s, 10);       /* shorter than the header */
+	ingest__event(g.in, s, size - 8); /* the last user frame cut */
+	s->kstack_len = 1000;
+	ingest__event(g.in, s, size);
+	s->kstack_len = 3;
+	s->h.type = 99;
+	ingest__event(g.in, s, size);
+	s->h.type = PYEBPF_EVENT_SAMPLE;
+	/* Registers and a stack copy, but --native is off. */
+	s->flags = PYEBPF_SAMPLE_UREGS;
+	ingest__event(g.in, s, sizeof(rec));
+	cr_assert_eq(ingest__stats(g.in)->bad, 5);
+	cr_assert_eq(ingest__stats(g.in)->samples, 3);
+	cr_assert_eq(profile__total(g.prof), 0);
+	rig_down(&g);
+}
+
+Test(ingest, filters_count_what_they_leave_out)
+{
+	struct rig g;
+	struct pyebpf_sample *s;
+	size_t size;
+	uint32_t other = 1;
+
+	rig_up(&g, false);
+	g.filter.pids = &other; /* --pid 1: not us */
+	g.filter.npids = 1;
+	size = syscall_sample(&s, 1);
+	ingest__event(g.in, s, size);
+	cr_assert_eq(ingest__stats(g.in)->filtered, 1);
+	g.filter.npids = 0;
+	g.filter.pids = NULL;
+	g.filter.python_only = true; /* no Python frames: the sample goes */
+	ingest__event(g.in, s, size);
+	cr_assert_eq(ingest__stats(g.in)->filtered, 2);
+	g.filter.python_only = false;
+	g.filter.no_kernel = true;
+	ingest__event(g.in, s, size);
+	cr_assert_eq(profile__total(g.prof), 1);
+	struct profile_entry e;
+	profile__entry(g.prof, 0, &e);
+	cr_assert_eq(e.nframes, 2);
+	rig_down(&g);
+}
+
+Test(ingest, exec_and_exit_forget_the_process_in_bpf_too)
+{
+	struct rig g;
+	struct pyebpf_event_header h = { .type = PYEBPF_EVENT_EXEC, .pid = (uint32_t)getpid() };
+	struct pyebpf_sample *s;
+	size_t size;
+
+	rig_up(&g, false);
+	size = syscall_sample(&s, 1);
+	ingest__event(g.in, s, size);
+	ingest__event(g.in, &h, sizeof(h));
+	cr_assert_eq(forgot, 1);
+	cr_assert_eq(forgot_pid, (uint32_t)getpid());
+	h.type = PYEBPF_EVENT_EXIT;
+	ingest__event(g.in, &h, sizeof(h));
+	ingest__gc(g.in, now_ns()); /* within the grace period: kept for late samples */
+	cr_assert_eq(forgot, 1);
+	ingest__gc(g.in, now_ns() + 10 * 1000000000ULL);
+	cr_assert_eq(forgot, 2);
+	rig_down(&g);
+}
+
+Test(ingest, summary_names_every_counter)
+{
+	struct rig g;
+	uint64_t counters[PYEBPF_CNT__COUNT] = { 0 };
+	struct record_summary sum = { .elapsed_ns = 2000000000ULL, .freq = 99, .ncpus = 2, .bpf_us = 3.5,
+				      .counters = counters };
+	struct pyebpf_sample *s;
+	char *buf = NULL;
+	size_t len = 0, size;
+	FILE *f = open_memstream(&buf, &len);
+
+	for (int i = 0; i < PYEBPF_CNT__COUNT; i++)
+		cr_assert_str_neq(counter_name((enum pyebpf_counter)i), "unnamed counter", "counter %d", i);
+	rig_up(&g, false);
+	size = syscall_sample(&s, 1);
+	ingest__event(g.in, s, size);
+	ingest__event(g.in, s, 3);
+	counters[PYEBPF_CNT_RB_FULL] = 4;
+	counters[PYEBPF_CNT_PY_TRUNCATED] = 2;
+	sum.ingest = g.in;
+	summary_print(f, &sum);
+	fclose(f);
+	cr_assert(strstr(buf, "pyebpf: 1 samples from 1 processes (0 Python) in 2.0 s (99 Hz on 2 CPUs), 4 lost\n"), "%s",
+		  buf);
+	cr_assert(strstr(buf, ", BPF 3.50 us per sample\n"), "%s", buf);
+	cr_assert(strstr(buf, "pyebpf: Python stacks deeper than 1024 frames (marked [truncated]): 2\n"), "%s", buf);
+	cr_assert(strstr(buf, "pyebpf: malformed events ignored: 1\n"), "%s", buf);
+	free(buf);
+	rig_down(&g);
+}
