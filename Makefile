@@ -52,9 +52,18 @@ FIXTURES   := $(BUILD)/fixtures/busy $(BUILD)/fixtures/libfixture.so $(BUILD)/fi
 
 all: $(BUILD)/pyebpf
 
-$(BUILD)/sample.bpf.o: bpf/sample.bpf.c vmlinux.h | $(BUILD)
+# One BPF object file per program family (bpf/*.bpf.c), linked into one
+# object for the skeleton; bpf/shared.bpf.h holds the maps they share.
+BPF_PROGS := $(patsubst bpf/%.bpf.c,$(BUILD)/bpf/%.bpf.o,$(wildcard bpf/*.bpf.c))
+
+$(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c vmlinux.h
+	@mkdir -p $(dir $@)
 	$(call msg,CLANG-BPF ,$<)
 	$(Q)$(CLANG) -g -O2 -Wall -Werror $(DEPFLAGS) -target bpf -D__TARGET_ARCH_$(ARCH) -Iinclude -I. -c $< -o $@
+
+$(BUILD)/sample.bpf.o: $(BPF_PROGS)
+	$(call msg,BPF-LINK ,$@)
+	$(Q)$(BPFTOOL) gen object $@ $^
 
 $(BUILD)/sample.skel.h: $(BUILD)/sample.bpf.o Makefile
 	$(call msg,SKEL    ,$@)

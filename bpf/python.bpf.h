@@ -13,8 +13,9 @@
 #ifndef PYEBPF_PYTHON_BPF_H
 #define PYEBPF_PYTHON_BPF_H
 
+#include "shared.bpf.h"
+
 #define MAX_INTERPRETERS 4
-#define PYEBPF_PY_NOT_READY 100 /* internal: no thread state exists yet */
 #define MAX_THREADS 4096
 /* A thread without a thread state is looked for again after this long. */
 #define NO_TSTATE_RETRY_NS (20 * 1000 * 1000ULL)
@@ -96,31 +97,38 @@ static long tlist_step(__u32 i, void *data)
 	return 0;
 }
 
-/* 0 and *tstate set, or an enum pyebpf_py_error. */
-static __always_inline int find_tstate(const struct pyebpf_py_proc *pp, const struct pyebpf_py_offsets *o,
-				       __u64 fsbase, __u64 *tstate)
+/* What the thread lists said; internal, apart from enum pyebpf_py_error,
+ * which travels to userspace. */
+enum tstate_lookup {
+	TSTATE_FOUND,
+	TSTATE_ABSENT,     /* the thread has no thread state */
+	TSTATE_NONE_YET,   /* no thread state at all: the interpreter is starting */
+	TSTATE_UNREADABLE, /* an interpreter or thread list could not be read */
+};
+
+static __always_inline enum tstate_lookup find_tstate(const struct pyebpf_py_proc *pp,
+						      const struct pyebpf_py_offsets *o, __u64 fsbase,
+						      __u64 *tstate)
 {
 	struct tlist_ctx c = { .fsbase = fsbase, .off_next = o->tstate_next, .off_thread_id = o->tstate_thread_id };
 	__u64 interp;
 
 	if (read_ptr(pp->interp_head_addr, &interp))
-		return PYEBPF_PY_READ_INTERP;
+		return TSTATE_UNREADABLE;
 	for (int i = 0; i < MAX_INTERPRETERS && interp; i++) {
 		if (read_ptr(interp + o->interp_threads_head, &c.t))
-			return PYEBPF_PY_READ_INTERP;
+			return TSTATE_UNREADABLE;
 		bpf_loop(MAX_THREADS, tlist_step, &c, 0);
 		if (c.found) {
 			*tstate = c.found;
-			return PYEBPF_PY_OK;
+			return TSTATE_FOUND;
 		}
 		if (c.err)
-			return PYEBPF_PY_READ_INTERP;
+			return TSTATE_UNREADABLE;
 		if (read_ptr(interp + o->interp_next, &interp))
-			return PYEBPF_PY_READ_INTERP;
+			return TSTATE_UNREADABLE;
 	}
-	/* No thread states at all: the interpreter is still starting. Not
-	 * worth remembering: the main thread gets its state any moment. */
-	return c.seen ? PYEBPF_PY_NO_TSTATE : PYEBPF_PY_NOT_READY;
+	return c.seen ? TSTATE_ABSENT : TSTATE_NONE_YET;
 }
 
 /* The thread state of the current thread, through the per-tid cache. */
@@ -130,7 +138,7 @@ static __always_inline int current_tstate(const struct pyebpf_py_proc *pp, const
 	struct task_struct *task = bpf_get_current_task_btf();
 	__u64 fsbase = BPF_CORE_READ(task, thread.fsbase), now = bpf_ktime_get_ns(), id;
 	struct tstate_cache *cached = bpf_map_lookup_elem(&py_tstates, &tid), fresh = { 0 };
-	int err;
+	enum tstate_lookup found;
 
 	if (cached) {
 		if (cached->tstate && !read_ptr(cached->tstate + o->tstate_thread_id, &id) && id == fsbase) {
@@ -140,15 +148,20 @@ static __always_inline int current_tstate(const struct pyebpf_py_proc *pp, const
 		if (!cached->tstate && now - cached->looked_ns < NO_TSTATE_RETRY_NS)
 			return PYEBPF_PY_NO_TSTATE;
 	}
-	err = find_tstate(pp, o, fsbase, tstate);
-	if (err == PYEBPF_PY_NOT_READY)
-		return PYEBPF_PY_NO_TSTATE;
-	if (err == PYEBPF_PY_OK || err == PYEBPF_PY_NO_TSTATE) {
-		fresh.tstate = err == PYEBPF_PY_OK ? *tstate : 0;
+	found = find_tstate(pp, o, fsbase, tstate);
+	switch (found) {
+	case TSTATE_FOUND:
+	case TSTATE_ABSENT:
+		fresh.tstate = found == TSTATE_FOUND ? *tstate : 0;
 		fresh.looked_ns = now;
 		bpf_map_update_elem(&py_tstates, &tid, &fresh, BPF_ANY);
+		return found == TSTATE_FOUND ? PYEBPF_PY_OK : PYEBPF_PY_NO_TSTATE;
+	case TSTATE_NONE_YET:
+		/* Not worth remembering: the main thread gets its state any moment. */
+		return PYEBPF_PY_NO_TSTATE;
+	default:
+		return PYEBPF_PY_READ_INTERP;
 	}
-	return err;
 }
 
 /* ---- walking the frames --------------------------------------------------- */

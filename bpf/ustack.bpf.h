@@ -8,6 +8,8 @@
 #ifndef PYEBPF_USTACK_BPF_H
 #define PYEBPF_USTACK_BPF_H
 
+#include "shared.bpf.h"
+
 #define PAGE 4096
 
 /*

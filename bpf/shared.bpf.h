@@ -1,0 +1,124 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * What every BPF program of pyebpf shares: the settings userspace writes
+ * through skel->rodata, the maps (ring buffer, targets, counters, per-CPU
+ * sample buffer), and the helpers around them. Each program file includes
+ * it; the objects are linked into one (bpftool gen object), where these
+ * __weak definitions become one map or variable each.
+ */
+#ifndef PYEBPF_SHARED_BPF_H
+#define PYEBPF_SHARED_BPF_H
+
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "pyebpf.h"
+
+/* Set through skel->rodata between open and load. */
+const volatile __u32 self_pid __weak = 0;       /* never sample pyebpf itself */
+const volatile __u8 filter_pids __weak = 0;     /* only sample pids in `targets` */
+const volatile __u8 follow_forks __weak = 0;    /* children of targets become targets */
+const volatile __u8 kernel_stacks __weak = 1;   /* --no-kernel clears it */
+const volatile __u8 filter_cgroups __weak = 0;  /* only tasks in (or below) a cgroup of `target_cgroups` */
+const volatile __u32 ustack_copy __weak = 0;    /* --native: user stack bytes to copy (0: frame-pointer walk) */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 8 << 20); /* resized by userspace before load */
+} events SEC(".maps") __weak;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 8192);
+	__type(key, __u32);  /* tgid */
+	__type(value, __u8);
+} targets SEC(".maps") __weak;
+
+/* --cgroup / --container: cgroup v2 ids; their descendants count too. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 256);
+	__type(key, __u64);
+	__type(value, __u8);
+} target_cgroups SEC(".maps") __weak;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, PYEBPF_CNT__COUNT);
+	__type(key, __u32);
+	__type(value, __u64);
+} counters SEC(".maps") __weak;
+
+/*
+ * One sample buffer per CPU (up to ~90 KiB with a native stack copy: beyond
+ * the 512-byte BPF stack and the 32 KiB limit of a per-CPU map value), so an
+ * array indexed by CPU. Userspace sets max_entries to the number of possible
+ * CPUs. A perf_event program never nests on its CPU, so a CPU's buffer is
+ * its own while the program runs.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct pyebpf_sample_buf);
+} scratch SEC(".maps") __weak;
+
+static __always_inline struct pyebpf_sample *sample_buf(void)
+{
+	__u32 cpu = bpf_get_smp_processor_id();
+
+	return bpf_map_lookup_elem(&scratch, &cpu);
+}
+
+/*
+ * Wake the reader only once a batch is waiting: a wake-up per sample costs the
+ * profiled CPUs more than the sample itself. Userspace also drains the ring
+ * on a short timer, so nothing waits long.
+ */
+#define WAKEUP_BYTES (256 * 1024)
+
+static __always_inline __u64 wakeup_flag(void)
+{
+	return bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) > WAKEUP_BYTES ? BPF_RB_FORCE_WAKEUP
+									    : BPF_RB_NO_WAKEUP;
+}
+
+static __always_inline void count(__u32 which)
+{
+	__u64 *c = bpf_map_lookup_elem(&counters, &which);
+
+	if (c)
+		(*c)++;
+}
+
+/* Deeper cgroups than this are matched by their ancestors up to this level. */
+#define MAX_CGROUP_LEVEL 32
+
+/* Is the current task in a target cgroup or below one? Its ancestors, root first. */
+static __always_inline int in_target_cgroup(void)
+{
+	for (int level = 0; level <= MAX_CGROUP_LEVEL; level++) {
+		__u64 id = bpf_get_current_ancestor_cgroup_id(level);
+
+		if (!id) /* deeper than the task's own cgroup */
+			return 0;
+		if (bpf_map_lookup_elem(&target_cgroups, &id))
+			return 1;
+	}
+	return 0;
+}
+
+static __always_inline int wanted(__u32 pid)
+{
+	if (pid == 0 || pid == self_pid) /* idle task, ourselves */
+		return 0;
+	if (filter_pids && !bpf_map_lookup_elem(&targets, &pid))
+		return 0;
+	/* Samples of other containers never leave the kernel. */
+	if (filter_cgroups && !in_target_cgroup())
+		return 0;
+	return 1;
+}
+
+#endif /* PYEBPF_SHARED_BPF_H */
