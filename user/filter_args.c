@@ -30,26 +30,15 @@ static void push_str(const char ***v, size_t *n, const char *s)
 
 static int push_ids(uint32_t **v, size_t *n, const char *arg, const char *opt, const char *what)
 {
-	char *copy = xstrdup(arg), *save = NULL;
-	size_t cap = *n, before = *n;
+	char bad[64];
 
-	for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		uint64_t id;
-
-		if (parse_u64(tok, 1, 0x3fffffff, &id)) {
-			err_msg("invalid %s '%s' for %s (expected %s[,%s...])", what, tok, opt, what, what);
-			free(copy);
-			return -1;
-		}
-		xgrow(v, &cap, *n + 1, sizeof(**v));
-		(*v)[(*n)++] = (uint32_t)id;
-	}
-	free(copy);
-	if (*n == before) {
-		err_msg("invalid %s list '%s' for %s", what, arg, opt);
-		return -1;
-	}
-	return 0;
+	if (!parse_id_list(arg, v, n, bad, sizeof(bad)))
+		return 0;
+	if (!*bad)
+		err_msg("invalid %s list '%s' for %s (expected %s[,%s...])", what, arg, opt, what, what);
+	else
+		err_msg("invalid %s '%s' for %s (expected %s[,%s...])", what, bad, opt, what, what);
+	return -1;
 }
 
 int filter_args__pids(struct filter *f, const char *arg, const char *opt)
@@ -127,4 +116,14 @@ int filter_args__check(const struct filter *f)
 		return -1;
 	}
 	return 0;
+}
+
+void args_bad_option(const char *verb, int c, char **argv)
+{
+	if (c == ':')
+		err_msg("option '%s' needs a value (see 'pyebpf %s --help')", argv[optind - 1], verb);
+	else if (optopt)
+		err_msg("unknown option '-%c' (see 'pyebpf %s --help')", optopt, verb);
+	else
+		err_msg("unknown option '%s' (see 'pyebpf %s --help')", argv[optind - 1], verb);
 }

@@ -41,6 +41,9 @@ extern const char filter_args_usage[];
 int filter_args__option(struct filter *f, int opt, const char *arg);
 /* --pid for report: PID[,PID...] into f->pids; -1 after one error line. */
 int filter_args__pids(struct filter *f, const char *arg, const char *opt);
+/* getopt_long's ':' (a value is missing) or '?' (unknown option) as one
+ * error line naming the verb's help. */
+void args_bad_option(const char *verb, int c, char **argv);
 /* After all options: checks that need them all (--since before --until). */
 int filter_args__check(const struct filter *f);
 

@@ -93,12 +93,7 @@ static int write_trace_gz(const struct profile *p, FILE *out)
 	if (!ret)
 		ret = gzip__write((const uint8_t *)buf, len, out);
 	free(buf);
-	if (!ret && (fflush(out) || ferror(out))) {
-		if (!errno)
-			errno = EIO;
-		ret = -1;
-	}
-	return ret;
+	return ret ? ret : stream_finish(out);
 }
 
 int write_profile(const struct profile *p, enum output_format f, const struct write_opts *o, FILE *out)

@@ -2,18 +2,24 @@
 /*
  * Linear probing with tombstones; keys are copied (one allocation each) so
  * callers may pass stack buffers. Sized for profiler tables: up to millions
- * of entries, rehashing at 70% load.
+ * of entries, rehashing at 70% load. Out of memory ends the process, as the
+ * x* allocators do (util.h): no caller has anything better to do.
  */
 #include "hashmap.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+#include "util.h"
+
 struct slot {
 	void *key; /* NULL: empty; TOMBSTONE: removed */
 	size_t len;
 	uint64_t hash;
-	uint64_t value;
+	union {
+		uint64_t u; /* hashmap__put/get */
+		void *p;    /* hashmap__put_ptr/get_ptr: one kind per map */
+	} value;
 };
 
 static char tombstone_mark;
@@ -46,16 +52,10 @@ uint64_t hash_bytes(const void *data, size_t len)
 
 struct hashmap *hashmap__new(void)
 {
-	struct hashmap *h = calloc(1, sizeof(*h));
+	struct hashmap *h = xcalloc(1, sizeof(*h));
 
-	if (!h)
-		return NULL;
 	h->cap = 64;
-	h->slots = calloc(h->cap, sizeof(*h->slots));
-	if (!h->slots) {
-		free(h);
-		return NULL;
-	}
+	h->slots = xcalloc(h->cap, sizeof(*h->slots));
 	return h;
 }
 
@@ -76,7 +76,7 @@ void hashmap__free_values(struct hashmap *h, void (*free_value)(void *))
 		return;
 	for (size_t i = 0; i < h->cap; i++)
 		if (h->slots[i].key && h->slots[i].key != TOMBSTONE)
-			free_value((void *)(uintptr_t)h->slots[i].value);
+			free_value(h->slots[i].value.p);
 	hashmap__free(h);
 }
 
@@ -94,13 +94,11 @@ static struct slot *find(const struct hashmap *h, const void *key, size_t len, u
 	}
 }
 
-static int grow(struct hashmap *h)
+static void grow(struct hashmap *h)
 {
 	size_t ncap = h->size * 2 >= h->cap ? h->cap * 2 : h->cap; /* else just purge tombstones */
-	struct slot *ns = calloc(ncap, sizeof(*ns));
+	struct slot *ns = xcalloc(ncap, sizeof(*ns));
 
-	if (!ns)
-		return -1;
 	for (size_t i = 0; i < h->cap; i++) {
 		struct slot *s = &h->slots[i];
 
@@ -115,17 +113,23 @@ static int grow(struct hashmap *h)
 	h->slots = ns;
 	h->cap = ncap;
 	h->used = h->size;
-	return 0;
 }
 
 uint64_t *hashmap__get(const struct hashmap *h, const void *key, size_t len)
 {
 	struct slot *s = find(h, key, len, hash_bytes(key, len));
 
-	return s ? &s->value : NULL;
+	return s ? &s->value.u : NULL;
 }
 
-uint64_t *hashmap__put(struct hashmap *h, const void *key, size_t len, bool *created)
+void *hashmap__get_ptr(const struct hashmap *h, const void *key, size_t len)
+{
+	struct slot *s = find(h, key, len, hash_bytes(key, len));
+
+	return s ? s->value.p : NULL;
+}
+
+static struct slot *put(struct hashmap *h, const void *key, size_t len, bool *created)
 {
 	uint64_t hash = hash_bytes(key, len);
 	struct slot *s = find(h, key, len, hash);
@@ -134,28 +138,36 @@ uint64_t *hashmap__put(struct hashmap *h, const void *key, size_t len, bool *cre
 	if (created)
 		*created = false;
 	if (s)
-		return &s->value;
-	if ((h->used + 1) * 10 > h->cap * 7 && grow(h))
-		return NULL;
+		return s;
+	if ((h->used + 1) * 10 > h->cap * 7)
+		grow(h);
 	mask = h->cap - 1;
 	size_t i = hash & mask;
 	while (h->slots[i].key && h->slots[i].key != TOMBSTONE)
 		i = (i + 1) & mask;
 	s = &h->slots[i];
-	void *copy = malloc(len ? len : 1);
-	if (!copy)
-		return NULL;
+	void *copy = xmalloc(len ? len : 1);
 	memcpy(copy, key, len);
 	if (!s->key)
 		h->used++;
 	s->key = copy;
 	s->len = len;
 	s->hash = hash;
-	s->value = 0;
+	memset(&s->value, 0, sizeof(s->value));
 	h->size++;
 	if (created)
 		*created = true;
-	return &s->value;
+	return s;
+}
+
+uint64_t *hashmap__put(struct hashmap *h, const void *key, size_t len, bool *created)
+{
+	return &put(h, key, len, created)->value.u;
+}
+
+void **hashmap__put_ptr(struct hashmap *h, const void *key, size_t len, bool *created)
+{
+	return &put(h, key, len, created)->value.p;
 }
 
 bool hashmap__remove(struct hashmap *h, const void *key, size_t len)
@@ -175,18 +187,35 @@ size_t hashmap__size(const struct hashmap *h)
 	return h->size;
 }
 
-bool hashmap__next(const struct hashmap *h, size_t *pos, const void **key, size_t *len, uint64_t *value)
+static const struct slot *next(const struct hashmap *h, size_t *pos, const void **key, size_t *len)
 {
 	for (; *pos < h->cap; (*pos)++) {
-		struct slot *s = &h->slots[*pos];
+		const struct slot *s = &h->slots[*pos];
 
 		if (s->key && s->key != TOMBSTONE) {
 			*key = s->key;
 			*len = s->len;
-			*value = s->value;
 			(*pos)++;
-			return true;
+			return s;
 		}
 	}
-	return false;
+	return NULL;
+}
+
+bool hashmap__next(const struct hashmap *h, size_t *pos, const void **key, size_t *len, uint64_t *value)
+{
+	const struct slot *s = next(h, pos, key, len);
+
+	if (s)
+		*value = s->value.u;
+	return s != NULL;
+}
+
+bool hashmap__next_ptr(const struct hashmap *h, size_t *pos, const void **key, size_t *len, void **value)
+{
+	const struct slot *s = next(h, pos, key, len);
+
+	if (s)
+		*value = s->value.p;
+	return s != NULL;
 }

@@ -135,12 +135,12 @@ void procs__free(struct procs *t)
 {
 	size_t pos = 0, len;
 	const void *key;
-	uint64_t v;
+	void *v;
 
 	if (!t)
 		return;
-	while (hashmap__next(t->by_pid, &pos, &key, &len, &v))
-		proc_free(t, (struct proc *)(uintptr_t)v);
+	while (hashmap__next_ptr(t->by_pid, &pos, &key, &len, &v))
+		proc_free(t, v);
 	hashmap__free(t->by_pid);
 	hashmap__free_values(t->files, file_free_value);
 	free(t);
@@ -194,15 +194,13 @@ static void proc_scan(struct procs *t, struct proc *p, uint64_t now)
 struct proc *procs__get(struct procs *t, uint32_t pid, uint64_t now)
 {
 	bool created;
-	uint64_t *v = hashmap__put(t->by_pid, &pid, sizeof(pid), &created);
+	void **v = hashmap__put_ptr(t->by_pid, &pid, sizeof(pid), &created);
 	struct proc *p;
 
-	if (!v)
-		die("out of memory");
 	if (now > t->now)
 		t->now = now;
 	if (!created) {
-		p = (struct proc *)(uintptr_t)*v;
+		p = *v;
 		if (!p->born_ns)
 			p->born_ns = now;
 		if (!p->scanned_ns)
@@ -212,7 +210,7 @@ struct proc *procs__get(struct procs *t, uint32_t pid, uint64_t now)
 	p = xcalloc(1, sizeof(*p));
 	p->pid = pid;
 	p->born_ns = now;
-	*v = (uintptr_t)p;
+	*v = p;
 	t->seen++;
 	proc_scan(t, p, now);
 	return p;
@@ -220,11 +218,9 @@ struct proc *procs__get(struct procs *t, uint32_t pid, uint64_t now)
 
 void procs__exec(struct procs *t, uint32_t pid)
 {
-	uint64_t *v = hashmap__get(t->by_pid, &pid, sizeof(pid));
+	struct proc *p = hashmap__get_ptr(t->by_pid, &pid, sizeof(pid));
 
-	if (v) {
-		struct proc *p = (struct proc *)(uintptr_t)*v;
-
+	if (p) {
 		proc_drop_maps(t, p);
 		p->scanned_ns = 0;
 		p->exited_ns = 0;
@@ -236,10 +232,10 @@ void procs__exec(struct procs *t, uint32_t pid)
 
 void procs__exit(struct procs *t, uint32_t pid, uint64_t now)
 {
-	uint64_t *v = hashmap__get(t->by_pid, &pid, sizeof(pid));
+	struct proc *p = hashmap__get_ptr(t->by_pid, &pid, sizeof(pid));
 
-	if (v)
-		((struct proc *)(uintptr_t)*v)->exited_ns = now ? now : 1;
+	if (p)
+		p->exited_ns = now ? now : 1;
 }
 
 void procs__refresh_young(struct procs *t, struct proc *p, uint64_t now, uint64_t young_ns)
@@ -267,20 +263,18 @@ static void sweep_idle_files(struct procs *t, uint64_t now)
 	struct file_key idle[256];
 	size_t pos = 0, len, n = 0;
 	const void *key;
-	uint64_t v;
+	void *v;
 
 	/* Collect first: removing while iterating would skip entries; the
 	 * rest waits for the next sweep. */
-	while (n < ARRAY_SIZE(idle) && hashmap__next(t->files, &pos, &key, &len, &v)) {
-		const struct file_syms *f = (const struct file_syms *)(uintptr_t)v;
+	while (n < ARRAY_SIZE(idle) && hashmap__next_ptr(t->files, &pos, &key, &len, &v)) {
+		const struct file_syms *f = v;
 
 		if (!f->refs && now - f->idle_ns > FILE_IDLE_NS && len == sizeof(idle[0]))
 			memcpy(&idle[n++], key, len);
 	}
 	for (size_t i = 0; i < n; i++) {
-		uint64_t *slot = hashmap__get(t->files, &idle[i], sizeof(idle[i]));
-
-		file_free_value((void *)(uintptr_t)*slot);
+		file_free_value(hashmap__get_ptr(t->files, &idle[i], sizeof(idle[i])));
 		hashmap__remove(t->files, &idle[i], sizeof(idle[i]));
 	}
 }
@@ -294,25 +288,25 @@ void procs__gc(struct procs *t, uint64_t now, void (*on_free)(uint32_t pid, void
 {
 	size_t pos = 0, len;
 	const void *key;
-	uint64_t v;
+	void *v;
 	uint32_t dead[256];
 	size_t n = 0;
 
 	if (now > t->now)
 		t->now = now;
 	/* Collect first: removing while iterating would skip entries. */
-	while (n < ARRAY_SIZE(dead) && hashmap__next(t->by_pid, &pos, &key, &len, &v)) {
-		struct proc *p = (struct proc *)(uintptr_t)v;
+	while (n < ARRAY_SIZE(dead) && hashmap__next_ptr(t->by_pid, &pos, &key, &len, &v)) {
+		struct proc *p = v;
 
 		if (p->exited_ns && now - p->exited_ns > EXIT_GRACE_NS)
 			dead[n++] = p->pid;
 	}
 	for (size_t i = 0; i < n; i++) {
-		uint64_t *slot = hashmap__get(t->by_pid, &dead[i], sizeof(dead[i]));
+		struct proc *p = hashmap__get_ptr(t->by_pid, &dead[i], sizeof(dead[i]));
 
 		if (on_free)
 			on_free(dead[i], ctx);
-		proc_free(t, (struct proc *)(uintptr_t)*slot);
+		proc_free(t, p);
 		hashmap__remove(t->by_pid, &dead[i], sizeof(dead[i]));
 	}
 	if (now - t->swept_ns >= FILE_SWEEP_NS) {
@@ -341,15 +335,13 @@ static struct elf_syms *mapping_syms(struct procs *t, struct proc *p, size_t i)
 	const struct mapping *m = &p->maps[i];
 	struct file_key key = mapping__file_key(m);
 	bool created;
-	uint64_t *v;
+	void **v;
 
 	if (p->files[i])
 		return p->files[i]->syms;
 	if (m->path[0] != '/' || !m->inode)
 		return NULL; /* anonymous memory, [vdso] */
-	v = hashmap__put(t->files, &key, sizeof(key), &created);
-	if (!v)
-		die("out of memory");
+	v = hashmap__put_ptr(t->files, &key, sizeof(key), &created);
 	if (created) {
 		struct file_syms *f = xcalloc(1, sizeof(*f));
 		int fd = maps__open(p->pid, m);
@@ -358,9 +350,9 @@ static struct elf_syms *mapping_syms(struct procs *t, struct proc *p, size_t i)
 			f->syms = load_syms(t, p, fd);
 			close(fd);
 		}
-		*v = (uintptr_t)f;
+		*v = f;
 	}
-	p->files[i] = (struct file_syms *)(uintptr_t)*v;
+	p->files[i] = *v;
 	p->files[i]->refs++;
 	return p->files[i]->syms;
 }

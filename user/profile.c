@@ -5,12 +5,11 @@
 #include <string.h>
 
 #include "hashmap.h"
+#include "strtab.h"
 #include "util.h"
 
 struct profile {
-	struct hashmap *str_ids; /* string bytes → id */
-	char **strs;
-	size_t nstrs, strs_cap;
+	struct strtab strs;
 
 	struct hashmap *frame_ids; /* struct frame bytes → id */
 	struct frame *frames;
@@ -45,12 +44,9 @@ struct profile *profile__new(void)
 {
 	struct profile *p = xcalloc(1, sizeof(*p));
 
-	p->str_ids = hashmap__new();
+	strtab__init(&p->strs); /* "" is 0 */
 	p->frame_ids = hashmap__new();
 	p->stack_ids = hashmap__new();
-	if (!p->str_ids || !p->frame_ids || !p->stack_ids)
-		die("out of memory");
-	profile__str(p, ""); /* id 0 */
 	return p;
 }
 
@@ -58,9 +54,7 @@ void profile__free(struct profile *p)
 {
 	if (!p)
 		return;
-	for (size_t i = 0; i < p->nstrs; i++)
-		free(p->strs[i]);
-	free(p->strs);
+	strtab__free(&p->strs);
 	free(p->frames);
 	for (size_t i = 0; i < p->nentries; i++)
 		free(p->entries[i].key);
@@ -69,7 +63,6 @@ void profile__free(struct profile *p)
 	for (size_t i = 0; i < p->ncomments; i++)
 		free(p->comments[i]);
 	free(p->comments);
-	hashmap__free(p->str_ids);
 	hashmap__free(p->frame_ids);
 	hashmap__free(p->stack_ids);
 	free(p);
@@ -77,22 +70,12 @@ void profile__free(struct profile *p)
 
 uint32_t profile__str(struct profile *p, const char *s)
 {
-	bool created;
-	uint64_t *v = hashmap__put(p->str_ids, s, strlen(s), &created);
-
-	if (!v)
-		die("out of memory");
-	if (created) {
-		xgrow(&p->strs, &p->strs_cap, p->nstrs + 1, sizeof(*p->strs));
-		p->strs[p->nstrs] = xstrdup(s);
-		*v = p->nstrs++;
-	}
-	return (uint32_t)*v;
+	return strtab__id(&p->strs, s);
 }
 
 const char *profile__str_at(const struct profile *p, uint32_t id)
 {
-	return id < p->nstrs ? p->strs[id] : "";
+	return strtab__at(&p->strs, id);
 }
 
 uint32_t profile__frame(struct profile *p, const struct frame *f)
@@ -100,8 +83,6 @@ uint32_t profile__frame(struct profile *p, const struct frame *f)
 	bool created;
 	uint64_t *v = hashmap__put(p->frame_ids, f, sizeof(*f), &created);
 
-	if (!v)
-		die("out of memory");
 	if (created) {
 		xgrow(&p->frames, &p->frames_cap, p->nframes + 1, sizeof(*p->frames));
 		p->frames[p->nframes] = *f;
@@ -128,8 +109,6 @@ void profile__add_at(struct profile *p, const struct sample_labels *l, const uin
 	if (n)
 		memcpy(k->frames, frames, n * sizeof(uint32_t));
 	v = hashmap__put(p->stack_ids, k, len, &created);
-	if (!v)
-		die("out of memory");
 	if (created) {
 		xgrow(&p->entries, &p->entries_cap, p->nentries + 1, sizeof(*p->entries));
 		p->entries[p->nentries] = (struct entry){ .key = k };
@@ -165,8 +144,6 @@ void profile__clear_samples(struct profile *p)
 	p->ncomments = 0;
 	hashmap__free(p->stack_ids);
 	p->stack_ids = hashmap__new();
-	if (!p->stack_ids)
-		die("out of memory");
 	p->total = 0;
 }
 
@@ -202,7 +179,7 @@ const struct profile_event *profile__events(const struct profile *p, size_t *n)
 
 size_t profile__nstrs(const struct profile *p)
 {
-	return p->nstrs;
+	return p->strs.n;
 }
 
 _Static_assert(sizeof(struct frame) == 32, "frames are hashed as bytes: no padding");

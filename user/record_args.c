@@ -90,26 +90,15 @@ static const struct option long_opts[] = {
 
 static int parse_pids(const char *arg, struct record_opts *o)
 {
-	char *copy = xstrdup(arg), *save = NULL;
-	size_t cap = o->npids;
+	char bad[64];
 
-	for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		uint64_t pid;
-
-		if (parse_u64(tok, 1, 0x3fffffff, &pid)) {
-			err_msg("invalid pid '%s' (expected PID[,PID...])", tok);
-			free(copy);
-			return -1;
-		}
-		xgrow(&o->pids, &cap, o->npids + 1, sizeof(*o->pids));
-		o->pids[o->npids++] = (uint32_t)pid;
-	}
-	free(copy);
-	if (!o->npids) {
+	if (!parse_id_list(arg, &o->pids, &o->npids, bad, sizeof(bad)))
+		return 0;
+	if (*arg && !*bad)
 		err_msg("invalid pid list '%s' (expected PID[,PID...])", arg);
-		return -1;
-	}
-	return 0;
+	else
+		err_msg("invalid pid '%s' (expected PID[,PID...])", bad);
+	return -1;
 }
 
 static int parse_duration(const char *arg, double *out)
@@ -127,12 +116,178 @@ static int parse_duration(const char *arg, double *out)
 	return 0;
 }
 
-static int parse(int argc, char **argv, struct record_opts *o)
+/* What the options said that only matters once they are all read. */
+struct parse_state {
+	const char *format;
+	bool output_given, rotation_given, stack_size_given;
+};
+
+/* One option of record's own (not a filter); 0, or -1 after one error line. */
+static int record_option(struct record_opts *o, int c, const char *arg, struct parse_state *st)
 {
-	const char *format = NULL;
-	bool output_given = false, rotation_given = false, stack_size_given = false;
 	uint64_t keep;
 	char *end;
+
+	switch (c) {
+	case 'a':
+		o->all = true;
+		break;
+	case 'p':
+		if (parse_pids(arg, o))
+			return -1;
+		break;
+	case 'F':
+		if (parse_u64(arg, 1, 100000, &o->freq)) {
+			err_msg("invalid frequency '%s' for -F (1 to 100000 Hz)", arg);
+			return -1;
+		}
+		break;
+	case 'd':
+		if (parse_duration(arg, &o->duration))
+			return -1;
+		break;
+	case 'o':
+		if (!*arg) {
+			err_msg("empty output path for -o");
+			return -1;
+		}
+		o->output = arg;
+		st->output_given = true;
+		break;
+	case 'R':
+		if (!*arg) {
+			err_msg("empty directory for --continuous");
+			return -1;
+		}
+		o->continuous = arg;
+		break;
+	case 'I':
+		st->rotation_given = true;
+		if (parse_interval(arg, &o->interval)) {
+			err_msg("invalid interval '%s' for --interval (e.g. 60s, 5m, 1h; at least 1 s)", arg);
+			return -1;
+		}
+		break;
+	case 'k':
+		st->rotation_given = true;
+		if (parse_u64(arg, 1, 1000000000, &keep)) {
+			err_msg("invalid count '%s' for --keep (1 or more files)", arg);
+			return -1;
+		}
+		o->keep = keep;
+		break;
+	case 'M':
+		st->rotation_given = true;
+		if (parse_size(arg, &o->max_disk)) {
+			err_msg("invalid size '%s' for --max-disk (e.g. 500M, 2G)", arg);
+			return -1;
+		}
+		break;
+	case 'L':
+		st->rotation_given = true;
+		errno = 0;
+		o->rate_limit = strtod(arg, &end);
+		if (errno || end == arg || *end || !(o->rate_limit > 0) || o->rate_limit > 100) {
+			err_msg("invalid share '%s' for --rate-limit (percent of one core, above 0)", arg);
+			return -1;
+		}
+		break;
+	case 'N':
+		o->native = true;
+		break;
+	case 'S': {
+		uint64_t bytes;
+
+		st->stack_size_given = true;
+		if (parse_size(arg, &bytes) || bytes < 1024 || bytes > PYEBPF_MAX_USTACK_COPY) {
+			err_msg("invalid size '%s' for --stack-size (1K to 64K)", arg);
+			return -1;
+		}
+		o->stack_size = (uint32_t)bytes;
+		break;
+	}
+	case 'D': {
+		struct stat st;
+		size_t cap = o->ndebug_dirs ? o->ndebug_dirs + 1 : 0;
+
+		if (stat(arg, &st) || !S_ISDIR(st.st_mode)) {
+			err_msg("no directory '%s' for --debug-dir", arg);
+			return -1;
+		}
+		/* Kept NULL-terminated: procs takes the list as it is. */
+		xgrow(&o->debug_dirs, &cap, o->ndebug_dirs + 2, sizeof(*o->debug_dirs));
+		o->debug_dirs[o->ndebug_dirs++] = arg;
+		o->debug_dirs[o->ndebug_dirs] = NULL;
+		break;
+	}
+	case 'v':
+		o->verbose = true;
+		break;
+	case 'T':
+		o->threads = true;
+		break;
+	case 'C':
+		o->containers = true;
+		break;
+	case 'g':
+	case 'c': {
+		const char ***v = c == 'g' ? &o->cgroups : &o->container_ids;
+		size_t *n = c == 'g' ? &o->ncgroups : &o->ncontainers, cap = *n;
+
+		if (!*arg) {
+			err_msg("empty value for %s", c == 'g' ? "--cgroup" : "--container");
+			return -1;
+		}
+		xgrow(v, &cap, *n + 1, sizeof(**v));
+		(*v)[(*n)++] = arg;
+		break;
+	}
+	case 'f':
+		st->format = arg;
+		break;
+	}
+	return 0;
+}
+
+/* Options that need or exclude each other, and the output format. */
+static int check_combinations(struct record_opts *o, const struct parse_state *st)
+{
+	if (o->npids && o->all) {
+		err_msg("-a and -p cannot be combined");
+		return -1;
+	}
+	if (o->npids && o->cmd) {
+		err_msg("-p and a command cannot be combined");
+		return -1;
+	}
+	if (!o->npids && !o->cmd)
+		o->all = true;
+	if (filter_args__check(&o->filter))
+		return -1;
+	if (st->rotation_given && !o->continuous) {
+		err_msg("--interval, --keep, --max-disk and --rate-limit need --continuous DIR");
+		return -1;
+	}
+	if (st->stack_size_given && !o->native) {
+		err_msg("--stack-size needs --native");
+		return -1;
+	}
+	if (o->continuous) {
+		if (st->output_given || st->format) {
+			err_msg("--continuous writes pprof files into its directory: -o and --format do not apply");
+			return -1;
+		}
+		o->format = FORMAT_PPROF;
+		return 0;
+	}
+	if (st->format)
+		return output_format_from_name(st->format, &o->format);
+	return output_format_from_path(o->output, &o->format);
+}
+
+static int parse(int argc, char **argv, struct record_opts *o)
+{
+	struct parse_state st = { 0 };
 	int c, f;
 
 	memset(o, 0, sizeof(*o));
@@ -151,170 +306,20 @@ static int parse(int argc, char **argv, struct record_opts *o)
 			return -1;
 		if (f > 0)
 			continue;
-		switch (c) {
-		case 'a':
-			o->all = true;
-			break;
-		case 'p':
-			if (parse_pids(optarg, o))
-				return -1;
-			break;
-		case 'F':
-			if (parse_u64(optarg, 1, 100000, &o->freq)) {
-				err_msg("invalid frequency '%s' for -F (1 to 100000 Hz)", optarg);
-				return -1;
-			}
-			break;
-		case 'd':
-			if (parse_duration(optarg, &o->duration))
-				return -1;
-			break;
-		case 'o':
-			if (!*optarg) {
-				err_msg("empty output path for -o");
-				return -1;
-			}
-			o->output = optarg;
-			output_given = true;
-			break;
-		case 'R':
-			if (!*optarg) {
-				err_msg("empty directory for --continuous");
-				return -1;
-			}
-			o->continuous = optarg;
-			break;
-		case 'I':
-			rotation_given = true;
-			if (parse_interval(optarg, &o->interval)) {
-				err_msg("invalid interval '%s' for --interval (e.g. 60s, 5m, 1h; at least 1 s)", optarg);
-				return -1;
-			}
-			break;
-		case 'k':
-			rotation_given = true;
-			if (parse_u64(optarg, 1, 1000000000, &keep)) {
-				err_msg("invalid count '%s' for --keep (1 or more files)", optarg);
-				return -1;
-			}
-			o->keep = keep;
-			break;
-		case 'M':
-			rotation_given = true;
-			if (parse_size(optarg, &o->max_disk)) {
-				err_msg("invalid size '%s' for --max-disk (e.g. 500M, 2G)", optarg);
-				return -1;
-			}
-			break;
-		case 'L':
-			rotation_given = true;
-			errno = 0;
-			o->rate_limit = strtod(optarg, &end);
-			if (errno || end == optarg || *end || !(o->rate_limit > 0) || o->rate_limit > 100) {
-				err_msg("invalid share '%s' for --rate-limit (percent of one core, above 0)", optarg);
-				return -1;
-			}
-			break;
-		case 'N':
-			o->native = true;
-			break;
-		case 'S': {
-			uint64_t bytes;
-
-			stack_size_given = true;
-			if (parse_size(optarg, &bytes) || bytes < 1024 || bytes > PYEBPF_MAX_USTACK_COPY) {
-				err_msg("invalid size '%s' for --stack-size (1K to 64K)", optarg);
-				return -1;
-			}
-			o->stack_size = (uint32_t)bytes;
-			break;
-		}
-		case 'D': {
-			struct stat st;
-			size_t cap = o->ndebug_dirs ? o->ndebug_dirs + 1 : 0;
-
-			if (stat(optarg, &st) || !S_ISDIR(st.st_mode)) {
-				err_msg("no directory '%s' for --debug-dir", optarg);
-				return -1;
-			}
-			/* Kept NULL-terminated: procs takes the list as it is. */
-			xgrow(&o->debug_dirs, &cap, o->ndebug_dirs + 2, sizeof(*o->debug_dirs));
-			o->debug_dirs[o->ndebug_dirs++] = optarg;
-			o->debug_dirs[o->ndebug_dirs] = NULL;
-			break;
-		}
-		case 'v':
-			o->verbose = true;
-			break;
-		case 'T':
-			o->threads = true;
-			break;
-		case 'C':
-			o->containers = true;
-			break;
-		case 'g':
-		case 'c': {
-			const char ***v = c == 'g' ? &o->cgroups : &o->container_ids;
-			size_t *n = c == 'g' ? &o->ncgroups : &o->ncontainers, cap = *n;
-
-			if (!*optarg) {
-				err_msg("empty value for %s", c == 'g' ? "--cgroup" : "--container");
-				return -1;
-			}
-			xgrow(v, &cap, *n + 1, sizeof(**v));
-			(*v)[(*n)++] = optarg;
-			break;
-		}
-		case 'f':
-			format = optarg;
-			break;
-		case 'h':
+		if (c == 'h') {
 			printf(usage, filter_args_usage, formats_usage);
 			return 1;
-		case ':':
-			err_msg("option '%s' needs a value (see 'pyebpf record --help')", argv[optind - 1]);
-			return -1;
-		default:
-			if (optopt)
-				err_msg("unknown option '-%c' (see 'pyebpf record --help')", optopt);
-			else
-				err_msg("unknown option '%s' (see 'pyebpf record --help')", argv[optind - 1]);
+		}
+		if (c == ':' || c == '?') {
+			args_bad_option("record", c, argv);
 			return -1;
 		}
+		if (record_option(o, c, optarg, &st))
+			return -1;
 	}
 	if (optind < argc)
 		o->cmd = &argv[optind];
-	if (o->npids && o->all) {
-		err_msg("-a and -p cannot be combined");
-		return -1;
-	}
-	if (o->npids && o->cmd) {
-		err_msg("-p and a command cannot be combined");
-		return -1;
-	}
-	if (!o->npids && !o->cmd)
-		o->all = true;
-	if (filter_args__check(&o->filter))
-		return -1;
-	if (rotation_given && !o->continuous) {
-		err_msg("--interval, --keep, --max-disk and --rate-limit need --continuous DIR");
-		return -1;
-	}
-	if (stack_size_given && !o->native) {
-		err_msg("--stack-size needs --native");
-		return -1;
-	}
-	if (o->continuous) {
-		if (output_given || format) {
-			err_msg("--continuous writes pprof files into its directory: -o and --format do not apply");
-			return -1;
-		}
-		o->format = FORMAT_PPROF;
-		return 0;
-	}
-	if (format)
-		return output_format_from_name(format, &o->format);
-	return output_format_from_path(o->output, &o->format);
+	return check_combinations(o, &st);
 }
 
 int record_args__parse(int argc, char **argv, struct record_opts *o)

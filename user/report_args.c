@@ -89,14 +89,8 @@ static int parse(int argc, char **argv, struct report_opts *o)
 		case 'h':
 			printf(usage, filter_args_usage, formats_usage);
 			return 1;
-		case ':':
-			err_msg("option '%s' needs a value (see 'pyebpf report --help')", argv[optind - 1]);
-			return -1;
-		default:
-			if (optopt)
-				err_msg("unknown option '-%c' (see 'pyebpf report --help')", optopt);
-			else
-				err_msg("unknown option '%s' (see 'pyebpf report --help')", argv[optind - 1]);
+		default: /* ':' or '?' */
+			args_bad_option("report", c, argv);
 			return -1;
 		}
 	}

@@ -33,8 +33,6 @@ struct threads *threads__new(struct profile *prof)
 
 	t->prof = prof;
 	t->by_tid = hashmap__new();
-	if (!t->by_tid)
-		die("out of memory");
 	return t;
 }
 
@@ -65,13 +63,11 @@ static uint32_t os_name(struct threads *t, uint32_t pid, uint32_t tid, uint32_t 
 static struct thread_info *info(struct threads *t, uint32_t pid, uint32_t tid, bool *created)
 {
 	struct thread_key key = { pid, tid };
-	uint64_t *v = hashmap__put(t->by_tid, &key, sizeof(key), created);
+	void **v = hashmap__put_ptr(t->by_tid, &key, sizeof(key), created);
 
-	if (!v)
-		die("out of memory");
 	if (*created)
-		*v = (uintptr_t)xcalloc(1, sizeof(struct thread_info));
-	return (struct thread_info *)(uintptr_t)*v;
+		*v = xcalloc(1, sizeof(struct thread_info));
+	return *v;
 }
 
 uint32_t threads__name(struct threads *t, uint32_t pid, uint32_t tid, uint64_t now, bool *ask_python)
@@ -104,18 +100,16 @@ void threads__forget_pid(struct threads *t, uint32_t pid)
 	struct thread_key dead[512];
 	size_t pos = 0, len, n;
 	const void *k;
-	uint64_t v;
+	void *v;
 
 	do {
 		n = 0;
 		pos = 0;
-		while (n < sizeof(dead) / sizeof(dead[0]) && hashmap__next(t->by_tid, &pos, &k, &len, &v))
+		while (n < sizeof(dead) / sizeof(dead[0]) && hashmap__next_ptr(t->by_tid, &pos, &k, &len, &v))
 			if (((const struct thread_key *)k)->pid == pid)
 				dead[n++] = *(const struct thread_key *)k;
 		for (size_t i = 0; i < n; i++) {
-			uint64_t *slot = hashmap__get(t->by_tid, &dead[i], sizeof(dead[i]));
-
-			free((void *)(uintptr_t)*slot);
+			free(hashmap__get_ptr(t->by_tid, &dead[i], sizeof(dead[i])));
 			hashmap__remove(t->by_tid, &dead[i], sizeof(dead[i]));
 		}
 	} while (n == sizeof(dead) / sizeof(dead[0]));

@@ -58,8 +58,6 @@ struct top_row *top__rows(const struct profile *p, size_t *n)
 
 		function_name(p, profile__frame_at(p, id), name, sizeof(name));
 		v = hashmap__put(by_name, name, strlen(name), &created);
-		if (!v)
-			die("out of memory");
 		if (created) {
 			xgrow(&rows, &cap, *n + 1, sizeof(*rows));
 			rows[*n] = (struct top_row){ .name = xstrdup(name) };
@@ -110,10 +108,5 @@ int top__print(const struct profile *p, size_t limit, FILE *out)
 	if (n > limit)
 		fprintf(out, "(%zu more functions; --top N shows more)\n", n - limit);
 	top__free(rows, n);
-	if (fflush(out) || ferror(out)) {
-		if (!errno)
-			errno = EIO;
-		return -1;
-	}
-	return 0;
+	return stream_finish(out);
 }

@@ -100,6 +100,16 @@ uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
+int stream_finish(FILE *out)
+{
+	if (fflush(out) || ferror(out)) {
+		if (!errno)
+			errno = EIO;
+		return -1;
+	}
+	return 0;
+}
+
 int64_t epoch_now_ns(void)
 {
 	struct timespec ts;
@@ -116,6 +126,33 @@ double own_cpu_seconds(void)
 		return 0;
 	return (double)ru.ru_utime.tv_sec + (double)ru.ru_stime.tv_sec +
 	       (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
+int parse_id_list(const char *arg, uint32_t **v, size_t *n, char *bad, size_t badlen)
+{
+	size_t cap = *n;
+	const char *p = arg;
+
+	bad[0] = '\0';
+	if (!*arg)
+		return -1;
+	for (;;) {
+		size_t len = strcspn(p, ",");
+		char item[32];
+		uint64_t id;
+
+		snprintf(bad, badlen, "%.*s", (int)len, p);
+		snprintf(item, sizeof(item), "%.*s", (int)len, p);
+		if (!len || len >= sizeof(item) || parse_u64(item, 1, 0x3fffffff, &id))
+			return -1;
+		xgrow(v, &cap, *n + 1, sizeof(**v));
+		(*v)[(*n)++] = (uint32_t)id;
+		if (!p[len])
+			break;
+		p += len + 1;
+	}
+	bad[0] = '\0';
+	return 0;
 }
 
 int parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)

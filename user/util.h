@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -24,10 +25,19 @@ void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 void set_die_cleanup(void (*fn)(void));
 
 uint64_t now_ns(void); /* CLOCK_MONOTONIC, the clock of bpf_ktime_get_ns() */
+/* The end of every writer: flush `out` and say whether anything written to it
+ * failed. 0, or -1 with errno set (EIO when the stream kept no reason). */
+int stream_finish(FILE *out);
 int64_t epoch_now_ns(void); /* CLOCK_REALTIME */
 double own_cpu_seconds(void); /* user + system CPU of this process so far */
 
 /* Parse a whole decimal number in [min, max]; -1 when it is not one. */
+/*
+ * "ID[,ID...]" (each 1 .. 2^30-1) appended to *v (*n of them). 0; or -1 with
+ * the first bad item in bad[] (empty when the list has no item at all);
+ * an empty item ("1,,2") is bad.
+ */
+int parse_id_list(const char *arg, uint32_t **v, size_t *n, char *bad, size_t badlen);
 int parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out);
 
 #endif

@@ -79,10 +79,21 @@ Test(hashmap, free_values_frees_every_value_once)
 
 	freed = 0;
 	for (uint32_t i = 0; i < 100; i++)
-		*hashmap__put(h, &i, sizeof(i), NULL) = (uintptr_t)malloc(8);
-	uint32_t k = 7;
-	void *gone = (void *)(uintptr_t)*hashmap__get(h, &k, sizeof(k));
+		*hashmap__put_ptr(h, &i, sizeof(i), NULL) = malloc(8);
+	uint32_t k = 7, absent = 1000;
+	void *gone = hashmap__get_ptr(h, &k, sizeof(k)), *v;
+	const void *key;
+	size_t pos = 0, len, seen = 0;
+
+	cr_assert_not_null(gone);
+	cr_assert_null(hashmap__get_ptr(h, &absent, sizeof(absent)));
 	hashmap__remove(h, &k, sizeof(k));
+	while (hashmap__next_ptr(h, &pos, &key, &len, &v)) {
+		cr_assert_not_null(v);
+		cr_assert_neq(v, gone);
+		seen++;
+	}
+	cr_assert_eq(seen, 99);
 	free(gone);
 	hashmap__free_values(h, count_free);
 	cr_assert_eq(freed, 99);

@@ -124,8 +124,6 @@ struct unwinder *unwinder__new(void)
 	struct unwinder *u = xcalloc(1, sizeof(*u));
 
 	u->by_pid = hashmap__new();
-	if (!u->by_pid)
-		die("out of memory");
 	return u;
 }
 
@@ -139,11 +137,11 @@ void unwinder__free(struct unwinder *u)
 
 void unwinder__forget(struct unwinder *u, uint32_t pid)
 {
-	uint64_t *v = hashmap__get(u->by_pid, &pid, sizeof(pid));
+	struct session *s = hashmap__get_ptr(u->by_pid, &pid, sizeof(pid));
 
-	if (!v)
+	if (!s)
 		return;
-	session_free((void *)(uintptr_t)*v);
+	session_free(s);
 	hashmap__remove(u->by_pid, &pid, sizeof(pid));
 }
 
@@ -166,14 +164,12 @@ static void session_build(struct session *s, uint32_t pid, uint64_t maps_gen)
 static struct session *session_of(struct unwinder *u, uint32_t pid, uint64_t maps_gen)
 {
 	bool created;
-	uint64_t *v = hashmap__put(u->by_pid, &pid, sizeof(pid), &created);
+	void **v = hashmap__put_ptr(u->by_pid, &pid, sizeof(pid), &created);
 	struct session *s;
 
-	if (!v)
-		die("out of memory");
 	if (created)
-		*v = (uintptr_t)xcalloc(1, sizeof(struct session));
-	s = (struct session *)(uintptr_t)*v;
+		*v = xcalloc(1, sizeof(struct session));
+	s = *v;
 	if (created || s->maps_gen != maps_gen)
 		session_build(s, pid, maps_gen);
 	return s;

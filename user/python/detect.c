@@ -41,8 +41,6 @@ struct py_detector *py_detector__new(void)
 	struct py_detector *d = xcalloc(1, sizeof(*d));
 
 	d->files = hashmap__new();
-	if (!d->files)
-		die("out of memory");
 	return d;
 }
 
@@ -80,15 +78,13 @@ static const struct file_info *file_info(struct py_detector *d, pid_t pid, const
 	struct file_key key = mapping__file_key(m);
 	struct file_info *fi;
 	bool created;
-	uint64_t *v = hashmap__put(d->files, &key, sizeof(key), &created);
+	void **v = hashmap__put_ptr(d->files, &key, sizeof(key), &created);
 	int fd;
 
-	if (!v)
-		die("out of memory");
 	if (!created)
-		return (struct file_info *)(uintptr_t)*v;
+		return *v;
 	fi = xcalloc(1, sizeof(*fi));
-	*v = (uintptr_t)fi;
+	*v = fi;
 	fd = maps__open((uint32_t)pid, m);
 	if (fd < 0) {
 		/* Not cached as "not Python": we never looked. */

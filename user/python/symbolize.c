@@ -95,8 +95,6 @@ struct pyprocs *pyprocs__new(struct profile *prof)
 	t->prof = prof;
 	t->det = py_detector__new();
 	t->procs = hashmap__new();
-	if (!t->procs)
-		die("out of memory");
 	return t;
 }
 
@@ -135,19 +133,17 @@ void pyprocs__free(struct pyprocs *t)
 struct py_proc *pyprocs__lookup(struct pyprocs *t, uint32_t pid, uint64_t maps_gen, bool *changed)
 {
 	bool created, was;
-	uint64_t *v = hashmap__put(t->procs, &pid, sizeof(pid), &created);
+	void **v = hashmap__put_ptr(t->procs, &pid, sizeof(pid), &created);
 	struct py_proc *p;
 	char why[256];
 
-	if (!v)
-		die("out of memory");
 	*changed = false;
 	if (created) {
 		p = xcalloc(1, sizeof(*p));
 		p->pid = pid;
-		*v = (uintptr_t)p;
+		*v = p;
 	} else {
-		p = (struct py_proc *)(uintptr_t)*v;
+		p = *v;
 		if (p->maps_gen == maps_gen)
 			return p->python ? p : NULL;
 	}
@@ -159,8 +155,6 @@ struct py_proc *pyprocs__lookup(struct pyprocs *t, uint32_t pid, uint64_t maps_g
 		if (!p->python || created) {
 			codes_free(p->codes);
 			p->codes = hashmap__new();
-			if (!p->codes)
-				die("out of memory");
 		}
 		if (!p->python)
 			t->python_seen++;
@@ -182,11 +176,11 @@ struct py_proc *pyprocs__lookup(struct pyprocs *t, uint32_t pid, uint64_t maps_g
 
 void pyprocs__forget(struct pyprocs *t, uint32_t pid)
 {
-	uint64_t *v = hashmap__get(t->procs, &pid, sizeof(pid));
+	struct py_proc *p = hashmap__get_ptr(t->procs, &pid, sizeof(pid));
 
-	if (!v)
+	if (!p)
 		return;
-	proc_free((struct py_proc *)(uintptr_t)*v);
+	proc_free(p);
 	hashmap__remove(t->procs, &pid, sizeof(pid));
 }
 
@@ -299,27 +293,23 @@ uint32_t py_proc__frame(struct pyprocs *t, struct py_proc *p, uint64_t code, uin
 {
 	struct code_key key = { code, globals };
 	bool created;
-	uint64_t *v = hashmap__put(p->codes, &key, sizeof(key), &created);
+	void **v = hashmap__put_ptr(p->codes, &key, sizeof(key), &created);
 	struct py_code *c;
 	struct frame f = { .kind = FRAME_PYTHON };
 
-	if (!v)
-		die("out of memory");
 	if (created && hashmap__size(p->codes) > MAX_CODES_PER_PROC) {
 		hashmap__remove(p->codes, &key, sizeof(key)); /* no value yet: not to be freed */
 		codes_free(p->codes);
 		p->codes = hashmap__new();
-		v = p->codes ? hashmap__put(p->codes, &key, sizeof(key), &created) : NULL;
-		if (!v)
-			die("out of memory");
+		v = hashmap__put_ptr(p->codes, &key, sizeof(key), &created);
 	}
 	if (created) {
 		c = xcalloc(1, sizeof(*c));
-		*v = (uintptr_t)c;
+		*v = c;
 		read_code(t, p, code, c);
 		c->checked_ns = now;
 	} else {
-		c = (struct py_code *)(uintptr_t)*v;
+		c = *v;
 		if (now - c->checked_ns > RECHECK_NS) {
 			if (!c->valid || !still_same(p, code, c))
 				read_code(t, p, code, c);

@@ -67,8 +67,6 @@ static struct hashmap *index_ids(struct reader *r, const char *what, size_t n, u
 		bool created;
 		uint64_t *v = hashmap__put(h, &id, sizeof(id), &created);
 
-		if (!v)
-			die("out of memory");
 		if (!id || !created)
 			fail(r, "%s id %" PRIu64 " is %s", what, id, id ? "used twice" : "zero");
 		*v = i + 1;

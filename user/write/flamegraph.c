@@ -51,8 +51,6 @@ static uint32_t child(struct tree *t, uint32_t parent, uint32_t kind, uint32_t i
 	bool created;
 	uint64_t *v = hashmap__put(t->ids, &k, sizeof(k), &created);
 
-	if (!v)
-		die("out of memory");
 	if (created) {
 		xgrow(&t->v, &t->cap, t->n + 1, sizeof(*t->v));
 		t->v[t->n] = (struct node){ .key = k, .depth = t->v[parent].depth + 1 };
@@ -256,10 +254,5 @@ int flamegraph__write(const struct profile *p, const struct flamegraph_opts *o, 
 
 	hashmap__free(t.ids);
 	free(t.v);
-	if (fflush(out) || ferror(out)) {
-		if (!errno)
-			errno = EIO;
-		return -1;
-	}
-	return 0;
+	return stream_finish(out);
 }

@@ -86,9 +86,10 @@ int folded__write(const struct profile *p, const struct folded_opts *o, FILE *ou
 	for (size_t i = 0; i < n; i++)
 		free(lines[i].text);
 	free(lines);
-	if (fflush(out) || ferror(out))
-		ret = -1;
-	if (ret && !errno)
-		errno = EIO;
-	return ret;
+	if (ret) {
+		if (!errno)
+			errno = EIO;
+		return ret;
+	}
+	return stream_finish(out);
 }

@@ -9,6 +9,7 @@
 #include "../frame_format.h"
 #include "../gzip.h"
 #include "../hashmap.h"
+#include "../strtab.h"
 #include "../util.h"
 #include "profile.pb-c.h"
 
@@ -22,25 +23,9 @@ typedef Perftools__Profiles__Label Label;
 typedef Perftools__Profiles__ValueType ValueType;
 
 /* The pprof string table: pyebpf's strings get new indexes, "" is 0. */
-struct strtab {
-	struct hashmap *ids;
-	char **v;
-	size_t n, cap;
-};
-
 static int64_t str_id(struct strtab *t, const char *s)
 {
-	bool created;
-	uint64_t *v = hashmap__put(t->ids, s, strlen(s), &created);
-
-	if (!v)
-		die("out of memory");
-	if (created) {
-		xgrow(&t->v, &t->cap, t->n + 1, sizeof(*t->v));
-		t->v[t->n] = xstrdup(s);
-		*v = t->n++;
-	}
-	return (int64_t)*v;
+	return strtab__id(t, s);
 }
 
 struct builder {
@@ -62,8 +47,6 @@ static uint64_t mapping_id(struct builder *b, const char *module)
 	bool created;
 	uint64_t *v = hashmap__put(b->map_ids, module, strlen(module), &created);
 
-	if (!v)
-		die("out of memory");
 	if (created) {
 		Mapping *m = xcalloc(1, sizeof(*m));
 
@@ -85,8 +68,6 @@ static uint64_t function_id(struct builder *b, const char *name, const char *fil
 	bool created;
 	uint64_t *v = hashmap__put(b->func_ids, key, n > 0 && (size_t)n < sizeof(key) ? (size_t)n : sizeof(key), &created);
 
-	if (!v)
-		die("out of memory");
 	if (created) {
 		Function *f = xcalloc(1, sizeof(*f));
 
@@ -195,6 +176,124 @@ static void entry_out(struct builder *b, const struct profile_entry *e, struct e
 		o->labels[o->nlabels++] = label(b, "ns_pid", NULL, e->labels.ns_pid);
 }
 
+/* The samples: one per add, sharing their entry's locations and labels. */
+struct samples_out {
+	size_t nentries, nev;
+	struct entry_out *eo;
+	Sample *samples;
+	Sample **ptrs;
+	Label *times;
+	Label **labels;
+	int64_t *values;
+};
+
+static void samples_build(struct builder *b, const struct profile_meta *m, struct samples_out *so)
+{
+	const struct profile_event *ev = profile__events(b->p, &so->nev);
+	int64_t time_key = str_id(&b->strs, "time"), ns_unit = str_id(&b->strs, "nanoseconds");
+	struct profile_entry e;
+
+	so->nentries = profile__nstacks(b->p);
+	so->eo = xcalloc(so->nentries + 1, sizeof(*so->eo));
+	so->samples = xcalloc(so->nev + 1, sizeof(*so->samples));
+	so->ptrs = xcalloc(so->nev + 1, sizeof(*so->ptrs));
+	so->times = xcalloc(so->nev + 1, sizeof(*so->times));
+	so->labels = xcalloc((so->nev + 1) * (ENTRY_LABELS + 1), sizeof(*so->labels));
+	so->values = xcalloc((so->nev + 1) * 2, sizeof(*so->values));
+	for (uint32_t i = 0; i < so->nentries; i++) {
+		profile__entry(b->p, i, &e);
+		entry_out(b, &e, &so->eo[i]);
+	}
+	for (size_t i = 0; i < so->nev; i++) {
+		const struct entry_out *o = &so->eo[ev[i].entry];
+		Sample *s = &so->samples[i];
+		Label **l = &so->labels[i * (ENTRY_LABELS + 1)];
+
+		profile__entry(b->p, ev[i].entry, &e);
+		perftools__profiles__sample__init(s);
+		s->n_location_id = e.nframes;
+		s->location_id = o->location_ids;
+		s->n_value = 2;
+		s->value = &so->values[i * 2];
+		s->value[0] = ev[i].count;
+		s->value[1] = (int64_t)(ev[i].count * m->period_ns);
+		memcpy(l, o->labels, o->nlabels * sizeof(*l));
+		s->label = l;
+		s->n_label = o->nlabels;
+		if (ev[i].time_ns != PROFILE_NO_TIME) {
+			perftools__profiles__label__init(&so->times[i]);
+			so->times[i].key = time_key;
+			so->times[i].num = (int64_t)ev[i].time_ns;
+			so->times[i].num_unit = ns_unit;
+			l[s->n_label++] = &so->times[i];
+		}
+		so->ptrs[i] = s;
+	}
+}
+
+static void samples_free(struct samples_out *so)
+{
+	for (size_t i = 0; i < so->nentries; i++) {
+		free(so->eo[i].location_ids);
+		for (size_t k = 0; k < so->eo[i].nlabels; k++)
+			free(so->eo[i].labels[k]);
+	}
+	free(so->eo);
+	free(so->samples);
+	free(so->ptrs);
+	free(so->times);
+	free(so->labels);
+	free(so->values);
+}
+
+/* What the whole profile says: sample types, period, times, comments. */
+static void header_build(struct builder *b, const struct profile_meta *m, Profile *prof)
+{
+	size_t ncomments;
+	const char *const *comments = profile__comments(b->p, &ncomments);
+
+	prof->n_sample_type = 2;
+	prof->sample_type = xcalloc(2, sizeof(*prof->sample_type));
+	prof->sample_type[0] = value_type(b, "samples", "count");
+	prof->sample_type[1] = value_type(b, "cpu", "nanoseconds");
+	prof->period_type = value_type(b, "cpu", "nanoseconds");
+	prof->period = (int64_t)m->period_ns;
+	prof->time_nanos = m->start_epoch_ns;
+	prof->duration_nanos = m->duration_ns;
+	prof->comment = xcalloc(ncomments + 1, sizeof(*prof->comment));
+	for (size_t i = 0; i < ncomments; i++)
+		prof->comment[prof->n_comment++] = str_id(&b->strs, comments[i]);
+}
+
+static void header_free(Profile *prof)
+{
+	for (size_t i = 0; i < prof->n_sample_type; i++)
+		free(prof->sample_type[i]);
+	free(prof->sample_type);
+	free(prof->period_type);
+	free(prof->comment);
+}
+
+static void builder_free(struct builder *b)
+{
+	for (size_t i = 0; i < b->nlocs; i++) {
+		free(b->locs[i]->line[0]);
+		free(b->locs[i]->line);
+		free(b->locs[i]);
+	}
+	for (size_t i = 0; i < b->nfuncs; i++)
+		free(b->funcs[i]);
+	for (size_t i = 0; i < b->nmaps; i++)
+		free(b->maps[i]);
+	strtab__free(&b->strs);
+	free(b->locs);
+	free(b->funcs);
+	free(b->maps);
+	free(b->loc_of_frame);
+	hashmap__free(b->func_ids);
+	hashmap__free(b->map_ids);
+}
+
 /*
  * One pprof Sample per add, in order, each timed with a "time" label: the
  * archive keeps the timeline; pprof readers sum the samples anyway.
@@ -204,73 +303,19 @@ int pprof__write(const struct profile *p, FILE *out)
 	const struct profile_meta *m = profile__meta_of(p);
 	struct builder b = { .p = p };
 	Profile prof = PERFTOOLS__PROFILES__PROFILE__INIT;
-	size_t nentries = profile__nstacks(p), nev;
-	const struct profile_event *ev = profile__events(p, &nev);
-	struct entry_out *eo = xcalloc(nentries + 1, sizeof(*eo));
-	Sample *samples = xcalloc(nev + 1, sizeof(*samples));
-	Sample **sample_ptrs = xcalloc(nev + 1, sizeof(*sample_ptrs));
-	Label *times = xcalloc(nev + 1, sizeof(*times));
-	Label **label_ptrs = xcalloc((nev + 1) * (ENTRY_LABELS + 1), sizeof(*label_ptrs));
-	int64_t *values = xcalloc((nev + 1) * 2, sizeof(*values));
-	struct profile_entry e;
-	int64_t time_key, ns_unit;
+	struct samples_out so = { 0 };
+	size_t len;
+	uint8_t *buf;
 	int ret;
 
-	b.strs.ids = hashmap__new();
+	strtab__init(&b.strs);
 	b.func_ids = hashmap__new();
 	b.map_ids = hashmap__new();
-	if (!b.strs.ids || !b.func_ids || !b.map_ids)
-		die("out of memory");
-	str_id(&b.strs, "");
 	b.loc_of_frame = xcalloc(profile__nframes(p) + 1, sizeof(*b.loc_of_frame));
-
-	prof.n_sample_type = 2;
-	prof.sample_type = xcalloc(2, sizeof(*prof.sample_type));
-	prof.sample_type[0] = value_type(&b, "samples", "count");
-	prof.sample_type[1] = value_type(&b, "cpu", "nanoseconds");
-	prof.period_type = value_type(&b, "cpu", "nanoseconds");
-	prof.period = (int64_t)m->period_ns;
-	prof.time_nanos = m->start_epoch_ns;
-	prof.duration_nanos = m->duration_ns;
-	size_t ncomments;
-	const char *const *comments = profile__comments(p, &ncomments);
-	prof.comment = xcalloc(ncomments + 1, sizeof(*prof.comment));
-	for (size_t i = 0; i < ncomments; i++)
-		prof.comment[prof.n_comment++] = str_id(&b.strs, comments[i]);
-	time_key = str_id(&b.strs, "time");
-	ns_unit = str_id(&b.strs, "nanoseconds");
-
-	for (uint32_t i = 0; i < nentries; i++) {
-		profile__entry(p, i, &e);
-		entry_out(&b, &e, &eo[i]);
-	}
-	for (size_t i = 0; i < nev; i++) {
-		const struct entry_out *o = &eo[ev[i].entry];
-		Sample *s = &samples[i];
-		Label **l = &label_ptrs[i * (ENTRY_LABELS + 1)];
-
-		profile__entry(p, ev[i].entry, &e);
-		perftools__profiles__sample__init(s);
-		s->n_location_id = e.nframes;
-		s->location_id = o->location_ids;
-		s->n_value = 2;
-		s->value = &values[i * 2];
-		s->value[0] = ev[i].count;
-		s->value[1] = (int64_t)(ev[i].count * m->period_ns);
-		memcpy(l, o->labels, o->nlabels * sizeof(*l));
-		s->label = l;
-		s->n_label = o->nlabels;
-		if (ev[i].time_ns != PROFILE_NO_TIME) {
-			perftools__profiles__label__init(&times[i]);
-			times[i].key = time_key;
-			times[i].num = (int64_t)ev[i].time_ns;
-			times[i].num_unit = ns_unit;
-			l[s->n_label++] = &times[i];
-		}
-		sample_ptrs[i] = s;
-	}
-	prof.n_sample = nev;
-	prof.sample = sample_ptrs;
+	header_build(&b, m, &prof);
+	samples_build(&b, m, &so);
+	prof.n_sample = so.nev;
+	prof.sample = so.ptrs;
 	prof.n_location = b.nlocs;
 	prof.location = b.locs;
 	prof.n_function = b.nfuncs;
@@ -280,52 +325,13 @@ int pprof__write(const struct profile *p, FILE *out)
 	prof.n_string_table = b.strs.n;
 	prof.string_table = b.strs.v;
 
-	size_t len = perftools__profiles__profile__get_packed_size(&prof);
-	uint8_t *buf = xmalloc(len ? len : 1);
+	len = perftools__profiles__profile__get_packed_size(&prof);
+	buf = xmalloc(len ? len : 1);
 	perftools__profiles__profile__pack(&prof, buf);
 	ret = gzip__write(buf, len, out);
 	free(buf);
-
-	/* Free what was built: the messages are plain allocations. */
-	for (size_t i = 0; i < nentries; i++) {
-		free(eo[i].location_ids);
-		for (size_t k = 0; k < eo[i].nlabels; k++)
-			free(eo[i].labels[k]);
-	}
-	free(eo);
-	free(samples);
-	free(sample_ptrs);
-	free(times);
-	free(label_ptrs);
-	free(values);
-	for (size_t i = 0; i < b.nlocs; i++) {
-		free(b.locs[i]->line[0]);
-		free(b.locs[i]->line);
-		free(b.locs[i]);
-	}
-	for (size_t i = 0; i < b.nfuncs; i++)
-		free(b.funcs[i]);
-	for (size_t i = 0; i < b.nmaps; i++)
-		free(b.maps[i]);
-	for (size_t i = 0; i < 2; i++)
-		free(prof.sample_type[i]);
-	free(prof.sample_type);
-	free(prof.period_type);
-	free(prof.comment);
-	for (size_t i = 0; i < b.strs.n; i++)
-		free(b.strs.v[i]);
-	free(b.strs.v);
-	free(b.locs);
-	free(b.funcs);
-	free(b.maps);
-	free(b.loc_of_frame);
-	hashmap__free(b.strs.ids);
-	hashmap__free(b.func_ids);
-	hashmap__free(b.map_ids);
-	if (!ret && (fflush(out) || ferror(out))) {
-		if (!errno)
-			errno = EIO;
-		ret = -1;
-	}
-	return ret;
+	samples_free(&so);
+	header_free(&prof);
+	builder_free(&b);
+	return ret ? ret : stream_finish(out);
 }

@@ -34,8 +34,6 @@ static struct hashmap *latest_thread_names(const struct profile *p)
 		key[0] = e.labels.pid;
 		key[1] = e.labels.tid;
 		v = hashmap__put(h, key, sizeof(key), NULL);
-		if (!v)
-			die("out of memory");
 		*v = e.labels.thread;
 	}
 	return h;
@@ -133,10 +131,5 @@ int speedscope__write(const struct profile *p, FILE *out)
 	free(index);
 	hashmap__free(names);
 	free(v);
-	if (fflush(out) || ferror(out)) {
-		if (!errno)
-			errno = EIO;
-		return -1;
-	}
-	return 0;
+	return stream_finish(out);
 }

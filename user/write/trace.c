@@ -172,10 +172,5 @@ int trace__write(const struct profile *p, FILE *out)
 	}
 	fputs("\n]}\n", out);
 	free(v);
-	if (fflush(out) || ferror(out)) {
-		if (!errno)
-			errno = EIO;
-		return -1;
-	}
-	return 0;
+	return stream_finish(out);
 }
