@@ -197,7 +197,8 @@ test: unit-test fuzz integ-test
 # ---- set-up ----------------------------------------------------------------
 DEPS := make clang llvm gcc g++ libbpf-dev bpftool libelf-dev zlib1g-dev libdw-dev pybind11-dev python3-dev libc6-dbg \
 	libcriterion-dev pkg-config python3 binutils procps util-linux bc \
-	libprotobuf-c-dev protobuf-c-compiler golang-go libclang-rt-14-dev chromium
+	libprotobuf-c-dev protobuf-c-compiler golang-go libclang-rt-14-dev chromium \
+	clang-format clang-tidy cppcheck
 
 deps:
 	apt-get update -qq
@@ -227,3 +228,14 @@ clean:
 	rm -rf $(BUILD)
 
 -include $(DEPS_FILES)
+
+# ---- style -----------------------------------------------------------------
+FORMAT_FILES = $(shell git ls-files 'bpf/*.c' 'bpf/*.h' 'user/*.c' 'user/*.h' 'user/**/*.c' 'user/**/*.h' \
+	'include/*.h' 'tests/*.h' 'tests/**/*.c' 'tests/**/*.h' 'tests/**/*.cc')
+.PHONY: format lint
+format:
+	clang-format -i $(FORMAT_FILES)
+
+# clang-format, clang-tidy and cppcheck, as CI runs them (after a build).
+lint: $(BUILD)/pyebpf
+	bash .ci/lint

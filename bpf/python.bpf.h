@@ -107,8 +107,7 @@ enum tstate_lookup {
 };
 
 static __always_inline enum tstate_lookup find_tstate(const struct pyebpf_py_proc *pp,
-						      const struct pyebpf_py_offsets *o, __u64 fsbase,
-						      __u64 *tstate)
+						      const struct pyebpf_py_offsets *o, __u64 fsbase, __u64 *tstate)
 {
 	struct tlist_ctx c = { .fsbase = fsbase, .off_next = o->tstate_next, .off_thread_id = o->tstate_thread_id };
 	__u64 interp;
@@ -132,8 +131,8 @@ static __always_inline enum tstate_lookup find_tstate(const struct pyebpf_py_pro
 }
 
 /* The thread state of the current thread, through the per-tid cache. */
-static __always_inline int current_tstate(const struct pyebpf_py_proc *pp, const struct pyebpf_py_offsets *o,
-					  __u32 tid, __u64 *tstate)
+static __always_inline int current_tstate(const struct pyebpf_py_proc *pp, const struct pyebpf_py_offsets *o, __u32 tid,
+					  __u64 *tstate)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	__u64 fsbase = BPF_CORE_READ(task, thread.fsbase), now = bpf_ktime_get_ns(), id;

@@ -16,12 +16,12 @@
 #include "pyebpf.h"
 
 /* Set through skel->rodata between open and load. */
-const volatile __u32 self_pid __weak = 0;       /* never sample pyebpf itself */
-const volatile __u8 filter_pids __weak = 0;     /* only sample pids in `targets` */
-const volatile __u8 follow_forks __weak = 0;    /* children of targets become targets */
-const volatile __u8 kernel_stacks __weak = 1;   /* --no-kernel clears it */
-const volatile __u8 filter_cgroups __weak = 0;  /* only tasks in (or below) a cgroup of `target_cgroups` */
-const volatile __u32 ustack_copy __weak = 0;    /* --native: user stack bytes to copy (0: frame-pointer walk) */
+const volatile __u32 self_pid __weak = 0;      /* never sample pyebpf itself */
+const volatile __u8 filter_pids __weak = 0;    /* only sample pids in `targets` */
+const volatile __u8 follow_forks __weak = 0;   /* children of targets become targets */
+const volatile __u8 kernel_stacks __weak = 1;  /* --no-kernel clears it */
+const volatile __u8 filter_cgroups __weak = 0; /* only tasks in (or below) a cgroup of `target_cgroups` */
+const volatile __u32 ustack_copy __weak = 0;   /* --native: user stack bytes to copy (0: frame-pointer walk) */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -31,7 +31,7 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 8192);
-	__type(key, __u32);  /* tgid */
+	__type(key, __u32); /* tgid */
 	__type(value, __u8);
 } targets SEC(".maps") __weak;
 
@@ -80,8 +80,7 @@ static __always_inline struct pyebpf_sample *sample_buf(void)
 
 static __always_inline __u64 wakeup_flag(void)
 {
-	return bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) > WAKEUP_BYTES ? BPF_RB_FORCE_WAKEUP
-									    : BPF_RB_NO_WAKEUP;
+	return bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) > WAKEUP_BYTES ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
 }
 
 static __always_inline void count(__u32 which)

@@ -35,13 +35,13 @@ struct pyebpf_event_header {
 #define PYEBPF_MAX_PY_FRAMES 1024
 
 /* Flags of a sample. */
-#define PYEBPF_SAMPLE_KSTACK_ERR 0x1    /* kernel stack could not be read */
-#define PYEBPF_SAMPLE_USTACK_ERR 0x2    /* user stack could not be read */
-#define PYEBPF_SAMPLE_PY 0x4            /* a registered Python process: py fields are valid */
-#define PYEBPF_SAMPLE_PY_TRUNCATED 0x8  /* more Python frames than PYEBPF_MAX_PY_FRAMES */
-#define PYEBPF_SAMPLE_GIL_KNOWN 0x10    /* the GIL state could be read */
-#define PYEBPF_SAMPLE_GIL_HELD 0x20     /* the sampled thread holds the GIL */
-#define PYEBPF_SAMPLE_UREGS 0x40        /* --native: user registers and stack bytes follow */
+#define PYEBPF_SAMPLE_KSTACK_ERR 0x1   /* kernel stack could not be read */
+#define PYEBPF_SAMPLE_USTACK_ERR 0x2   /* user stack could not be read */
+#define PYEBPF_SAMPLE_PY 0x4           /* a registered Python process: py fields are valid */
+#define PYEBPF_SAMPLE_PY_TRUNCATED 0x8 /* more Python frames than PYEBPF_MAX_PY_FRAMES */
+#define PYEBPF_SAMPLE_GIL_KNOWN 0x10   /* the GIL state could be read */
+#define PYEBPF_SAMPLE_GIL_HELD 0x20    /* the sampled thread holds the GIL */
+#define PYEBPF_SAMPLE_UREGS 0x40       /* --native: user registers and stack bytes follow */
 
 /* A Python frame: the code object and the byte offset of its current instruction. */
 struct pyebpf_pyframe {
@@ -56,10 +56,10 @@ struct pyebpf_pyframe {
 /* Why a Python stack is empty or short (pyebpf_sample.py_error). */
 enum pyebpf_py_error {
 	PYEBPF_PY_OK = 0,
-	PYEBPF_PY_NO_TSTATE,  /* the thread has no PyThreadState (not a Python thread) */
-	PYEBPF_PY_READ_INTERP,/* reading the interpreter list failed */
-	PYEBPF_PY_READ_FRAME, /* reading a frame failed: the stack ends there */
-	PYEBPF_PY_NO_OFFSETS, /* no offsets for this interpreter */
+	PYEBPF_PY_NO_TSTATE,   /* the thread has no PyThreadState (not a Python thread) */
+	PYEBPF_PY_READ_INTERP, /* reading the interpreter list failed */
+	PYEBPF_PY_READ_FRAME,  /* reading a frame failed: the stack ends there */
+	PYEBPF_PY_NO_OFFSETS,  /* no offsets for this interpreter */
 };
 
 struct pyebpf_sample {
@@ -69,9 +69,9 @@ struct pyebpf_sample {
 	__u32 kstack_len; /* frames in stack[0 .. kstack_len) , leaf first */
 	__u32 ustack_len; /* frames in stack[kstack_len .. +ustack_len), leaf first */
 	__u32 flags;
-	__u32 py_len;     /* Python frames in py[], leaf first */
-	__u64 tstate;     /* the sampled thread's PyThreadState, 0 if none */
-	__u32 py_error;   /* enum pyebpf_py_error */
+	__u32 py_len;   /* Python frames in py[], leaf first */
+	__u64 tstate;   /* the sampled thread's PyThreadState, 0 if none */
+	__u32 py_error; /* enum pyebpf_py_error */
 	__u32 reserved;
 	/* Only the used part travels: the whole stack[] and py[0 .. py_len) for
 	 * a Python process, stack[0 .. kstack_len + ustack_len) otherwise. */
@@ -88,13 +88,13 @@ struct pyebpf_sample {
 #define PYEBPF_MAX_USTACK_COPY 65536
 struct pyebpf_uregs {
 	__u64 ip, sp, bp, bx, r12, r13, r14, r15; /* x86-64 */
-	__u32 copied; /* stack bytes from sp that follow */
+	__u32 copied;                             /* stack bytes from sp that follow */
 	__u32 reserved;
 };
 /* The sampler's per-CPU buffer: a sample and room for the native tail. */
 struct pyebpf_sample_buf {
 	struct pyebpf_sample s;
-	struct pyebpf_uregs regs; /* only a placeholder: the tail moves with py_len */
+	struct pyebpf_uregs regs;                  /* only a placeholder: the tail moves with py_len */
 	__u8 stack[PYEBPF_MAX_USTACK_COPY + 4096]; /* + a page: bounds the copy loop for the verifier */
 };
 
@@ -104,9 +104,10 @@ struct pyebpf_proc_event {
 };
 
 /* Bytes of a sample without Python frames that carries n native frames. */
-#define PYEBPF_SAMPLE_SIZE(n) (__builtin_offsetof(struct pyebpf_sample, stack) + (n) * 8)
+#define PYEBPF_SAMPLE_SIZE(n) (__builtin_offsetof(struct pyebpf_sample, stack) + (__u64)(n)*8)
 /* Bytes of a Python sample with n Python frames. */
-#define PYEBPF_PY_SAMPLE_SIZE(n) (__builtin_offsetof(struct pyebpf_sample, py) + (n) * sizeof(struct pyebpf_pyframe))
+#define PYEBPF_PY_SAMPLE_SIZE(n) \
+	(__builtin_offsetof(struct pyebpf_sample, py) + (__u64)(n) * sizeof(struct pyebpf_pyframe))
 
 /*
  * How the BPF walker reads one CPython layout. Userspace fills one record
@@ -119,35 +120,35 @@ enum pyebpf_frame_kind {
 };
 enum pyebpf_gil_kind {
 	PYEBPF_GIL_NONE = 0,
-	PYEBPF_GIL_TSTATE_CURRENT = 1, /* <= 3.11: a global holds the GIL holder's tstate */
-	PYEBPF_GIL_INTERP_PTR = 2,     /* 3.12: interp->ceval.gil points at the GIL */
-	PYEBPF_GIL_INTERP_EMBEDDED = 3,/* 3.13+: the GIL is inside the interpreter state */
+	PYEBPF_GIL_TSTATE_CURRENT = 1,  /* <= 3.11: a global holds the GIL holder's tstate */
+	PYEBPF_GIL_INTERP_PTR = 2,      /* 3.12: interp->ceval.gil points at the GIL */
+	PYEBPF_GIL_INTERP_EMBEDDED = 3, /* 3.13+: the GIL is inside the interpreter state */
 };
 #define PYEBPF_NO_OFFSET 0xffffffffu
 #define PYEBPF_MAX_FRAME_READ 128 /* bytes of a frame read at once */
 
 struct pyebpf_py_offsets {
-	__u32 frame_kind;          /* enum pyebpf_frame_kind */
-	__u32 gil_kind;            /* enum pyebpf_gil_kind */
+	__u32 frame_kind; /* enum pyebpf_frame_kind */
+	__u32 gil_kind;   /* enum pyebpf_gil_kind */
 	__u32 interp_next;
 	__u32 interp_threads_head;
 	__u32 tstate_next;
 	__u32 tstate_interp;
-	__u32 tstate_thread_id;    /* pthread_self() of the thread */
-	__u32 tstate_frame;        /* frame (<= 3.10), cframe (3.11, 3.12), current_frame (3.13+) */
-	__u32 cframe_current_frame;/* 3.11, 3.12; else PYEBPF_NO_OFFSET */
-	__u32 frame_back;          /* f_back / previous */
-	__u32 frame_code;          /* f_code / f_executable */
-	__u32 frame_lasti;         /* f_lasti (int) / prev_instr / instr_ptr */
-	__u32 frame_owner;         /* 3.11 is_entry, 3.12+ owner; else PYEBPF_NO_OFFSET */
-	__u32 frame_read_size;     /* bytes covering all the frame fields above */
-	__u32 lasti_mult;          /* <= 3.10: bytes per f_lasti unit (3.10: 2) */
-	__u32 code_adaptive;       /* 3.11+: offsetof(PyCodeObject, co_code_adaptive) */
-	__u32 gil_off;             /* GIL_INTERP_*: the gil pointer's / struct's offset in interp */
-	__u32 gil_locked;          /* GIL_INTERP_*: offsets in the gil struct */
+	__u32 tstate_thread_id;     /* pthread_self() of the thread */
+	__u32 tstate_frame;         /* frame (<= 3.10), cframe (3.11, 3.12), current_frame (3.13+) */
+	__u32 cframe_current_frame; /* 3.11, 3.12; else PYEBPF_NO_OFFSET */
+	__u32 frame_back;           /* f_back / previous */
+	__u32 frame_code;           /* f_code / f_executable */
+	__u32 frame_lasti;          /* f_lasti (int) / prev_instr / instr_ptr */
+	__u32 frame_owner;          /* 3.11 is_entry, 3.12+ owner; else PYEBPF_NO_OFFSET */
+	__u32 frame_read_size;      /* bytes covering all the frame fields above */
+	__u32 lasti_mult;           /* <= 3.10: bytes per f_lasti unit (3.10: 2) */
+	__u32 code_adaptive;        /* 3.11+: offsetof(PyCodeObject, co_code_adaptive) */
+	__u32 gil_off;              /* GIL_INTERP_*: the gil pointer's / struct's offset in interp */
+	__u32 gil_locked;           /* GIL_INTERP_*: offsets in the gil struct */
 	__u32 gil_holder;
-	__u32 executable_mask;     /* low bits to clear in frame_code (3.14 tagged refs) */
-	__u32 frame_globals;       /* f_globals */
+	__u32 executable_mask; /* low bits to clear in frame_code (3.14 tagged refs) */
+	__u32 frame_globals;   /* f_globals */
 	__u32 reserved;
 };
 
@@ -166,28 +167,28 @@ struct pyebpf_py_proc {
  * non-zero ones. PYEBPF_CNT_SAMPLES counts samples sent.
  */
 enum pyebpf_counter {
-	PYEBPF_CNT_SAMPLES,     /* samples handed to the ring buffer */
-	PYEBPF_CNT_RB_FULL,     /* sample dropped: ring buffer full */
-	PYEBPF_CNT_KSTACK_ERR,  /* kernel stack unreadable (sample kept) */
-	PYEBPF_CNT_USTACK_ERR,  /* user stack unreadable (sample kept) */
-	PYEBPF_CNT_SCRATCH_ERR, /* per-CPU scratch lookup failed (sample dropped) */
-	PYEBPF_CNT_TARGETS_FULL,/* a forked child could not be added to the targets */
-	PYEBPF_CNT_PROC_RB_FULL,/* exec/exit event dropped: ring buffer full */
-	PYEBPF_CNT_PY_NO_TSTATE,   /* Python process, thread without thread state */
-	PYEBPF_CNT_PY_READ_INTERP, /* interpreter/thread list unreadable */
-	PYEBPF_CNT_PY_READ_FRAME,  /* a frame unreadable: Python stack cut there */
-	PYEBPF_CNT_PY_TRUNCATED,   /* Python stack deeper than PYEBPF_MAX_PY_FRAMES */
-	PYEBPF_CNT_PY_NO_OFFSETS,  /* registered process with no offsets record */
-	PYEBPF_CNT_USTACK_COPY_ERR,/* --native: the user stack could not be copied */
+	PYEBPF_CNT_SAMPLES,         /* samples handed to the ring buffer */
+	PYEBPF_CNT_RB_FULL,         /* sample dropped: ring buffer full */
+	PYEBPF_CNT_KSTACK_ERR,      /* kernel stack unreadable (sample kept) */
+	PYEBPF_CNT_USTACK_ERR,      /* user stack unreadable (sample kept) */
+	PYEBPF_CNT_SCRATCH_ERR,     /* per-CPU scratch lookup failed (sample dropped) */
+	PYEBPF_CNT_TARGETS_FULL,    /* a forked child could not be added to the targets */
+	PYEBPF_CNT_PROC_RB_FULL,    /* exec/exit event dropped: ring buffer full */
+	PYEBPF_CNT_PY_NO_TSTATE,    /* Python process, thread without thread state */
+	PYEBPF_CNT_PY_READ_INTERP,  /* interpreter/thread list unreadable */
+	PYEBPF_CNT_PY_READ_FRAME,   /* a frame unreadable: Python stack cut there */
+	PYEBPF_CNT_PY_TRUNCATED,    /* Python stack deeper than PYEBPF_MAX_PY_FRAMES */
+	PYEBPF_CNT_PY_NO_OFFSETS,   /* registered process with no offsets record */
+	PYEBPF_CNT_USTACK_COPY_ERR, /* --native: the user stack could not be copied */
 	PYEBPF_CNT__COUNT,
 };
 
 #ifndef __BPF__
 _Static_assert(sizeof(struct pyebpf_event_header) == 24, "header layout");
 _Static_assert(sizeof(struct pyebpf_pyframe) == 24, "pyframe layout");
-_Static_assert(sizeof(struct pyebpf_sample) == 24 + 8 + 16 + 16 + 16 + 2 * 127 * 8 + 24 * PYEBPF_MAX_PY_FRAMES,
+_Static_assert(sizeof(struct pyebpf_sample) == 24 + 8 + 16 + 16 + 16 + 2UL * 127 * 8 + 24UL * PYEBPF_MAX_PY_FRAMES,
 	       "sample layout");
-_Static_assert(sizeof(struct pyebpf_py_offsets) == 22 * 4, "py offsets layout");
+_Static_assert(sizeof(struct pyebpf_py_offsets) == 22UL * 4, "py offsets layout");
 _Static_assert(sizeof(struct pyebpf_py_proc) == 24, "py proc layout");
 _Static_assert(sizeof(struct pyebpf_proc_event) == 40, "proc event layout");
 _Static_assert(sizeof(struct pyebpf_uregs) == 72, "uregs layout");

@@ -17,9 +17,9 @@
 
 struct sample_view {
 	const struct pyebpf_sample *s; /* header fields: h, cgroup_id, comm, flags, tstate, py_error */
-	const __u64 *kstack;        /* leaf first */
+	const __u64 *kstack;           /* leaf first */
 	uint32_t nkstack;
-	const __u64 *ustack;        /* leaf first (frame-pointer walk; empty with --native) */
+	const __u64 *ustack; /* leaf first (frame-pointer walk; empty with --native) */
 	uint32_t nustack;
 	const struct pyebpf_pyframe *py; /* leaf first; only when PYEBPF_SAMPLE_PY is set */
 	uint32_t npy;
@@ -30,11 +30,11 @@ struct sample_view {
 
 enum sample_decode_err {
 	SAMPLE_OK = 0,
-	SAMPLE_SHORT,         /* shorter than the fixed header */
-	SAMPLE_NOT_A_SAMPLE,  /* the header's type is not PYEBPF_EVENT_SAMPLE */
-	SAMPLE_STACK_LEN,     /* a stack length above PYEBPF_MAX_STACK or beyond the record */
-	SAMPLE_PY_LEN,        /* a Python frame count above the maximum or beyond the record */
-	SAMPLE_UREGS,         /* --native tail missing, cut or claiming more than the maximum copy */
+	SAMPLE_SHORT,        /* shorter than the fixed header */
+	SAMPLE_NOT_A_SAMPLE, /* the header's type is not PYEBPF_EVENT_SAMPLE */
+	SAMPLE_STACK_LEN,    /* a stack length above PYEBPF_MAX_STACK or beyond the record */
+	SAMPLE_PY_LEN,       /* a Python frame count above the maximum or beyond the record */
+	SAMPLE_UREGS,        /* --native tail missing, cut or claiming more than the maximum copy */
 };
 
 /*

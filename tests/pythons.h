@@ -21,7 +21,8 @@ static inline int find_pythons(struct python *out, int max)
 	glob_t g;
 	int n = 0;
 
-	snprintf(pattern, sizeof(pattern), "%s/versions/*/bin/python[23].[0-9]*", root && *root ? root : "/root/.pyenv");
+	snprintf(pattern, sizeof(pattern), "%s/versions/*/bin/python[23].[0-9]*",
+		 root && *root ? root : "/root/.pyenv");
 	if (glob(pattern, 0, NULL, &g) == 0) {
 		for (size_t i = 0; i < g.gl_pathc && n < max; i++) {
 			const char *p = g.gl_pathv[i], *b = strrchr(p, '/') + 1;
@@ -34,8 +35,8 @@ static inline int find_pythons(struct python *out, int max)
 			snprintf(py->path, sizeof(py->path), "%s", p);
 			char libpat[600];
 			glob_t lg;
-			snprintf(libpat, sizeof(libpat), "%.*s/lib/libpython%d.%d*.so.1.0", (int)(b - p - 5), p, py->major,
-				 py->minor);
+			snprintf(libpat, sizeof(libpat), "%.*s/lib/libpython%d.%d*.so.1.0", (int)(b - p - 5), p,
+				 py->major, py->minor);
 			py->lib[0] = '\0';
 			if (glob(libpat, 0, NULL, &lg) == 0) {
 				snprintf(py->lib, sizeof(py->lib), "%s", lg.gl_pathv[0]);

@@ -40,8 +40,7 @@ static int dir_id(const char *dir, uint64_t *id)
 	return 0;
 }
 
-int cgroup_resolve(const char *mount, const char *arg, char *dir, size_t dirlen, uint64_t *id, char *why,
-		   size_t whylen)
+int cgroup_resolve(const char *mount, const char *arg, char *dir, size_t dirlen, uint64_t *id, char *why, size_t whylen)
 {
 	size_t m = strlen(mount);
 

@@ -9,10 +9,10 @@
 #include <sys/types.h>
 
 struct child {
-	pid_t pid;   /* 0: none, or reaped */
-	int go_w;    /* written to release the command; -1 once done */
-	int err_r;   /* carries errno when exec failed; -1 once done */
-	int status;  /* waitpid status once reaped */
+	pid_t pid;  /* 0: none, or reaped */
+	int go_w;   /* written to release the command; -1 once done */
+	int err_r;  /* carries errno when exec failed; -1 once done */
+	int status; /* waitpid status once reaped */
 };
 
 /* Fork CMD stopped before exec; -1 after one error line. */

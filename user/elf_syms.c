@@ -92,8 +92,8 @@ static void add_sym(struct elf_syms *s, struct builder *b, uint64_t start, uint6
 	memcpy(s->pool + b->pool_len + len, suffix, slen + 1);
 	xgrow(&s->syms, &b->cap, s->n + 1, sizeof(*s->syms));
 	/* The pool may move while growing: keep offsets, fix up later. */
-	s->syms[s->n++] = (struct sym){ .start = start, .size = size, .name = (char *)(uintptr_t)b->pool_len,
-					 .bind = bind };
+	s->syms[s->n++] =
+		(struct sym){ .start = start, .size = size, .name = (char *)(uintptr_t)b->pool_len, .bind = bind };
 	b->pool_len += len + slen + 1;
 }
 
@@ -188,7 +188,7 @@ static void add_stubs(struct elf_syms *s, struct builder *b, Elf_Scn *scn, const
 
 		for (size_t j = 0; j + 6 <= entry; j++) {
 			int32_t disp;
-			struct got_slot key, *hit;
+			struct got_slot key = { 0 }, *hit;
 
 			if (c[j] != 0xff || c[j + 1] != 0x25)
 				continue;

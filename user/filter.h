@@ -13,22 +13,22 @@
 #include "profile.h"
 
 struct filter {
-	uint32_t *pids;          /* --pid: keep only these processes */
+	uint32_t *pids; /* --pid: keep only these processes */
 	size_t npids;
-	uint32_t *tids;          /* --tid: keep only these threads */
+	uint32_t *tids; /* --tid: keep only these threads */
 	size_t ntids;
-	const char **threads;    /* --thread NAME|TID: keep only these threads */
+	const char **threads; /* --thread NAME|TID: keep only these threads */
 	size_t nthreads;
 	const char **exclude_threads; /* --exclude-thread NAME|TID */
 	size_t nexclude;
-	const char **comms;      /* --comm NAME: keep only these process names */
+	const char **comms; /* --comm NAME: keep only these process names */
 	size_t ncomms;
-	uint64_t since_ns;       /* --since: from this time into the recording */
-	uint64_t until_ns;       /* --until: up to this time; UINT64_MAX: no limit */
-	bool timed;              /* --since or --until was given: untimed samples go */
-	bool gil_only;           /* --gil: only threads holding the GIL */
-	bool no_kernel;          /* --no-kernel: kernel frames go */
-	bool python_only;        /* --python-only: only Python frames; samples without any go */
+	uint64_t since_ns; /* --since: from this time into the recording */
+	uint64_t until_ns; /* --until: up to this time; UINT64_MAX: no limit */
+	bool timed;        /* --since or --until was given: untimed samples go */
+	bool gil_only;     /* --gil: only threads holding the GIL */
+	bool no_kernel;    /* --no-kernel: kernel frames go */
+	bool python_only;  /* --python-only: only Python frames; samples without any go */
 };
 
 void filter__init(struct filter *f);

@@ -20,16 +20,16 @@ enum filter_opt {
 };
 
 /* Entries for a getopt_long option table. */
-#define FILTER_LONG_OPTIONS                                                   \
-	{ "tid", required_argument, NULL, OPT_FILTER_TID },                   \
-	{ "thread", required_argument, NULL, OPT_FILTER_THREAD },             \
-	{ "exclude-thread", required_argument, NULL, OPT_FILTER_EXCLUDE_THREAD }, \
-	{ "comm", required_argument, NULL, OPT_FILTER_COMM },                 \
-	{ "since", required_argument, NULL, OPT_FILTER_SINCE },               \
-	{ "until", required_argument, NULL, OPT_FILTER_UNTIL },               \
-	{ "gil", no_argument, NULL, OPT_FILTER_GIL },                         \
-	{ "no-kernel", no_argument, NULL, OPT_FILTER_NO_KERNEL },             \
-	{ "python-only", no_argument, NULL, OPT_FILTER_PYTHON_ONLY }
+#define FILTER_LONG_OPTIONS                                                                                           \
+	{ "tid", required_argument, NULL, OPT_FILTER_TID }, { "thread", required_argument, NULL, OPT_FILTER_THREAD }, \
+		{ "exclude-thread", required_argument, NULL, OPT_FILTER_EXCLUDE_THREAD },                             \
+		{ "comm", required_argument, NULL, OPT_FILTER_COMM },                                                 \
+		{ "since", required_argument, NULL, OPT_FILTER_SINCE },                                               \
+		{ "until", required_argument, NULL, OPT_FILTER_UNTIL }, { "gil", no_argument, NULL, OPT_FILTER_GIL }, \
+		{ "no-kernel", no_argument, NULL, OPT_FILTER_NO_KERNEL },                                             \
+	{                                                                                                             \
+		"python-only", no_argument, NULL, OPT_FILTER_PYTHON_ONLY                                              \
+	}
 
 /* The help text of those options. */
 extern const char filter_args_usage[];

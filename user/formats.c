@@ -13,14 +13,13 @@
 #include "write/speedscope.h"
 #include "write/trace.h"
 
-const char formats_usage[] =
-	"                          format by extension: .folded or .txt (folded stacks),\n"
-	"                          .pb.gz or .pprof (pprof: go tool pprof, Pyroscope; lossless),\n"
-	"                          .speedscope.json (speedscope, one profile per thread),\n"
-	"                          .svg (interactive flame graph), .json or .json.gz\n"
-	"                          (Chrome trace timeline: Perfetto, chrome://tracing)\n"
-	"      --format FORMAT     folded, pprof, speedscope, svg, trace or trace.gz,\n"
-	"                          whatever the extension\n";
+const char formats_usage[] = "                          format by extension: .folded or .txt (folded stacks),\n"
+			     "                          .pb.gz or .pprof (pprof: go tool pprof, Pyroscope; lossless),\n"
+			     "                          .speedscope.json (speedscope, one profile per thread),\n"
+			     "                          .svg (interactive flame graph), .json or .json.gz\n"
+			     "                          (Chrome trace timeline: Perfetto, chrome://tracing)\n"
+			     "      --format FORMAT     folded, pprof, speedscope, svg, trace or trace.gz,\n"
+			     "                          whatever the extension\n";
 
 static const struct {
 	const char *ext, *name;
@@ -63,7 +62,8 @@ int output_format_from_path(const char *path, enum output_format *f)
 		return 0;
 	}
 	err_msg("cannot tell the output format of '%s' (known extensions: .folded, .txt, .pb.gz, .pprof, "
-		".speedscope.json, .svg, .json, .json.gz; or give --format)", path);
+		".speedscope.json, .svg, .json, .json.gz; or give --format)",
+		path);
 	return -1;
 }
 

@@ -210,8 +210,8 @@ static uint32_t user_frames(struct ingest *in, const struct sample_view *v, stru
 	uint32_t n = 0;
 
 	if (v->regs)
-		return (uint32_t)native_stacks__frames(in->native, v, p, v->s->flags & PYEBPF_SAMPLE_PY ? py : NULL, now,
-						       out, room);
+		return (uint32_t)native_stacks__frames(in->native, v, p, v->s->flags & PYEBPF_SAMPLE_PY ? py : NULL,
+						       now, out, room);
 	if (py && v->npy) {
 		if (v->s->flags & PYEBPF_SAMPLE_PY_TRUNCATED)
 			out[n++] = mark_frame(in, "[truncated]");

@@ -54,7 +54,7 @@ void ingest__set_time_base(struct ingest *in, uint64_t start_ns);
 void ingest__gc(struct ingest *in, uint64_t now);
 
 const struct ingest_stats *ingest__stats(const struct ingest *in);
-size_t ingest__processes(const struct ingest *in);        /* seen, alive or not */
+size_t ingest__processes(const struct ingest *in); /* seen, alive or not */
 uint64_t ingest__python_processes(const struct ingest *in);
 const struct native_stats *ingest__native_stats(const struct ingest *in); /* NULL without --native */
 

@@ -16,13 +16,13 @@
 
 struct intervals {
 	const char *dir;
-	double seconds;        /* --interval */
-	size_t keep;           /* --keep; 0: any number */
-	uint64_t max_disk;     /* --max-disk; 0: any size */
+	double seconds;    /* --interval */
+	size_t keep;       /* --keep; 0: any number */
+	uint64_t max_disk; /* --max-disk; 0: any size */
 	/* the interval being recorded */
-	uint64_t start_ns;     /* monotonic; sample times are relative to it */
+	uint64_t start_ns; /* monotonic; sample times are relative to it */
 	int64_t epoch_ns;
-	double cpu;            /* own CPU seconds when it began */
+	double cpu; /* own CPU seconds when it began */
 	uint64_t seq, files_written, write_failures;
 };
 

@@ -9,21 +9,20 @@
 
 #define PYEBPF_VERSION "0.1.0"
 
-static const char usage[] =
-	"Usage: pyebpf COMMAND [OPTIONS]\n"
-	"A system-wide sampling profiler for Python, built on eBPF.\n"
-	"\n"
-	"Commands:\n"
-	"  record    sample stacks and write a profile (pyebpf record --help)\n"
-	"  report    convert, filter or summarize a recording (pyebpf report --help)\n"
-	"\n"
-	"  -h, --help       this help\n"
-	"  -V, --version    print the version\n"
-	"\n"
-	"Examples:\n"
-	"  sudo pyebpf record -a -d 10 -o machine.folded\n"
-	"  sudo pyebpf record -- python3 script.py\n"
-	"  sudo pyebpf record -a -d 60 -o all.pb.gz && pyebpf report all.pb.gz -o flame.svg\n";
+static const char usage[] = "Usage: pyebpf COMMAND [OPTIONS]\n"
+			    "A system-wide sampling profiler for Python, built on eBPF.\n"
+			    "\n"
+			    "Commands:\n"
+			    "  record    sample stacks and write a profile (pyebpf record --help)\n"
+			    "  report    convert, filter or summarize a recording (pyebpf report --help)\n"
+			    "\n"
+			    "  -h, --help       this help\n"
+			    "  -V, --version    print the version\n"
+			    "\n"
+			    "Examples:\n"
+			    "  sudo pyebpf record -a -d 10 -o machine.folded\n"
+			    "  sudo pyebpf record -- python3 script.py\n"
+			    "  sudo pyebpf record -a -d 60 -o all.pb.gz && pyebpf report all.pb.gz -o flame.svg\n";
 
 int main(int argc, char **argv)
 {

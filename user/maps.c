@@ -28,7 +28,8 @@ int maps__parse_line(const char *line, struct mapping *m)
 		line++;
 	len = strcspn(line, "\n");
 	static const char deleted[] = " (deleted)";
-	if (len >= sizeof(deleted) - 1 && memcmp(line + len - (sizeof(deleted) - 1), deleted, sizeof(deleted) - 1) == 0) {
+	if (len >= sizeof(deleted) - 1 &&
+	    memcmp(line + len - (sizeof(deleted) - 1), deleted, sizeof(deleted) - 1) == 0) {
 		len -= sizeof(deleted) - 1;
 		m->deleted = true;
 	}

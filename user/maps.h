@@ -12,9 +12,9 @@ struct mapping {
 	uint64_t pgoff;      /* file offset of start */
 	uint64_t inode;
 	uint32_t dev_major, dev_minor;
-	char perms[5];       /* "r-xp" */
-	bool deleted;        /* the path ended in " (deleted)" (removed from the line) */
-	char *path;          /* "" for anonymous memory; "[vdso]", "[stack]"... */
+	char perms[5]; /* "r-xp" */
+	bool deleted;  /* the path ended in " (deleted)" (removed from the line) */
+	char *path;    /* "" for anonymous memory; "[vdso]", "[stack]"... */
 };
 
 /* Parse one line; 0, or -1 when it is not a maps line. m->path is allocated. */

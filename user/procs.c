@@ -43,13 +43,13 @@ struct proc {
 	struct mapping *maps;
 	size_t nmaps;
 	struct file_syms **files; /* per mapping; NULL until first looked up, and for anonymous memory */
-	uint32_t *module;       /* per mapping: string id of the path */
-	uint64_t scanned_ns;    /* 0: maps must be (re)read */
-	uint64_t maps_gen;      /* changes of the maps seen so far, and young re-reads */
-	uint64_t born_ns;       /* first seen, or exec'd */
-	uint32_t young_scans;   /* re-reads since then, for the backoff */
-	uint64_t exited_ns;     /* 0: alive */
-	bool ns_read;           /* cgroup_path, container and ns_pid were read */
+	uint32_t *module;         /* per mapping: string id of the path */
+	uint64_t scanned_ns;      /* 0: maps must be (re)read */
+	uint64_t maps_gen;        /* changes of the maps seen so far, and young re-reads */
+	uint64_t born_ns;         /* first seen, or exec'd */
+	uint32_t young_scans;     /* re-reads since then, for the backoff */
+	uint64_t exited_ns;       /* 0: alive */
+	bool ns_read;             /* cgroup_path, container and ns_pid were read */
 	uint32_t cgroup_path, container, ns_pid;
 };
 
@@ -58,7 +58,7 @@ struct procs {
 	struct hashmap *by_pid; /* pid → struct proc * */
 	struct hashmap *files;  /* file_key → struct file_syms * */
 	size_t seen;
-	uint64_t now, swept_ns; /* the latest time seen; the last sweep of idle files */
+	uint64_t now, swept_ns;        /* the latest time seen; the last sweep of idle files */
 	const char *const *debug_dirs; /* NULL-terminated */
 };
 
@@ -152,7 +152,7 @@ static bool same_maps(const struct mapping *a, size_t na, const struct mapping *
 		return false;
 	for (size_t i = 0; i < na; i++)
 		if (a[i].start != b[i].start || a[i].end != b[i].end || a[i].pgoff != b[i].pgoff ||
-		    a[i].inode != b[i].inode || strcmp(a[i].path, b[i].path))
+		    a[i].inode != b[i].inode || strcmp(a[i].path, b[i].path) != 0)
 			return false;
 	return true;
 }
@@ -330,9 +330,9 @@ size_t procs__seen(const struct procs *t)
 	return t->seen;
 }
 
-static struct elf_syms *mapping_syms(struct procs *t, struct proc *p, size_t i)
+/* The symbols of mapping m, p->maps[i]. */
+static struct elf_syms *mapping_syms(struct procs *t, struct proc *p, const struct mapping *m, size_t i)
 {
-	const struct mapping *m = &p->maps[i];
 	struct file_key key = mapping__file_key(m);
 	bool created;
 	void **v;
@@ -368,11 +368,11 @@ uint32_t procs__user_frame(struct procs *t, struct proc *p, uint64_t addr, int l
 		proc_scan(t, p, now); /* a library loaded since we last looked */
 		m = maps__find(p->maps, p->nmaps, look);
 	}
-	if (!m)
+	if (!m || !p->files)
 		return profile__frame(t->prof, &f);
 
 	size_t i = (size_t)(m - p->maps);
-	struct elf_syms *s = mapping_syms(t, p, i);
+	struct elf_syms *s = mapping_syms(t, p, m, i);
 	uint64_t off = look - m->start + m->pgoff, vaddr = off;
 
 	f.module = p->module[i];

@@ -20,13 +20,13 @@ enum frame_kind {
 
 /* String id 0 is always the empty string. */
 struct frame {
-	uint32_t kind;   /* enum frame_kind */
-	uint32_t name;   /* function name; 0 when unknown */
-	uint32_t module; /* native: mapped file path; python: source file */
-	uint32_t line;   /* python: line number */
+	uint32_t kind;       /* enum frame_kind */
+	uint32_t name;       /* function name; 0 when unknown */
+	uint32_t module;     /* native: mapped file path; python: source file */
+	uint32_t line;       /* python: line number */
 	uint32_t start_line; /* python: the function's first line (co_firstlineno) */
 	uint32_t reserved;   /* zero: frames are hashed as bytes, no padding allowed */
-	uint64_t offset; /* native frame with no symbol: address within module */
+	uint64_t offset;     /* native frame with no symbol: address within module */
 };
 
 #define LABEL_GIL_KNOWN 0x1 /* the GIL state of the thread could be read */
@@ -36,10 +36,10 @@ struct frame {
 struct sample_labels {
 	uint32_t pid;
 	uint32_t tid;
-	uint32_t comm;   /* string id: the process (task) name */
-	uint32_t thread; /* string id: the Python thread name, else the OS thread name */
-	uint32_t flags;  /* LABEL_* */
-	uint32_t python; /* string id: the CPython version ("3.12.1"); 0: not Python */
+	uint32_t comm;        /* string id: the process (task) name */
+	uint32_t thread;      /* string id: the Python thread name, else the OS thread name */
+	uint32_t flags;       /* LABEL_* */
+	uint32_t python;      /* string id: the CPython version ("3.12.1"); 0: not Python */
 	uint32_t container;   /* string id: the container id from the cgroup path; 0: none */
 	uint32_t cgroup_path; /* string id: the process's cgroup v2 path; 0: unknown */
 	uint32_t ns_pid;      /* the pid inside the process's own pid namespace; 0: unknown */
@@ -49,8 +49,8 @@ struct sample_labels {
 
 /* What the whole recording was. */
 struct profile_meta {
-	uint64_t period_ns;      /* nanoseconds between samples on a CPU (1e9 / Hz) */
-	int64_t start_epoch_ns;  /* when recording started, since the epoch */
+	uint64_t period_ns;     /* nanoseconds between samples on a CPU (1e9 / Hz) */
+	int64_t start_epoch_ns; /* when recording started, since the epoch */
 	int64_t duration_ns;
 };
 

@@ -279,7 +279,9 @@ static void stop(struct recorder *r)
 
 static int write_output(struct recorder *r)
 {
-	struct write_opts wo = { .threads = r->opts.threads, .containers = r->opts.containers, .title = "pyebpf record" };
+	struct write_opts wo = { .threads = r->opts.threads,
+				 .containers = r->opts.containers,
+				 .title = "pyebpf record" };
 	struct profile_meta *m = profile__meta(r->prof);
 
 	if (r->opts.continuous) {
@@ -324,8 +326,9 @@ int record_main(int argc, char **argv)
 	perr = record_args__parse(argc, argv, &r.opts);
 	if (perr)
 		return perr > 0 ? 0 : 2;
-	r.iv = (struct intervals){ .dir = r.opts.continuous, .seconds = r.opts.interval, .keep = r.opts.keep,
-				   .max_disk = r.opts.max_disk };
+	r.iv = (struct intervals){
+		.dir = r.opts.continuous, .seconds = r.opts.interval, .keep = r.opts.keep, .max_disk = r.opts.max_disk
+	};
 	if (preflight(&r))
 		goto out;
 	catch_signals(r.opts.continuous != NULL);

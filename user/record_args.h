@@ -10,30 +10,29 @@
 #include "filter.h"
 #include "formats.h"
 
-
 struct record_opts {
-	bool all;           /* -a; also the default with no -p and no command */
-	uint32_t *pids;     /* -p */
+	bool all;       /* -a; also the default with no -p and no command */
+	uint32_t *pids; /* -p */
 	size_t npids;
 	char **cmd;         /* -- CMD ARGS...: NULL-terminated, points into argv */
 	uint64_t freq;      /* -F, Hz */
 	double duration;    /* -d, seconds; 0: until stopped */
 	const char *output; /* -o */
 	enum output_format format;
-	bool verbose;       /* -v */
-	bool threads;       /* --threads: a frame per thread */
-	bool containers;    /* --containers: a frame per container */
-	const char **cgroups;   /* --cgroup PATH, repeatable (point into argv) */
+	bool verbose;         /* -v */
+	bool threads;         /* --threads: a frame per thread */
+	bool containers;      /* --containers: a frame per container */
+	const char **cgroups; /* --cgroup PATH, repeatable (point into argv) */
 	size_t ncgroups;
 	const char **container_ids; /* --container ID, repeatable */
 	size_t ncontainers;
-	const char *continuous; /* --continuous DIR: one pprof per interval there */
-	double interval;        /* --interval, seconds */
-	size_t keep;            /* --keep N interval files; 0: no limit */
-	uint64_t max_disk;      /* --max-disk bytes of interval files; 0: no limit */
-	double rate_limit;      /* --rate-limit: percent of one core; 0: none */
-	bool native;            /* --native: DWARF-unwound native frames merged with Python's */
-	uint32_t stack_size;    /* --stack-size: user stack bytes copied per sample */
+	const char *continuous;  /* --continuous DIR: one pprof per interval there */
+	double interval;         /* --interval, seconds */
+	size_t keep;             /* --keep N interval files; 0: no limit */
+	uint64_t max_disk;       /* --max-disk bytes of interval files; 0: no limit */
+	double rate_limit;       /* --rate-limit: percent of one core; 0: none */
+	bool native;             /* --native: DWARF-unwound native frames merged with Python's */
+	uint32_t stack_size;     /* --stack-size: user stack bytes copied per sample */
 	const char **debug_dirs; /* --debug-dir DIR, repeatable, NULL-terminated; NULL: the default */
 	size_t ndebug_dirs;
 	struct filter filter; /* --tid, --thread, --exclude-thread, --gil, --no-kernel, ... */

@@ -104,8 +104,8 @@ int report_main(int argc, char **argv)
 		uint64_t dropped;
 
 		p = filter__apply(&o.filter, in, &dropped);
-		fprintf(stderr, "pyebpf: the filters kept %llu of %llu samples\n", (unsigned long long)profile__total(p),
-			(unsigned long long)profile__total(in));
+		fprintf(stderr, "pyebpf: the filters kept %llu of %llu samples\n",
+			(unsigned long long)profile__total(p), (unsigned long long)profile__total(in));
 	}
 	if (o.output ? write_output(&o, p ? p : in) : top__print(p ? p : in, o.top, stdout)) {
 		if (!o.output)

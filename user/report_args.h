@@ -10,8 +10,8 @@
 #include "formats.h"
 
 struct report_opts {
-	const char *input;    /* the recording (pprof) */
-	const char *output;   /* -o; NULL: the top table on stdout */
+	const char *input;  /* the recording (pprof) */
+	const char *output; /* -o; NULL: the top table on stdout */
 	enum output_format format;
 	bool threads;         /* --threads */
 	bool containers;      /* --containers */

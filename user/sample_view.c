@@ -62,12 +62,18 @@ enum sample_decode_err sample_decode(const void *data, size_t size, struct sampl
 const char *sample_decode_strerror(enum sample_decode_err e)
 {
 	switch (e) {
-	case SAMPLE_OK: return "ok";
-	case SAMPLE_SHORT: return "shorter than a sample header";
-	case SAMPLE_NOT_A_SAMPLE: return "not a sample";
-	case SAMPLE_STACK_LEN: return "stack length out of bounds";
-	case SAMPLE_PY_LEN: return "Python frame count out of bounds";
-	case SAMPLE_UREGS: return "native registers or stack copy out of bounds";
+	case SAMPLE_OK:
+		return "ok";
+	case SAMPLE_SHORT:
+		return "shorter than a sample header";
+	case SAMPLE_NOT_A_SAMPLE:
+		return "not a sample";
+	case SAMPLE_STACK_LEN:
+		return "stack length out of bounds";
+	case SAMPLE_PY_LEN:
+		return "Python frame count out of bounds";
+	case SAMPLE_UREGS:
+		return "native registers or stack copy out of bounds";
 	}
 	return "unknown";
 }

@@ -15,13 +15,13 @@
 #include "python/detect.h"
 
 struct sampler_config {
-	bool all;              /* sample every process (else only targets) */
-	bool follow_forks;     /* children of targets become targets */
+	bool all;          /* sample every process (else only targets) */
+	bool follow_forks; /* children of targets become targets */
 	bool kernel_stacks;
-	uint32_t ustack_copy;  /* --native: stack bytes copied per sample; 0: frame-pointer walk */
+	uint32_t ustack_copy;       /* --native: stack bytes copied per sample; 0: frame-pointer walk */
 	const uint64_t *cgroup_ids; /* only these cgroups (and below); none: no cgroup filter */
 	size_t ncgroup_ids;
-	bool verbose;          /* libbpf's debug output and the verifier log */
+	bool verbose; /* libbpf's debug output and the verifier log */
 };
 
 /* Called with each record read from the ring buffer. */

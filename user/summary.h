@@ -17,8 +17,8 @@ struct record_summary {
 	uint64_t elapsed_ns;
 	uint64_t freq;
 	int ncpus;
-	double cpu_seconds;   /* pyebpf's own CPU while recording */
-	double bpf_us;        /* the sample program's time per sample; < 0: unknown */
+	double cpu_seconds;       /* pyebpf's own CPU while recording */
+	double bpf_us;            /* the sample program's time per sample; < 0: unknown */
 	const uint64_t *counters; /* [PYEBPF_CNT__COUNT] */
 	const struct ingest *ingest;
 };

@@ -49,8 +49,6 @@ struct top_row *top__rows(const struct profile *p, size_t *n)
 	struct profile_entry e;
 	char name[4096];
 
-	if (!by_name)
-		die("out of memory");
 	*n = 0;
 	for (uint32_t id = 0; id < nframes; id++) {
 		bool created;
@@ -68,7 +66,7 @@ struct top_row *top__rows(const struct profile *p, size_t *n)
 	seen = xcalloc(*n + 1, sizeof(*seen));
 	while (profile__next(p, &pos, &e)) {
 		entry++;
-		if (!e.nframes)
+		if (!e.nframes || !rows) /* rows: every frame has one, once there is a frame */
 			continue;
 		rows[func_of[e.frames[e.nframes - 1]] - 1].self += e.count;
 		for (uint32_t i = 0; i < e.nframes; i++) {
@@ -103,8 +101,9 @@ int top__print(const struct profile *p, size_t limit, FILE *out)
 
 	fprintf(out, "%7s %7s %9s %9s  %s\n", "SELF%", "TOTAL%", "SELF", "TOTAL", "FUNCTION");
 	for (size_t i = 0; i < n && i < limit; i++)
-		fprintf(out, "%6.1f%% %6.1f%% %9" PRIu64 " %9" PRIu64 "  %s\n", total ? 100.0 * rows[i].self / total : 0.0,
-			total ? 100.0 * rows[i].total / total : 0.0, rows[i].self, rows[i].total, rows[i].name);
+		fprintf(out, "%6.1f%% %6.1f%% %9" PRIu64 " %9" PRIu64 "  %s\n",
+			total ? 100.0 * rows[i].self / total : 0.0, total ? 100.0 * rows[i].total / total : 0.0,
+			rows[i].self, rows[i].total, rows[i].name);
 	if (n > limit)
 		fprintf(out, "(%zu more functions; --top N shows more)\n", n - limit);
 	top__free(rows, n);

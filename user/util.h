@@ -28,7 +28,7 @@ uint64_t now_ns(void); /* CLOCK_MONOTONIC, the clock of bpf_ktime_get_ns() */
 /* The end of every writer: flush `out` and say whether anything written to it
  * failed. 0, or -1 with errno set (EIO when the stream kept no reason). */
 int stream_finish(FILE *out);
-int64_t epoch_now_ns(void); /* CLOCK_REALTIME */
+int64_t epoch_now_ns(void);   /* CLOCK_REALTIME */
 double own_cpu_seconds(void); /* user + system CPU of this process so far */
 
 /* Parse a whole decimal number in [min, max]; -1 when it is not one. */

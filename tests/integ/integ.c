@@ -63,7 +63,7 @@ static pid_t start(const char *const argv[], const char *out, const char *err)
 		dup2(n, 0);
 		dup2(o, 1);
 		dup2(e, 2);
-		setpgid(0, 0); /* a group of its own: the test's signals are its own */
+		setpgid(0, 0);                    /* a group of its own: the test's signals are its own */
 		prctl(PR_SET_PDEATHSIG, SIGKILL); /* a failed test leaves nothing running */
 		execvp(argv[0], (char *const *)argv);
 		_exit(127);

@@ -15,9 +15,9 @@
 #define BUSY "fixtures/busy"
 
 struct run_result {
-	int status;       /* exit code, or 128 + signal */
-	char *out, *err;  /* captured stdout and stderr */
-	double seconds;   /* wall time */
+	int status;      /* exit code, or 128 + signal */
+	char *out, *err; /* captured stdout and stderr */
+	double seconds;  /* wall time */
 };
 
 /* Run argv to completion (killed after timeout_s). */

@@ -40,7 +40,7 @@ static void cgroup2(void)
 struct container {
 	char cgroup[2048]; /* its directory */
 	char root[2048];   /* empty on the host, the Python inside */
-	pid_t pid;             /* unshare, which runs the Python as pid 1 of its namespace */
+	pid_t pid;         /* unshare, which runs the Python as pid 1 of its namespace */
 };
 
 /* Start `python3 pywork.py split SECONDS` in a new cgroup, pid and mount namespace. */
@@ -122,14 +122,14 @@ static void teardown(void)
 TestSuite(containers, .init = setup, .fini = teardown, .timeout = 120);
 
 /* record -a with a target; the recording converted to folded with container frames. */
-static void record_containers(const char *dir, const char *target_opt, const char *target, struct folded *f,
-			      char **pb)
+static void record_containers(const char *dir, const char *target_opt, const char *target, struct folded *f, char **pb)
 {
 	*pb = temp_path(dir, "c.pb.gz");
 	char *folded = temp_path(dir, "c.folded");
 	struct run_result r;
 
-	run((const char *const[]){ PYEBPF, "record", "-a", "-F", "499", "-d", "2", target_opt, target, "-o", *pb, NULL },
+	run((const char *const[]){ PYEBPF, "record", "-a", "-F", "499", "-d", "2", target_opt, target, "-o", *pb,
+				   NULL },
 	    30, &r);
 	cr_assert_eq(r.status, 0, "%s", r.err);
 	run_result_free(&r);

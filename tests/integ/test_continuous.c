@@ -185,8 +185,9 @@ Test(continuous, soak_with_process_churn, .timeout = 3600)
 	free(path);
 	cr_log_info("soak: %d s, %d Python processes, RSS %lu kB after the first interval, %lu kB at the end\n",
 		    seconds, churned, (unsigned long)first, (unsigned long)last);
-	fprintf(stderr, "soak: %d s, %d Python processes (%.0f a minute), RSS %lu kB after the first interval, "
-			"%lu kB at the end\n",
+	fprintf(stderr,
+		"soak: %d s, %d Python processes (%.0f a minute), RSS %lu kB after the first interval, "
+		"%lu kB at the end\n",
 		seconds, churned, churned * 60.0 / seconds, (unsigned long)first, (unsigned long)last);
 	cr_assert_gt(churned * 60 / seconds, 100, "only %d processes", churned);
 	cr_assert_lt(last, first + 10 * 1024, "RSS grew from %lu to %lu kB", (unsigned long)first, (unsigned long)last);

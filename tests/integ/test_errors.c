@@ -21,8 +21,10 @@ Test(errors, not_root, .timeout = 30)
 {
 	const char *dir = temp_dir();
 	char *out = temp_path(dir, "x.folded");
-	const char *argv[] = { "setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", PYEBPF, "record",
-			       "-d", "1", "-o", out, NULL };
+	const char *argv[] = {
+		"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", PYEBPF, "record", "-d", "1", "-o", out,
+		NULL
+	};
 
 	expect_error(argv, 1, "pyebpf: needs root, or CAP_BPF and CAP_PERFMON (try: sudo pyebpf record ...)\n", out);
 	cr_assert_eq(dot_files(dir), 0);
@@ -92,13 +94,14 @@ Test(errors, bpf_load_failure_in_a_user_namespace, .timeout = 30)
 	const char *dir = temp_dir();
 	char *out = temp_path(dir, "x.folded");
 	const char *argv[] = { "unshare", "--user", "--map-root-user", PYEBPF, "record", "-d", "1", "-o", out, NULL };
-	const char *verbose[] = { "unshare", "--user", "--map-root-user", PYEBPF, "record", "-v", "-d", "1", "-o", out,
-				  NULL };
+	const char *verbose[] = { "unshare", "--user", "--map-root-user", PYEBPF, "record", "-v", "-d", "1", "-o",
+				  out,       NULL };
 	struct run_result r;
 
-	expect_error(argv, 1,
-		     "pyebpf: cannot load the BPF sampler: Operation not permitted (run with -v for the verifier log)\n",
-		     out);
+	expect_error(
+		argv, 1,
+		"pyebpf: cannot load the BPF sampler: Operation not permitted (run with -v for the verifier log)\n",
+		out);
 	cr_assert_eq(dot_files(dir), 0);
 	run(verbose, 20, &r);
 	cr_assert_eq(r.status, 1);
@@ -111,6 +114,7 @@ Test(errors, unknown_format, .timeout = 30)
 {
 	const char *argv[] = { PYEBPF, "record", "--format", "png", NULL };
 
-	expect_error(argv, 2, "pyebpf: unknown format 'png' for --format (folded, pprof, speedscope, svg, trace, trace.gz)\n",
+	expect_error(argv, 2,
+		     "pyebpf: unknown format 'png' for --format (folded, pprof, speedscope, svg, trace, trace.gz)\n",
 		     NULL);
 }

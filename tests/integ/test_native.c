@@ -176,8 +176,8 @@ Test(native, pybind11_member_function_under_its_python_caller)
 		uint64_t hit = ending_with(&f, want, "Matrix::multiply()");
 		cr_log_info("%s: %llu of %llu samples in Matrix::multiply() under caller\n", pys[i].path,
 			    (unsigned long long)hit, (unsigned long long)f.total);
-		cr_assert_geq(hit * 100, f.total * 85, "%s: %s...Matrix::multiply() in %llu of %llu samples", pys[i].path,
-			      want, (unsigned long long)hit, (unsigned long long)f.total);
+		cr_assert_geq(hit * 100, f.total * 85, "%s: %s...Matrix::multiply() in %llu of %llu samples",
+			      pys[i].path, want, (unsigned long long)hit, (unsigned long long)f.total);
 		few_mismatches(&pys[i]);
 		*(is_debian_python(&pys[i]) ? &debian : &pyenv) += 1;
 		folded_free(&f);
@@ -193,12 +193,13 @@ Test(native, python_c_python_c_every_layer_in_order)
 
 		record_native(&pys[i], "callback", "2", NULL, NULL, &f);
 		snprintf(want, sizeof(want), "%s;cext_callback;pyebpf_c_layer;", frame("outer", "outer-callback"));
-		snprintf(want + strlen(want), sizeof(want) - strlen(want), "%s;cext_spin", frame("inner", "inner-spin"));
+		snprintf(want + strlen(want), sizeof(want) - strlen(want), "%s;cext_spin",
+			 frame("inner", "inner-spin"));
 		uint64_t hit = ending_with(&f, want, "pyebpf_c_spin");
 		cr_log_info("%s: %llu of %llu samples in Python → C → Python → C\n", pys[i].path,
 			    (unsigned long long)hit, (unsigned long long)f.total);
-		cr_assert_geq(hit * 100, f.total * 85, "%s: %s;pyebpf_c_spin in %llu of %llu samples", pys[i].path, want,
-			      (unsigned long long)hit, (unsigned long long)f.total);
+		cr_assert_geq(hit * 100, f.total * 85, "%s: %s;pyebpf_c_spin in %llu of %llu samples", pys[i].path,
+			      want, (unsigned long long)hit, (unsigned long long)f.total);
 		few_mismatches(&pys[i]);
 		folded_free(&f);
 	}
@@ -223,8 +224,8 @@ Test(native, thread_without_the_gil_beside_a_python_thread)
 		/* Both threads spin for the whole run on 2 CPUs. */
 		cr_assert_geq(nogil * 4, f.total, "%s: nogil thread in %llu of %llu", pys[i].path,
 			      (unsigned long long)nogil, (unsigned long long)f.total);
-		cr_assert_geq(main * 3, f.total, "%s: main thread in %llu of %llu", pys[i].path, (unsigned long long)main,
-			      (unsigned long long)f.total);
+		cr_assert_geq(main * 3, f.total, "%s: main thread in %llu of %llu", pys[i].path,
+			      (unsigned long long)main, (unsigned long long)f.total);
 		cr_assert_geq(nogil_ok * 100, nogil * 90, "%s: %s;pyebpf_c_spin in %llu of %llu of its samples",
 			      pys[i].path, want, (unsigned long long)nogil_ok, (unsigned long long)nogil);
 		cr_assert_geq(main_ok * 100, main * 90, "%s: busy() in %llu of %llu of MainThread's", pys[i].path,
@@ -265,8 +266,8 @@ Test(native, cxx_thread_beside_a_python_thread)
 		cr_assert_geq(spinner * 3, f.total, "%s: Spinner::run in %llu of %llu", pys[i].path,
 			      (unsigned long long)spinner, (unsigned long long)f.total);
 		cr_assert_eq(spinner_py, 0, "%s: the C++ thread has Python frames", pys[i].path);
-		cr_assert_geq(spinner_named * 10, spinner * 9, "%s: clone3;start_thread under %llu of %llu", pys[i].path,
-			      (unsigned long long)spinner_named, (unsigned long long)spinner);
+		cr_assert_geq(spinner_named * 10, spinner * 9, "%s: clone3;start_thread under %llu of %llu",
+			      pys[i].path, (unsigned long long)spinner_named, (unsigned long long)spinner);
 		cr_assert_geq(main_ok * 3, f.total, "%s: busy() in %llu of %llu", pys[i].path,
 			      (unsigned long long)main_ok, (unsigned long long)f.total);
 		folded_free(&f);
@@ -365,8 +366,8 @@ Test(native, kernel_frames_below_user_frames)
 				in_kernel += f.lines[k].count;
 			/* Nothing of user space after the first kernel frame. */
 			for (const char *p = strchr(kf, ';'); p; p = strchr(p + 1, ';'))
-				cr_assert(!strncmp(strchrnul(p + 1, ';') - 4, "_[k]", 4), "%s: user frame under kernel: %s",
-					  pys[i].path, s);
+				cr_assert(!strncmp(strchrnul(p + 1, ';') - 4, "_[k]", 4),
+					  "%s: user frame under kernel: %s", pys[i].path, s);
 		}
 		cr_log_info("%s: %llu of %llu samples in read(2) under reader()\n", pys[i].path,
 			    (unsigned long long)in_kernel, (unsigned long long)f.total);

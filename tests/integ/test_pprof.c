@@ -88,8 +88,8 @@ Test(speedscope, recording_of_threads, .timeout = 120)
 		fprintf(stderr, "[SKIP] no /usr/bin/python3\n");
 		cr_skip_test("no python3");
 	}
-	const char *argv[] = { PYEBPF, "record", "-F", "499", "-o", out, "--", py, "../tests/fixtures/pywork.py",
-			       "threads", "1.5", NULL };
+	const char *argv[] = { PYEBPF,    "record", "-F", "499", "-o", out, "--", py, "../tests/fixtures/pywork.py",
+			       "threads", "1.5",    NULL };
 	struct run_result r;
 
 	run(argv, 60, &r);

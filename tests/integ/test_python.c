@@ -70,8 +70,9 @@ Test(python, cpu_split_between_functions)
 		 * ~3000 samples at 999 Hz: one standard deviation of the sampled
 		 * share is ~0.9 points, so 4 points is over 4 sigma.
 		 */
-		cr_assert(share > truth - 4 && share < truth + 4, "%s: alpha has %.1f%% of %llu samples, measured %.1f%% CPU",
-			  pys[i].path, share, (unsigned long long)(a + b), truth);
+		cr_assert(share > truth - 4 && share < truth + 4,
+			  "%s: alpha has %.1f%% of %llu samples, measured %.1f%% CPU", pys[i].path, share,
+			  (unsigned long long)(a + b), truth);
 		folded_free(&f);
 	}
 }
@@ -86,9 +87,9 @@ Test(python, hot_line_and_call_sites)
 		uint64_t at_line = count_all(&f, pyframe("hot", "hot"), pyframe("lines", "hot-call"));
 		cr_assert_geq(in_hot, f.total * 8 / 10, "%s: hot() in %llu of %llu", pys[i].path,
 			      (unsigned long long)in_hot, (unsigned long long)f.total);
-		cr_assert_geq(at_line * 100, in_hot * 95, "%s: %s under %s in %llu of %llu samples of hot()", pys[i].path,
-			      pyframe("hot", "hot"), pyframe("lines", "hot-call"), (unsigned long long)at_line,
-			      (unsigned long long)in_hot);
+		cr_assert_geq(at_line * 100, in_hot * 95, "%s: %s under %s in %llu of %llu samples of hot()",
+			      pys[i].path, pyframe("hot", "hot"), pyframe("lines", "hot-call"),
+			      (unsigned long long)at_line, (unsigned long long)in_hot);
 		folded_free(&f);
 	}
 }
@@ -101,8 +102,8 @@ Test(python, class_qualified_names)
 
 		record_py(&pys[i], "method", "1.5", NULL, &f);
 		uint64_t hit = count_all(&f, pyframe("Worker.run_job", "step-call"), "Worker.step (");
-		cr_assert_geq(hit, f.total * 8 / 10, "%s: Worker.run_job;Worker.step in %llu of %llu samples", pys[i].path,
-			      (unsigned long long)hit, (unsigned long long)f.total);
+		cr_assert_geq(hit, f.total * 8 / 10, "%s: Worker.run_job;Worker.step in %llu of %llu samples",
+			      pys[i].path, (unsigned long long)hit, (unsigned long long)f.total);
 		folded_free(&f);
 	}
 }
@@ -140,7 +141,8 @@ Test(python, thread_names_and_exclusion)
 
 		record_py(&pys[i], "threads", "2", threads, &f);
 		for (int k = 0; k < 4; k++)
-			cr_assert_gt(count_all(&f, names[k], "spin ("), 10, "%s: no samples of %s", pys[i].path, names[k]);
+			cr_assert_gt(count_all(&f, names[k], "spin ("), 10, "%s: no samples of %s", pys[i].path,
+				     names[k]);
 		folded_free(&f);
 
 		record_py(&pys[i], "threads", "2", exclude, &f);
@@ -200,11 +202,13 @@ Test(python, gil_keeps_only_threads_holding_it)
 			    (unsigned long long)a_nogil, (unsigned long long)a.total, (unsigned long long)b_nogil,
 			    (unsigned long long)b.total);
 		cr_assert_geq(a_nogil * 100, a.total * 15, "%s: the thread reading /dev/zero barely ran", pys[i].path);
-		cr_assert_leq(b_nogil * 100, b.total * 10, "%s: --gil kept %llu of %llu samples of the thread without the GIL",
-			      pys[i].path, (unsigned long long)b_nogil, (unsigned long long)b.total);
+		cr_assert_leq(b_nogil * 100, b.total * 10,
+			      "%s: --gil kept %llu of %llu samples of the thread without the GIL", pys[i].path,
+			      (unsigned long long)b_nogil, (unsigned long long)b.total);
 		/* The thread running Python holds the GIL: --gil keeps (nearly) all of it. */
-		cr_assert_geq(b_spin * 100, a_spin * want_spin, "%s: --gil kept %llu samples of the spinner, %llu without",
-			      pys[i].path, (unsigned long long)b_spin, (unsigned long long)a_spin);
+		cr_assert_geq(b_spin * 100, a_spin * want_spin,
+			      "%s: --gil kept %llu samples of the spinner, %llu without", pys[i].path,
+			      (unsigned long long)b_spin, (unsigned long long)a_spin);
 		folded_free(&a);
 		folded_free(&b);
 	}

@@ -14,8 +14,8 @@
 
 struct recording {
 	const char *dir;
-	char *pb;          /* the recording */
-	uint64_t samples;  /* as record's summary counted them */
+	char *pb;         /* the recording */
+	uint64_t samples; /* as record's summary counted them */
 };
 
 /* Record pywork.py's named threads for 1.5 s into a .pb.gz. */
@@ -29,8 +29,8 @@ static void record_threads(struct recording *rec)
 	}
 	rec->dir = temp_dir();
 	rec->pb = temp_path(rec->dir, "rec.pb.gz");
-	const char *argv[] = { PYEBPF, "record", "-F", "499", "-o", rec->pb, "--", PY, "../tests/fixtures/pywork.py",
-			       "threads", "1.5", NULL };
+	const char *argv[] = { PYEBPF,    "record", "-F", "499", "-o", rec->pb, "--", PY, "../tests/fixtures/pywork.py",
+			       "threads", "1.5",    NULL };
 	run(argv, 60, &r);
 	cr_assert_eq(r.status, 0, "%s", r.err);
 	const char *s = strstr(r.err, "\npyebpf: ");
@@ -112,7 +112,7 @@ Test(report, every_format_keeps_every_sample, .timeout = 180)
 	cr_assert_eq(f.total, rec.samples, "folded has %llu of %llu samples", (unsigned long long)f.total,
 		     (unsigned long long)rec.samples);
 	for (const char *const *t = (const char *const[]){ "MainThread [tid ", "worker-0 [tid ", "worker-1 [tid ",
-							    "monitor [tid ", NULL };
+							   "monitor [tid ", NULL };
 	     *t; t++)
 		cr_assert_gt(folded_count(&f, "python3", *t), 0, "no %s in the folded report", *t);
 	folded_free(&f);
@@ -140,7 +140,8 @@ Test(report, every_format_keeps_every_sample, .timeout = 180)
 		"f = gzip.open(sys.argv[1]) if sys.argv[1].endswith('.gz') else open(sys.argv[1])\n"
 		"ev = json.load(f)['traceEvents']\n"
 		"names = {e['tid']: e['args']['name'] for e in ev if e['name'] == 'thread_name'}\n"
-		"assert {n.split(' (tid')[0] for n in names.values()} >= {'MainThread', 'worker-0', 'worker-1', 'monitor'}, names\n"
+		"assert {n.split(' (tid')[0] for n in names.values()} >= {'MainThread', 'worker-0', 'worker-1', "
+		"'monitor'}, names\n"
 		"assert sum(1 for e in ev if e['name'] == 'process_name') == 1\n"
 		"depth = {}\n"
 		"for e in ev:\n"
@@ -170,7 +171,8 @@ Test(report, filters_after_the_fact, .timeout = 180)
 
 	record_threads(&rec);
 	char *a = temp_path(rec.dir, "all.folded"), *b = temp_path(rec.dir, "b.folded");
-	char *c = temp_path(rec.dir, "c.folded"), *d = temp_path(rec.dir, "d.folded"), *e = temp_path(rec.dir, "e.folded");
+	char *c = temp_path(rec.dir, "c.folded"), *d = temp_path(rec.dir, "d.folded"),
+	     *e = temp_path(rec.dir, "e.folded");
 	const char *threads[] = { "--threads", NULL };
 	const char *exclude[] = { "--threads", "--exclude-thread", "monitor", NULL };
 	const char *until[] = { "--until", "0.75", NULL }, *since[] = { "--since", "0.750000001", NULL };
@@ -262,7 +264,8 @@ Test(report, bad_input_is_one_line)
 	fwrite("\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03\xed\xbd", 1, 12, f);
 	fclose(f);
 
-	snprintf(err, sizeof(err), "pyebpf: cannot read '%s': not a pprof profile (the protobuf does not parse)\n", text);
+	snprintf(err, sizeof(err), "pyebpf: cannot read '%s': not a pprof profile (the protobuf does not parse)\n",
+		 text);
 	expect_failure((const char *const[]){ PYEBPF, "report", text, "-o", out, NULL }, 1, err, out);
 	snprintf(err, sizeof(err), "pyebpf: cannot read '%s': truncated gzip data\n", cut);
 	expect_failure((const char *const[]){ PYEBPF, "report", cut, "-o", out, NULL }, 1, err, out);
@@ -348,9 +351,10 @@ Test(report, flame_graph_in_chromium, .timeout = 180)
 	int frames, hidden;
 	double before, after, matched;
 	char unzoom[32];
-	cr_assert_eq(sscanf(o, "<pre id=\"out\">frames=%d before=%lf after=%lf hidden=%d unzoom=%31s matched=Matched: %lf%%",
-			    &frames, &before, &after, &hidden, unzoom, &matched),
-		     6, "%.300s", o);
+	cr_assert_eq(
+		sscanf(o, "<pre id=\"out\">frames=%d before=%lf after=%lf hidden=%d unzoom=%31s matched=Matched: %lf%%",
+		       &frames, &before, &after, &hidden, unzoom, &matched),
+		6, "%.300s", o);
 	cr_assert_gt(frames, 10, "%.300s", o);
 	cr_assert_lt(before, 1180, "%.300s", o);
 	cr_assert_eq(after, 1180, "the clicked frame fills the width: %.300s", o);

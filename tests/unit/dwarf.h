@@ -44,8 +44,7 @@ static inline bool dw_find_type(Dwarf *dw, const char *name, Dwarf_Die *out)
 				int tag = dwarf_tag(&child);
 				const char *n = dwarf_diename(&child);
 
-				if (!n || strcmp(n, name) ||
-				    (tag != DW_TAG_typedef && tag != DW_TAG_structure_type))
+				if (!n || strcmp(n, name) || (tag != DW_TAG_typedef && tag != DW_TAG_structure_type))
 					continue;
 				*out = child;
 				if (dw_strip(out))

@@ -13,10 +13,10 @@ static void redirect(void)
 	cr_redirect_stdout();
 }
 
-#define PARSE(o, ...)                                                          \
-	({                                                                     \
-		char *argv_[] = { "record", __VA_ARGS__, NULL };               \
-		record_args__parse(ARRAY_LEN(argv_) - 1, argv_, (o));          \
+#define PARSE(o, ...)                                                 \
+	({                                                            \
+		char *argv_[] = { "record", __VA_ARGS__, NULL };      \
+		record_args__parse(ARRAY_LEN(argv_) - 1, argv_, (o)); \
 	})
 #define ARRAY_LEN(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
@@ -38,7 +38,8 @@ Test(record_args, pids_frequency_duration_output_and_command)
 {
 	struct record_opts o;
 
-	cr_assert_eq(PARSE(&o, "-p", "12,34", "-p", "56", "-F", "999", "-d", "2.5", "-o", "x.txt", "--no-kernel", "-v"), 0);
+	cr_assert_eq(PARSE(&o, "-p", "12,34", "-p", "56", "-F", "999", "-d", "2.5", "-o", "x.txt", "--no-kernel", "-v"),
+		     0);
 	cr_assert_not(o.all);
 	cr_assert_eq(o.npids, 3);
 	cr_assert_eq(o.pids[0], 12);

@@ -54,11 +54,13 @@ Test(cgroups, resolve_and_find)
 	cr_assert_eq(stat(path, &st), 0);
 	want = st.st_ino;
 
-	cr_assert_eq(cgroup_resolve(root, "/system.slice/docker-" HEX64 ".scope", dir, sizeof(dir), &id, why, sizeof(why)), 0,
-		     "%s", why);
+	cr_assert_eq(cgroup_resolve(root, "/system.slice/docker-" HEX64 ".scope", dir, sizeof(dir), &id, why,
+				    sizeof(why)),
+		     0, "%s", why);
 	cr_assert_str_eq(dir, path);
 	cr_assert_eq(id, want);
-	cr_assert_eq(cgroup_resolve(root, "system.slice/docker-" HEX64 ".scope/", dir, sizeof(dir), &id, why, sizeof(why)),
+	cr_assert_eq(cgroup_resolve(root, "system.slice/docker-" HEX64 ".scope/", dir, sizeof(dir), &id, why,
+				    sizeof(why)),
 		     0);
 	cr_assert_eq(id, want);
 	cr_assert_eq(cgroup_resolve(root, path, dir, sizeof(dir), &id, why, sizeof(why)), 0, "absolute");
@@ -66,7 +68,8 @@ Test(cgroups, resolve_and_find)
 	cr_assert_eq(cgroup_resolve(root, "nope", dir, sizeof(dir), &id, why, sizeof(why)), -1);
 
 	/* The scope, not its "init" child, though both contain the id. */
-	cr_assert_eq(cgroup_find_container(root, "0123456789ab", dir, sizeof(dir), &id, why, sizeof(why)), 0, "%s", why);
+	cr_assert_eq(cgroup_find_container(root, "0123456789ab", dir, sizeof(dir), &id, why, sizeof(why)), 0, "%s",
+		     why);
 	cr_assert_str_eq(dir, path);
 	cr_assert_eq(id, want);
 	cr_assert_eq(cgroup_find_container(root, "ffffffff", dir, sizeof(dir), &id, why, sizeof(why)), -1);

@@ -140,7 +140,11 @@ static int check_plt_against_objdump(const char *lib)
 
 		if (sscanf(line, "%llx <%255[^>]>:", &addr, name) != 2 || !strstr(name, "@plt") || strpbrk(name, "+-"))
 			continue;
-		{ const char *got = elf_syms__lookup(s, addr, &off); cr_assert(got && !strcmp(got, name), "%s: %s at %llx, not %s", lib, name, addr, got ? got : "(none)"); }
+		{
+			const char *got = elf_syms__lookup(s, addr, &off);
+			cr_assert(got && !strcmp(got, name), "%s: %s at %llx, not %s", lib, name, addr,
+				  got ? got : "(none)");
+		}
 		cr_assert_eq(off, 0);
 		cr_assert_str_eq(elf_syms__lookup(s, addr + 6, &off), name, "inside the stub");
 		cr_assert_eq(off, 6);

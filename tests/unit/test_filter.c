@@ -28,10 +28,14 @@ static struct profile *recording(void)
 	uint32_t mul = frame(p, FRAME_NATIVE, "Matrix::multiply()", "/lib/m.so", 0, 0);
 	uint32_t sys = frame(p, FRAME_KERNEL, "do_syscall_64", "", 0, 0);
 	uint32_t main_ = frame(p, FRAME_NATIVE, "main", "/bin/busy", 0, 0);
-	struct sample_labels a = { .pid = 10, .tid = 10, .comm = profile__str(p, "python3"),
-				   .thread = profile__str(p, "MainThread"), .flags = LABEL_GIL_KNOWN | LABEL_GIL_HELD };
-	struct sample_labels b = a, c = { .pid = 20, .tid = 20, .comm = profile__str(p, "busy"),
-					  .thread = profile__str(p, "busy") };
+	struct sample_labels a = { .pid = 10,
+				   .tid = 10,
+				   .comm = profile__str(p, "python3"),
+				   .thread = profile__str(p, "MainThread"),
+				   .flags = LABEL_GIL_KNOWN | LABEL_GIL_HELD };
+	struct sample_labels b = a, c = {
+		.pid = 20, .tid = 20, .comm = profile__str(p, "busy"), .thread = profile__str(p, "busy")
+	};
 	uint32_t s1[] = { mod, run }, s2[] = { mod, run, mul, sys }, s3[] = { main_, sys };
 
 	b.tid = 11;
@@ -75,14 +79,14 @@ static char *filtered(const char *const *args, uint64_t *dropped)
 	return out;
 }
 
-#define CHECK(want_dropped, want, ...)                                       \
-	do {                                                                 \
-		const char *args[] = { __VA_ARGS__, NULL };                  \
-		uint64_t dropped;                                            \
-		char *got = filtered(args, &dropped);                        \
-		cr_assert_str_eq(got, want);                                 \
+#define CHECK(want_dropped, want, ...)                                                            \
+	do {                                                                                      \
+		const char *args[] = { __VA_ARGS__, NULL };                                       \
+		uint64_t dropped;                                                                 \
+		char *got = filtered(args, &dropped);                                             \
+		cr_assert_str_eq(got, want);                                                      \
 		cr_assert_eq(dropped, want_dropped, "dropped %llu", (unsigned long long)dropped); \
-		free(got);                                                   \
+		free(got);                                                                        \
 	} while (0)
 
 #define PY_MAIN "python3;MainThread [tid 10];<module> (/a.py:1);run (/a.py:5)"
@@ -90,14 +94,20 @@ static char *filtered(const char *const *args, uint64_t *dropped)
 
 Test(filter, by_process_thread_and_name)
 {
-	CHECK(3, PY_MAIN " 1\n" PY_MAIN ";Matrix::multiply();do_syscall_64_[k] 1\n"
-		 PY_MON ";Matrix::multiply();do_syscall_64_[k] 2\n", "--pid", "10");
+	CHECK(3,
+	      PY_MAIN " 1\n" PY_MAIN ";Matrix::multiply();do_syscall_64_[k] 1\n" PY_MON
+		      ";Matrix::multiply();do_syscall_64_[k] 2\n",
+	      "--pid", "10");
 	CHECK(5, PY_MON ";Matrix::multiply();do_syscall_64_[k] 2\n", "--tid", "11");
 	CHECK(5, PY_MON ";Matrix::multiply();do_syscall_64_[k] 2\n", "--thread", "monitor");
-	CHECK(2, "busy;busy [tid 20];main;do_syscall_64_[k] 3\n" PY_MAIN " 1\n"
-		 PY_MAIN ";Matrix::multiply();do_syscall_64_[k] 1\n", "--exclude-thread", "monitor");
-	CHECK(2, "busy;busy [tid 20];main;do_syscall_64_[k] 3\n" PY_MAIN " 1\n"
-		 PY_MAIN ";Matrix::multiply();do_syscall_64_[k] 1\n", "--exclude-thread", "11");
+	CHECK(2,
+	      "busy;busy [tid 20];main;do_syscall_64_[k] 3\n" PY_MAIN " 1\n" PY_MAIN
+	      ";Matrix::multiply();do_syscall_64_[k] 1\n",
+	      "--exclude-thread", "monitor");
+	CHECK(2,
+	      "busy;busy [tid 20];main;do_syscall_64_[k] 3\n" PY_MAIN " 1\n" PY_MAIN
+	      ";Matrix::multiply();do_syscall_64_[k] 1\n",
+	      "--exclude-thread", "11");
 	CHECK(4, "busy;busy [tid 20];main;do_syscall_64_[k] 3\n", "--comm", "busy");
 	CHECK(5, PY_MAIN " 1\n" PY_MAIN ";Matrix::multiply();do_syscall_64_[k] 1\n", "--gil", "");
 }
@@ -112,8 +122,10 @@ Test(filter, by_time)
 
 Test(filter, frames_by_kind)
 {
-	CHECK(0, "busy;busy [tid 20];main 3\n" PY_MAIN " 1\n" PY_MAIN ";Matrix::multiply() 1\n"
-		 PY_MON ";Matrix::multiply() 2\n", "--no-kernel", "");
+	CHECK(0,
+	      "busy;busy [tid 20];main 3\n" PY_MAIN " 1\n" PY_MAIN ";Matrix::multiply() 1\n" PY_MON
+	      ";Matrix::multiply() 2\n",
+	      "--no-kernel", "");
 	/* Python frames only; the native process has none and goes. */
 	CHECK(3, PY_MAIN " 2\n" PY_MON " 2\n", "--python-only", "");
 }

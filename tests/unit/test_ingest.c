@@ -216,8 +216,9 @@ Test(ingest, summary_names_every_counter)
 {
 	struct rig g;
 	uint64_t counters[PYEBPF_CNT__COUNT] = { 0 };
-	struct record_summary sum = { .elapsed_ns = 2000000000ULL, .freq = 99, .ncpus = 2, .bpf_us = 3.5,
-				      .counters = counters };
+	struct record_summary sum = {
+		.elapsed_ns = 2000000000ULL, .freq = 99, .ncpus = 2, .bpf_us = 3.5, .counters = counters
+	};
 	struct pyebpf_sample *s;
 	char *buf = NULL;
 	size_t len = 0, size;
@@ -234,8 +235,8 @@ Test(ingest, summary_names_every_counter)
 	sum.ingest = g.in;
 	summary_print(f, &sum);
 	fclose(f);
-	cr_assert(strstr(buf, "pyebpf: 1 samples from 1 processes (0 Python) in 2.0 s (99 Hz on 2 CPUs), 4 lost\n"), "%s",
-		  buf);
+	cr_assert(strstr(buf, "pyebpf: 1 samples from 1 processes (0 Python) in 2.0 s (99 Hz on 2 CPUs), 4 lost\n"),
+		  "%s", buf);
 	cr_assert(strstr(buf, ", BPF 3.50 us per sample\n"), "%s", buf);
 	cr_assert(strstr(buf, "pyebpf: Python stacks deeper than 1024 frames (marked [truncated]): 2\n"), "%s", buf);
 	cr_assert(strstr(buf, "pyebpf: malformed events ignored: 1\n"), "%s", buf);

@@ -7,7 +7,9 @@ Test(maps, parses_file_backed_line)
 	struct mapping m;
 
 	cr_assert_eq(maps__parse_line("7f1c2a400000-7f1c2a5b5000 r-xp 00028000 fe:01 1838253    "
-				      "/usr/lib/x86_64-linux-gnu/libc.so.6\n", &m), 0);
+				      "/usr/lib/x86_64-linux-gnu/libc.so.6\n",
+				      &m),
+		     0);
 	cr_assert_eq(m.start, 0x7f1c2a400000ULL);
 	cr_assert_eq(m.end, 0x7f1c2a5b5000ULL);
 	cr_assert_eq(m.pgoff, 0x28000);

@@ -3,7 +3,12 @@
 
 #include "native/merge.h"
 
-enum { E = NATIVE_EVAL, I = NATIVE_INTERP, L = NATIVE_LIBC, O = NATIVE_OTHER };
+enum {
+	E = NATIVE_EVAL,
+	I = NATIVE_INTERP,
+	L = NATIVE_LIBC,
+	O = NATIVE_OTHER
+};
 #define MARK 900
 #define STOP 901
 
@@ -11,8 +16,14 @@ static size_t merge(const uint32_t *nat, const uint8_t *kind, size_t nn, bool wh
 		    const bool *entry, size_t np, uint32_t *out, bool *mismatch)
 {
 	struct merge_in in = {
-		.native = nat, .kind = kind, .nnative = nn, .native_whole = whole,
-		.native_mark = whole ? 0 : STOP, .py = py, .py_entry = entry, .npy = np,
+		.native = nat,
+		.kind = kind,
+		.nnative = nn,
+		.native_whole = whole,
+		.native_mark = whole ? 0 : STOP,
+		.py = py,
+		.py_entry = entry,
+		.npy = np,
 		.mismatch_mark = MARK,
 	};
 
@@ -103,8 +114,15 @@ Test(merge, cut_python_stack_pairs_from_the_leaf)
 	const uint32_t p[] = { 202, 203 };
 	const bool en[] = { true, false };
 	struct merge_in in = {
-		.native = nat, .kind = kind, .nnative = 9, .native_whole = true, .py = p, .py_entry = en,
-		.npy = 2, .py_cut = true, .mismatch_mark = MARK,
+		.native = nat,
+		.kind = kind,
+		.nnative = 9,
+		.native_whole = true,
+		.py = p,
+		.py_entry = en,
+		.npy = 2,
+		.py_cut = true,
+		.mismatch_mark = MARK,
 	};
 	const uint32_t want[] = { MARK, 103, 105, 202, 203, 108 };
 	uint32_t out[64];
@@ -142,8 +160,14 @@ Test(merge, no_evaluation_frame_puts_python_below_native)
 Test(merge, output_is_bounded)
 {
 	struct merge_in in = {
-		.native = nat, .kind = kind, .nnative = 9, .native_whole = true,
-		.py = py, .py_entry = entry, .npy = 4, .mismatch_mark = MARK,
+		.native = nat,
+		.kind = kind,
+		.nnative = 9,
+		.native_whole = true,
+		.py = py,
+		.py_entry = entry,
+		.npy = 4,
+		.mismatch_mark = MARK,
 	};
 	uint32_t out[3];
 	bool mm;

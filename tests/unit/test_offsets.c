@@ -164,7 +164,8 @@ static int read_symbol_bytes(const char *path, const char *name, uint8_t *buf, s
 
 		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_PROGBITS && q.vaddr >= sh.sh_addr &&
 		    q.vaddr + len <= sh.sh_addr + sh.sh_size) {
-			ret = pread(fd, buf, len, (off_t)(sh.sh_offset + q.vaddr - sh.sh_addr)) == (ssize_t)len ? 0 : -1;
+			ret = pread(fd, buf, len, (off_t)(sh.sh_offset + q.vaddr - sh.sh_addr)) == (ssize_t)len ? 0
+														: -1;
 			break;
 		}
 	}
@@ -192,7 +193,8 @@ Test(offsets, debug_offsets_of_313_give_the_builtin_table)
 		const struct py_layout *want = py_layout_builtin(3, 13);
 		const uint32_t *g = (const uint32_t *)&got.bpf, *w = (const uint32_t *)&want->bpf;
 		for (size_t k = 0; k < sizeof(got.bpf) / 4; k++)
-			cr_assert_eq(g[k], w[k], "BPF offsets field %zu: %u from _Py_DebugOffsets, %u built in", k, g[k], w[k]);
+			cr_assert_eq(g[k], w[k], "BPF offsets field %zu: %u from _Py_DebugOffsets, %u built in", k,
+				     g[k], w[k]);
 		cr_assert_eq(memcmp(&got, want, sizeof(got)), 0, "userspace offsets differ");
 		done++;
 	}

@@ -66,8 +66,7 @@ static const Perftools__Profiles__Function *func(const Perftools__Profiles__Prof
 }
 
 /* "root;...;leaf" as "name@file:line" frames, with the sample's labels. */
-static void render(const Perftools__Profiles__Profile *pp, const Perftools__Profiles__Sample *s, char *out,
-		   size_t size)
+static void render(const Perftools__Profiles__Profile *pp, const Perftools__Profiles__Sample *s, char *out, size_t size)
 {
 	size_t n = 0;
 
@@ -96,10 +95,14 @@ Test(pprof, round_trip_exact)
 	uint32_t a = frame(p, FRAME_PYTHON, "Model.fit", "/app/m.py", 42, 40);
 	uint32_t n = frame(p, FRAME_NATIVE, "geo::Matrix::multiply(int) const", "/usr/lib/libgeo.so", 0, 0);
 	uint32_t k = frame(p, FRAME_KERNEL, "do_syscall_64", "", 0, 0);
-	struct sample_labels l1 = { .pid = 7, .tid = 8, .comm = profile__str(p, "python3"),
-				    .thread = profile__str(p, "MainThread"), .flags = LABEL_GIL_KNOWN | LABEL_GIL_HELD };
-	struct sample_labels l2 = { .pid = 7, .tid = 9, .comm = l1.comm, .thread = profile__str(p, "worker"),
-				    .flags = LABEL_GIL_KNOWN };
+	struct sample_labels l1 = { .pid = 7,
+				    .tid = 8,
+				    .comm = profile__str(p, "python3"),
+				    .thread = profile__str(p, "MainThread"),
+				    .flags = LABEL_GIL_KNOWN | LABEL_GIL_HELD };
+	struct sample_labels l2 = {
+		.pid = 7, .tid = 9, .comm = l1.comm, .thread = profile__str(p, "worker"), .flags = LABEL_GIL_KNOWN
+	};
 	uint32_t s1[] = { m, a }, s2[] = { m, a, n, k };
 	profile__add(p, &l1, s1, 2, 5);
 	profile__add(p, &l2, s2, 4, 3);
@@ -164,15 +167,16 @@ Test(speedscope, golden_output_one_profile_per_thread)
 	profile__meta(p)->period_ns = 1000;
 	cr_assert_eq(speedscope__write(p, f), 0);
 	fclose(f);
-	cr_assert_str_eq(buf, "{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\",\"exporter\":\"pyebpf\","
-			      "\"name\":\"pyebpf\",\"activeProfileIndex\":0,\"shared\":{\"frames\":["
-			      "{\"name\":\"<module> (/app/tëst.py:3)\",\"file\":\"/app/tëst.py\",\"line\":3},"
-			      "{\"name\":\"work \\\"quoted\\\" (/app/tëst.py:9)\",\"file\":\"/app/tëst.py\",\"line\":9},"
-			      "{\"name\":\"do_syscall_64_[k]\"}]},\"profiles\":["
-			      "{\"type\":\"sampled\",\"name\":\"py pid 5: MainThread (tid 5)\",\"unit\":\"nanoseconds\","
-			      "\"startValue\":0,\"endValue\":1000,\"samples\":[[0,1,2]],\"weights\":[1000]},"
-			      "{\"type\":\"sampled\",\"name\":\"py pid 5: w1 (tid 6)\",\"unit\":\"nanoseconds\","
-			      "\"startValue\":0,\"endValue\":2000,\"samples\":[[0,1]],\"weights\":[2000]}]}\n");
+	cr_assert_str_eq(buf,
+			 "{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\",\"exporter\":\"pyebpf\","
+			 "\"name\":\"pyebpf\",\"activeProfileIndex\":0,\"shared\":{\"frames\":["
+			 "{\"name\":\"<module> (/app/tëst.py:3)\",\"file\":\"/app/tëst.py\",\"line\":3},"
+			 "{\"name\":\"work \\\"quoted\\\" (/app/tëst.py:9)\",\"file\":\"/app/tëst.py\",\"line\":9},"
+			 "{\"name\":\"do_syscall_64_[k]\"}]},\"profiles\":["
+			 "{\"type\":\"sampled\",\"name\":\"py pid 5: MainThread (tid 5)\",\"unit\":\"nanoseconds\","
+			 "\"startValue\":0,\"endValue\":1000,\"samples\":[[0,1,2]],\"weights\":[1000]},"
+			 "{\"type\":\"sampled\",\"name\":\"py pid 5: w1 (tid 6)\",\"unit\":\"nanoseconds\","
+			 "\"startValue\":0,\"endValue\":2000,\"samples\":[[0,1]],\"weights\":[2000]}]}\n");
 	free(buf);
 	profile__free(p);
 }

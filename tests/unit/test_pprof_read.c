@@ -35,8 +35,8 @@ static char *describe(const struct profile *p)
 			" path=%s container=%s ns_pid=%u |",
 			ev[i].time_ns, ev[i].count, e.labels.pid, e.labels.tid, profile__str_at(p, e.labels.comm),
 			profile__str_at(p, e.labels.thread), e.labels.flags, profile__str_at(p, e.labels.python),
-			e.labels.cgroup, profile__str_at(p, e.labels.cgroup_path), profile__str_at(p, e.labels.container),
-			e.labels.ns_pid);
+			e.labels.cgroup, profile__str_at(p, e.labels.cgroup_path),
+			profile__str_at(p, e.labels.container), e.labels.ns_pid);
 		for (uint32_t k = 0; k < e.nframes; k++) {
 			const struct frame *fr = profile__frame_at(p, e.frames[k]);
 
@@ -68,15 +68,21 @@ static struct profile *sample_profile(void)
 	uint32_t raw = frame(p, FRAME_NATIVE, "", "/usr/lib/libgeo.so", 0, 0x1a2b);
 	uint32_t ker = frame(p, FRAME_KERNEL, "do_syscall_64", "", 0, 0);
 	uint32_t cut = frame(p, FRAME_MARK, "[truncated]", "", 0, 0);
-	struct sample_labels a = { .pid = 7, .tid = 8, .comm = profile__str(p, "python3"),
-				   .thread = profile__str(p, "MainThread"), .flags = LABEL_GIL_KNOWN | LABEL_GIL_HELD,
-				   .python = profile__str(p, "3.12.1"), .cgroup = 4242,
+	struct sample_labels a = { .pid = 7,
+				   .tid = 8,
+				   .comm = profile__str(p, "python3"),
+				   .thread = profile__str(p, "MainThread"),
+				   .flags = LABEL_GIL_KNOWN | LABEL_GIL_HELD,
+				   .python = profile__str(p, "3.12.1"),
+				   .cgroup = 4242,
 				   .cgroup_path = profile__str(p, "/system.slice/docker-0123abcd.scope"),
-				   .container = profile__str(p, "0123abcd"), .ns_pid = 3 };
+				   .container = profile__str(p, "0123abcd"),
+				   .ns_pid = 3 };
 	struct sample_labels b = { .pid = 9, .tid = 9, .comm = profile__str(p, "busy") };
 	uint32_t s1[] = { mod, fit }, s2[] = { cut, mod, fit, mul, raw, ker }, s3[] = { raw };
 
-	*profile__meta(p) = (struct profile_meta){ .period_ns = 10101010, .start_epoch_ns = 1700000000123456789LL,
+	*profile__meta(p) = (struct profile_meta){ .period_ns = 10101010,
+						   .start_epoch_ns = 1700000000123456789LL,
 						   .duration_ns = 3000000000LL };
 	profile__add_at(p, &a, s1, 2, 1, 5000);
 	profile__add_at(p, &a, s2, 6, 1, 15000);

@@ -70,7 +70,8 @@ Test(rotation, prune_oldest_by_count_and_size)
 {
 	char dir[] = "/tmp/pyebpf-rot-XXXXXX", cmd[128];
 	const char *names[] = { "pyebpf-20260101T000000.000Z-000000.pb.gz", "pyebpf-20260101T000100.000Z-000001.pb.gz",
-				"pyebpf-20260101T000200.000Z-000002.pb.gz", "pyebpf-20260101T000300.000Z-000003.pb.gz" };
+				"pyebpf-20260101T000200.000Z-000002.pb.gz",
+				"pyebpf-20260101T000300.000Z-000003.pb.gz" };
 
 	cr_assert(mkdtemp(dir));
 	for (int i = 0; i < 4; i++)

@@ -34,7 +34,9 @@ Test(trace, merged_slices_gaps_and_names)
 	struct profile *p = profile__new();
 	uint32_t a = frame(p, FRAME_PYTHON, "a", "/x.py", 1, 1), b = frame(p, FRAME_NATIVE, "b\"q", "/l.so", 0, 0);
 	uint32_t c = frame(p, FRAME_KERNEL, "c", "", 0, 0);
-	struct sample_labels l = { .pid = 1, .tid = 2, .comm = profile__str(p, "py"), .thread = profile__str(p, "main") };
+	struct sample_labels l = {
+		.pid = 1, .tid = 2, .comm = profile__str(p, "py"), .thread = profile__str(p, "main")
+	};
 	uint32_t ab[] = { a, b }, ac[] = { a, c };
 
 	profile__meta(p)->period_ns = 10 * MS;
@@ -44,20 +46,21 @@ Test(trace, merged_slices_gaps_and_names)
 	profile__add_at(p, &l, ab, 1, 1, 100 * MS + 1500); /* after a gap: a alone */
 	profile__add(p, &l, ab, 2, 5);                     /* untimed: not on a timeline */
 	char *got = run_writer(p, trace__write);
-	cr_assert_str_eq(got,
-			 "{\"displayTimeUnit\":\"ms\",\"otherData\":{\"producer\":\"pyebpf\",\"start_epoch_ns\":0,"
-			 "\"period_ns\":10000000},\n\"traceEvents\":[\n"
-			 "{\"ph\":\"M\",\"pid\":1,\"tid\":0,\"name\":\"process_name\",\"args\":{\"name\":\"py (pid 1)\"}},\n"
-			 "{\"ph\":\"M\",\"pid\":1,\"tid\":2,\"name\":\"thread_name\",\"args\":{\"name\":\"main (tid 2)\"}},\n"
-			 "{\"ph\":\"B\",\"pid\":1,\"tid\":2,\"ts\":0.000,\"cat\":\"python\",\"name\":\"a (/x.py:1)\"},\n"
-			 "{\"ph\":\"B\",\"pid\":1,\"tid\":2,\"ts\":0.000,\"cat\":\"native\",\"name\":\"b\\\"q\"},\n"
-			 "{\"ph\":\"E\",\"pid\":1,\"tid\":2,\"ts\":20000.000,\"cat\":\"native\",\"name\":\"b\\\"q\"},\n"
-			 "{\"ph\":\"B\",\"pid\":1,\"tid\":2,\"ts\":20000.000,\"cat\":\"kernel\",\"name\":\"c\"},\n"
-			 "{\"ph\":\"E\",\"pid\":1,\"tid\":2,\"ts\":30000.000,\"cat\":\"kernel\",\"name\":\"c\"},\n"
-			 "{\"ph\":\"E\",\"pid\":1,\"tid\":2,\"ts\":30000.000,\"cat\":\"python\",\"name\":\"a (/x.py:1)\"},\n"
-			 "{\"ph\":\"B\",\"pid\":1,\"tid\":2,\"ts\":100001.500,\"cat\":\"python\",\"name\":\"a (/x.py:1)\"},\n"
-			 "{\"ph\":\"E\",\"pid\":1,\"tid\":2,\"ts\":110001.500,\"cat\":\"python\",\"name\":\"a (/x.py:1)\"}\n"
-			 "]}\n");
+	cr_assert_str_eq(
+		got,
+		"{\"displayTimeUnit\":\"ms\",\"otherData\":{\"producer\":\"pyebpf\",\"start_epoch_ns\":0,"
+		"\"period_ns\":10000000},\n\"traceEvents\":[\n"
+		"{\"ph\":\"M\",\"pid\":1,\"tid\":0,\"name\":\"process_name\",\"args\":{\"name\":\"py (pid 1)\"}},\n"
+		"{\"ph\":\"M\",\"pid\":1,\"tid\":2,\"name\":\"thread_name\",\"args\":{\"name\":\"main (tid 2)\"}},\n"
+		"{\"ph\":\"B\",\"pid\":1,\"tid\":2,\"ts\":0.000,\"cat\":\"python\",\"name\":\"a (/x.py:1)\"},\n"
+		"{\"ph\":\"B\",\"pid\":1,\"tid\":2,\"ts\":0.000,\"cat\":\"native\",\"name\":\"b\\\"q\"},\n"
+		"{\"ph\":\"E\",\"pid\":1,\"tid\":2,\"ts\":20000.000,\"cat\":\"native\",\"name\":\"b\\\"q\"},\n"
+		"{\"ph\":\"B\",\"pid\":1,\"tid\":2,\"ts\":20000.000,\"cat\":\"kernel\",\"name\":\"c\"},\n"
+		"{\"ph\":\"E\",\"pid\":1,\"tid\":2,\"ts\":30000.000,\"cat\":\"kernel\",\"name\":\"c\"},\n"
+		"{\"ph\":\"E\",\"pid\":1,\"tid\":2,\"ts\":30000.000,\"cat\":\"python\",\"name\":\"a (/x.py:1)\"},\n"
+		"{\"ph\":\"B\",\"pid\":1,\"tid\":2,\"ts\":100001.500,\"cat\":\"python\",\"name\":\"a (/x.py:1)\"},\n"
+		"{\"ph\":\"E\",\"pid\":1,\"tid\":2,\"ts\":110001.500,\"cat\":\"python\",\"name\":\"a (/x.py:1)\"}\n"
+		"]}\n");
 	free(got);
 	profile__free(p);
 }
@@ -74,7 +77,8 @@ static size_t count(const char *s, const char *needle)
 Test(flamegraph, frames_shares_colours_and_escaping)
 {
 	struct profile *p = profile__new();
-	uint32_t m = frame(p, FRAME_PYTHON, "<module>", "/x.py", 1, 1), w = frame(p, FRAME_PYTHON, "work", "/x.py", 9, 8);
+	uint32_t m = frame(p, FRAME_PYTHON, "<module>", "/x.py", 1, 1),
+		 w = frame(p, FRAME_PYTHON, "work", "/x.py", 9, 8);
 	uint32_t n = frame(p, FRAME_NATIVE, "Matrix<int>::multiply()", "/l.so", 0, 0);
 	uint32_t k = frame(p, FRAME_KERNEL, "do_syscall_64", "", 0, 0);
 	struct sample_labels l = { .pid = 1, .tid = 1, .comm = profile__str(p, "python3") };

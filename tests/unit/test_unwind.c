@@ -126,7 +126,9 @@ Test(unwind, frame_array_limit)
 	enum unwind_end end;
 
 	take_sample();
-	cr_assert_eq(unwinder__unwind(u, (uint32_t)getpid(), (uint32_t)snap_tid, 1, &snap.regs, snap.stack, pcs, 2, &end), 2);
+	cr_assert_eq(unwinder__unwind(u, (uint32_t)getpid(), (uint32_t)snap_tid, 1, &snap.regs, snap.stack, pcs, 2,
+				      &end),
+		     2);
 	cr_assert_eq(end, UNWIND_END_MAX);
 	unwinder__free(u);
 }

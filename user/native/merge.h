@@ -27,10 +27,10 @@ struct merge_in {
 	const uint32_t *native; /* native frame ids, root first */
 	const uint8_t *kind;    /* enum native_kind of each */
 	size_t nnative;
-	bool native_whole;      /* unwinding reached the outermost frame */
-	uint32_t native_mark;   /* a frame standing for where unwinding stopped (0: none) */
-	const uint32_t *py;     /* Python frame ids, root first */
-	const bool *py_entry;   /* the first frame an evaluation loop ran after entry from C */
+	bool native_whole;    /* unwinding reached the outermost frame */
+	uint32_t native_mark; /* a frame standing for where unwinding stopped (0: none) */
+	const uint32_t *py;   /* Python frame ids, root first */
+	const bool *py_entry; /* the first frame an evaluation loop ran after entry from C */
 	size_t npy;
 	bool py_cut;            /* the Python stack lacks its root part (a frame unreadable, or too deep) */
 	uint32_t mismatch_mark; /* the frame marking where the counts disagree */

@@ -9,7 +9,6 @@
 #include "native/unwind.h"
 #include "util.h"
 
-
 struct native_stacks {
 	struct profile *prof;
 	struct procs *procs;
@@ -104,8 +103,8 @@ static uint32_t mark(struct native_stacks *n, const char *text)
 	return profile__frame(n->prof, &f);
 }
 
-size_t native_stacks__frames(struct native_stacks *n, const struct sample_view *v, struct proc *p,
-			     struct py_proc *py, uint64_t now, uint32_t *out, size_t max)
+size_t native_stacks__frames(struct native_stacks *n, const struct sample_view *v, struct proc *p, struct py_proc *py,
+			     uint64_t now, uint32_t *out, size_t max)
 {
 	const struct pyebpf_sample *s = v->s;
 	const struct pyebpf_uregs *r = v->regs;
@@ -116,18 +115,25 @@ size_t native_stacks__frames(struct native_stacks *n, const struct sample_view *
 
 	n->stats.samples++;
 	if (r->ip) {
-		nn = unwinder__unwind(n->unwinder, s->h.pid, s->h.tid, procs__maps_gen(p), r,
-				      v->stack_copy, n->pcs, NATIVE_MAX_FRAMES, &end);
+		nn = unwinder__unwind(n->unwinder, s->h.pid, s->h.tid, procs__maps_gen(p), r, v->stack_copy, n->pcs,
+				      NATIVE_MAX_FRAMES, &end);
 		/* Code in no known module: an extension loaded since (dlopen)? */
 		if (end == UNWIND_END_NO_CFI && procs__rescan_unknown(n->procs, p, now))
-			nn = unwinder__unwind(n->unwinder, s->h.pid, s->h.tid, procs__maps_gen(p), r,
-					      v->stack_copy, n->pcs, NATIVE_MAX_FRAMES, &end);
+			nn = unwinder__unwind(n->unwinder, s->h.pid, s->h.tid, procs__maps_gen(p), r, v->stack_copy,
+					      n->pcs, NATIVE_MAX_FRAMES, &end);
 	}
 	switch (end) {
-	case UNWIND_END_ROOT: n->stats.whole++; break;
-	case UNWIND_END_COPY: n->stats.copy_ends++; break;
-	case UNWIND_END_NO_CFI: n->stats.no_cfi++; break;
-	default: n->stats.failed++;
+	case UNWIND_END_ROOT:
+		n->stats.whole++;
+		break;
+	case UNWIND_END_COPY:
+		n->stats.copy_ends++;
+		break;
+	case UNWIND_END_NO_CFI:
+		n->stats.no_cfi++;
+		break;
+	default:
+		n->stats.failed++;
 	}
 	/* Root first, named while the process is alive. */
 	for (size_t i = 0; i < nn; i++) {

@@ -42,7 +42,7 @@ const struct native_stats *native_stacks__stats(const struct native_stacks *n);
  * (v->regs not NULL), root first into out[0 .. max). py is the process's
  * interpreter, or NULL.
  */
-size_t native_stacks__frames(struct native_stacks *n, const struct sample_view *v, struct proc *p,
-			     struct py_proc *py, uint64_t now, uint32_t *out, size_t max);
+size_t native_stacks__frames(struct native_stacks *n, const struct sample_view *v, struct proc *p, struct py_proc *py,
+			     uint64_t now, uint32_t *out, size_t max);
 
 #endif

@@ -38,8 +38,8 @@ static struct {
  * Files are opened through /proc/PID/root: a process in another mount
  * namespace (a container) maps its own files, not the host's of that name.
  */
-static int find_elf(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
-		    char **file_name, Elf **elfp)
+static int find_elf(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base, char **file_name,
+		    Elf **elfp)
 {
 	if (modname[0] == '/') {
 		char path[4096 + 64];

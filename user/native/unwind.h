@@ -18,11 +18,11 @@ struct unwinder;
 
 /* Why unwinding stopped. */
 enum unwind_end {
-	UNWIND_END_ROOT = 0,   /* the outermost frame: the stack is whole */
-	UNWIND_END_COPY,       /* the stack copy ended (raise --stack-size) */
-	UNWIND_END_NO_CFI,     /* an address without unwind information (JIT, no module) */
-	UNWIND_END_MAX,        /* more frames than the caller's array */
-	UNWIND_END_ERROR,      /* anything else libdw reported */
+	UNWIND_END_ROOT = 0, /* the outermost frame: the stack is whole */
+	UNWIND_END_COPY,     /* the stack copy ended (raise --stack-size) */
+	UNWIND_END_NO_CFI,   /* an address without unwind information (JIT, no module) */
+	UNWIND_END_MAX,      /* more frames than the caller's array */
+	UNWIND_END_ERROR,    /* anything else libdw reported */
 };
 
 struct unwinder *unwinder__new(void);

@@ -16,7 +16,14 @@
 #include "../util.h"
 #include "procmem.h"
 
-enum { SYM_RUNTIME, SYM_VERSION, SYM_CODE_TYPE, SYM_INTERP_HEAD, SYM_TSTATE_CURRENT, NSYMS };
+enum {
+	SYM_RUNTIME,
+	SYM_VERSION,
+	SYM_CODE_TYPE,
+	SYM_INTERP_HEAD,
+	SYM_TSTATE_CURRENT,
+	NSYMS
+};
 static const char *const sym_names[NSYMS] = {
 	[SYM_RUNTIME] = "_PyRuntime",
 	[SYM_VERSION] = "Py_Version",

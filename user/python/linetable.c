@@ -28,7 +28,7 @@ static int linetable_310(const uint8_t *tab, size_t len, int line, int lasti)
 
 	/* Advance over ranges [start, end) until one ends beyond lasti. */
 	for (size_t i = 0; i + 1 < len; i += 2) {
-		int ldelta = (int8_t)tab[i + 1];
+		int ldelta = (int)(int8_t)tab[i + 1]; /* a signed byte */
 
 		end += tab[i];
 		if (ldelta == -128) {

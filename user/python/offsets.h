@@ -53,14 +53,14 @@ struct py_layout {
 	enum py_linetable_format linetable;
 	/* Strings. */
 	enum py_str_format str;
-	uint32_t str_size, str_data;       /* 2.7 PyStringObject: ob_size, ob_sval */
-	uint32_t uni_length, uni_state;    /* PyASCIIObject */
+	uint32_t str_size, str_data;               /* 2.7 PyStringObject: ob_size, ob_sval */
+	uint32_t uni_length, uni_state;            /* PyASCIIObject */
 	uint32_t uni_ascii_data, uni_compact_data; /* sizeof(PyASCIIObject), sizeof(PyCompactUnicodeObject) */
-	uint32_t bytes_size, bytes_data;   /* PyBytesObject: ob_size, ob_sval */
+	uint32_t bytes_size, bytes_data;           /* PyBytesObject: ob_size, ob_sval */
 	/* Thread names: the first local of a frame, and instance attributes. */
-	uint32_t frame_localsplus;         /* f_localsplus / localsplus */
-	uint32_t ht_cached_keys;           /* PyHeapTypeObject: shared keys of instances */
-	uint32_t dict_values;              /* offset of values[] in PyDictValues */
+	uint32_t frame_localsplus; /* f_localsplus / localsplus */
+	uint32_t ht_cached_keys;   /* PyHeapTypeObject: shared keys of instances */
+	uint32_t dict_values;      /* offset of values[] in PyDictValues */
 	enum py_dict_format dict;
 	enum py_managed_dict managed;
 };

@@ -24,8 +24,8 @@ static struct line *split_lines(const char *src, size_t len, size_t *n)
 {
 	struct line *v = NULL;
 	size_t cap = 0, i = 0;
-	int depth = 0;    /* open (), [], {} */
-	char quote = 0;   /* inside a triple-quoted string of this quote */
+	int depth = 0;  /* open (), [], {} */
+	char quote = 0; /* inside a triple-quoted string of this quote */
 
 	*n = 0;
 	while (i < len) {
@@ -126,8 +126,8 @@ char *py_qualname_from_source(const char *src, size_t len, int firstlineno, cons
 	if (name[0] != '<') {
 		size_t k = at;
 
-		while (k < n && k < at + 50 && !(header(&lines[k], part, sizeof(part), &is_class) && !is_class &&
-						 !strcmp(part, name)))
+		while (k < n && k < at + 50 &&
+		       !(header(&lines[k], part, sizeof(part), &is_class) && !is_class && !strcmp(part, name)))
 			k++;
 		if (k == n || k == at + 50) {
 			free(lines);

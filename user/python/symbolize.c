@@ -35,8 +35,8 @@ struct code_key {
 struct py_proc {
 	uint32_t pid;
 	uint64_t maps_gen;
-	bool python;     /* supported interpreter found */
-	bool reported;   /* the unsupported line was printed */
+	bool python;   /* supported interpreter found */
+	bool reported; /* the unsupported line was printed */
 	struct py_interp interp;
 	struct hashmap *codes; /* struct code_key → struct py_code * */
 };
@@ -289,7 +289,7 @@ static bool still_same(struct py_proc *p, uint64_t addr, const struct py_code *c
 }
 
 uint32_t py_proc__frame(struct pyprocs *t, struct py_proc *p, uint64_t code, uint64_t globals, int32_t lasti,
-		       uint64_t now)
+			uint64_t now)
 {
 	struct code_key key = { code, globals };
 	bool created;
@@ -321,7 +321,8 @@ uint32_t py_proc__frame(struct pyprocs *t, struct py_proc *p, uint64_t code, uin
 		f.name = profile__str(t->prof, "[unreadable Python frame]");
 		return profile__frame(t->prof, &f);
 	}
-	int line = py_line_for_offset(p->interp.layout.linetable, c->linetable, c->linetable_len, c->firstlineno, lasti);
+	int line = py_line_for_offset(p->interp.layout.linetable, c->linetable, c->linetable_len, c->firstlineno,
+				      lasti);
 	f.name = c->name;
 	f.module = c->file;
 	f.line = line >= 0 ? (uint32_t)line : (uint32_t)c->firstlineno;

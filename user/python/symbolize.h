@@ -35,7 +35,7 @@ void pyprocs__forget(struct pyprocs *t, uint32_t pid);
 const struct py_interp *py_proc__interp(const struct py_proc *p);
 /* The frame of (code object, the frame's globals, byte offset of the current instruction). */
 uint32_t py_proc__frame(struct pyprocs *t, struct py_proc *p, uint64_t code, uint64_t globals, int32_t lasti,
-		       uint64_t now);
+			uint64_t now);
 /*
  * The Python frames of a sample, given leaf first as BPF sends them, into
  * out[0 .. n) root first; entry[i] (if not NULL) says frame i was the first

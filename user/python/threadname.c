@@ -55,12 +55,15 @@ static uint64_t keys_get(const struct reader *r, uint64_t keys, uint64_t values_
 	uint64_t entries, n, esize = 24, koff = 8, voff = 16;
 
 	switch (r->l->dict) {
-	case PY_DICT_27: /* here `keys` is the dict itself */
-		n = rd(r, keys + 32) + 1; /* ma_mask + 1 */
+	case PY_DICT_27:                    /* here `keys` is the dict itself */
+		n = rd(r, keys + 32) + 1;   /* ma_mask + 1 */
 		entries = rd(r, keys + 40); /* ma_table */
 		break;
 	case PY_DICT_36: {
-		uint64_t size = rd(r, keys + 8), ix = size <= 0xff ? 1 : size <= 0xffff ? 2 : size <= 0xffffffffULL ? 4 : 8;
+		uint64_t size = rd(r, keys + 8), ix = size <= 0xff            ? 1
+						      : size <= 0xffff        ? 2
+						      : size <= 0xffffffffULL ? 4
+									      : 8;
 
 		n = rd(r, keys + 32); /* dk_nentries */
 		entries = keys + 40 + size * ix;
@@ -69,7 +72,7 @@ static uint64_t keys_get(const struct reader *r, uint64_t keys, uint64_t values_
 	case PY_DICT_311:
 		n = rd(r, keys + 24);
 		entries = keys + 32 + (1ULL << (rd8(r, keys + 9) & 63)); /* dk_log2_index_bytes */
-		if (rd8(r, keys + 10) != 0) { /* unicode or split keys: (key, value) */
+		if (rd8(r, keys + 10) != 0) {                            /* unicode or split keys: (key, value) */
 			esize = 16;
 			koff = 0;
 			voff = 8;

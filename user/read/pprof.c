@@ -23,10 +23,10 @@ typedef Perftools__Profiles__Mapping Mapping;
 struct reader {
 	const Profile *pp;
 	struct profile *p;
-	struct hashmap *funcs;     /* function id → index + 1 */
-	struct hashmap *maps;      /* mapping id → index + 1 */
-	struct hashmap *locs;      /* location id → index + 1 */
-	uint32_t **loc_frames;     /* per location: its frames, root first */
+	struct hashmap *funcs; /* function id → index + 1 */
+	struct hashmap *maps;  /* mapping id → index + 1 */
+	struct hashmap *locs;  /* location id → index + 1 */
+	uint32_t **loc_frames; /* per location: its frames, root first */
 	uint32_t *loc_nframes;
 	char *why;
 	size_t whylen;
@@ -56,12 +56,11 @@ static const char *str(struct reader *r, int64_t i)
 }
 
 /* Index ids (arbitrary non-zero uint64) of one table; duplicates are corrupt. */
-static struct hashmap *index_ids(struct reader *r, const char *what, size_t n, uint64_t (*id_at)(const Profile *, size_t))
+static struct hashmap *index_ids(struct reader *r, const char *what, size_t n,
+				 uint64_t (*id_at)(const Profile *, size_t))
 {
 	struct hashmap *h = hashmap__new();
 
-	if (!h)
-		die("out of memory");
 	for (size_t i = 0; i < n && !r->failed; i++) {
 		uint64_t id = id_at(r->pp, i);
 		bool created;
@@ -74,9 +73,18 @@ static struct hashmap *index_ids(struct reader *r, const char *what, size_t n, u
 	return h;
 }
 
-static uint64_t func_id_at(const Profile *pp, size_t i) { return pp->function[i]->id; }
-static uint64_t map_id_at(const Profile *pp, size_t i) { return pp->mapping[i]->id; }
-static uint64_t loc_id_at(const Profile *pp, size_t i) { return pp->location[i]->id; }
+static uint64_t func_id_at(const Profile *pp, size_t i)
+{
+	return pp->function[i]->id;
+}
+static uint64_t map_id_at(const Profile *pp, size_t i)
+{
+	return pp->mapping[i]->id;
+}
+static uint64_t loc_id_at(const Profile *pp, size_t i)
+{
+	return pp->location[i]->id;
+}
 
 /* Table entry of an id, or NULL (after fail unless id is 0 and optional). */
 static const void *lookup(struct reader *r, struct hashmap *h, void *const *table, const char *what, uint64_t id,
@@ -286,7 +294,7 @@ static struct profile *convert(const Profile *pp, char *why, size_t whylen)
 	bool by_period;
 	int vi;
 
-	if (!pp->n_string_table || strcmp(pp->string_table[0] ? pp->string_table[0] : "", "")) {
+	if (!pp->n_string_table || strcmp(pp->string_table[0] ? pp->string_table[0] : "", "") != 0) {
 		snprintf(why, whylen, "the string table does not start with \"\"");
 		return NULL;
 	}

@@ -20,7 +20,13 @@
 #define MIN_PX 0.1
 
 /* A node's identity under its parent: a frame, a process or a thread. */
-enum node_kind { NODE_ROOT, NODE_FRAME, NODE_PROCESS, NODE_THREAD, NODE_CONTAINER };
+enum node_kind {
+	NODE_ROOT,
+	NODE_FRAME,
+	NODE_PROCESS,
+	NODE_THREAD,
+	NODE_CONTAINER
+};
 
 struct node_key {
 	uint32_t parent;
@@ -150,8 +156,9 @@ static void draw(struct drawer *d, uint32_t id, double x)
 	colour(d->t, n, fill, sizeof(fill));
 	fprintf(d->out, "<g><title>");
 	xml_text(d->out, d->buf);
-	fprintf(d->out, " (%" PRIu64 " samples, %.2f%%)</title><rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\" "
-			"fill=\"%s\" rx=\"2\" ry=\"2\"/><text x=\"%.1f\" y=\"%d\"></text></g>\n",
+	fprintf(d->out,
+		" (%" PRIu64 " samples, %.2f%%)</title><rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\" "
+		"fill=\"%s\" rx=\"2\" ry=\"2\"/><text x=\"%.1f\" y=\"%d\"></text></g>\n",
 		n->total, 100.0 * n->total / d->total, x, y, w, FRAME_H - 1, fill, x + 3, y + FRAME_H - 5);
 	d->drawn++;
 
@@ -218,34 +225,40 @@ int flamegraph__write(const struct profile *p, const struct flamegraph_opts *o, 
 	d.scale = d.total ? (WIDTH - 2.0 * PAD) / d.total : 0;
 	d.height = TOP + (int)(t.max_depth + 1) * FRAME_H + BOTTOM;
 
-	fprintf(out, "<?xml version=\"1.0\" standalone=\"no\"?>\n"
-		     "<svg version=\"1.1\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
-		     "xmlns=\"http://www.w3.org/2000/svg\" onload=\"init(evt)\">\n"
-		     "<style>text { font-family: Verdana, sans-serif; font-size: 12px; fill: rgb(0,0,0); }\n"
-		     "#title { font-size: 17px; text-anchor: middle; }\n"
-		     "#frames > g:hover > rect { stroke: black; stroke-width: 0.5; cursor: pointer; }\n"
-		     ".button { cursor: pointer; fill: rgb(60,60,160); } .hide { display: none; }\n"
-		     ".parent { opacity: 0.5; }</style>\n",
+	fprintf(out,
+		"<?xml version=\"1.0\" standalone=\"no\"?>\n"
+		"<svg version=\"1.1\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
+		"xmlns=\"http://www.w3.org/2000/svg\" onload=\"init(evt)\">\n"
+		"<style>text { font-family: Verdana, sans-serif; font-size: 12px; fill: rgb(0,0,0); }\n"
+		"#title { font-size: 17px; text-anchor: middle; }\n"
+		"#frames > g:hover > rect { stroke: black; stroke-width: 0.5; cursor: pointer; }\n"
+		".button { cursor: pointer; fill: rgb(60,60,160); } .hide { display: none; }\n"
+		".parent { opacity: 0.5; }</style>\n",
 		WIDTH, d.height, WIDTH, d.height);
 	fprintf(out, "<script type=\"text/ecmascript\"><![CDATA[\n%s\n]]></script>\n", flamegraph_js);
-	fprintf(out, "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"rgb(248,248,248)\"/>\n"
-		     "<text id=\"title\" x=\"%d\" y=\"22\">",
+	fprintf(out,
+		"<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"rgb(248,248,248)\"/>\n"
+		"<text id=\"title\" x=\"%d\" y=\"22\">",
 		WIDTH, d.height, WIDTH / 2);
 	xml_text(out, title);
-	fprintf(out, "</text>\n"
-		     "<text id=\"unzoom\" class=\"button hide\" x=\"%d\" y=\"22\">Reset Zoom</text>\n"
-		     "<text id=\"search\" class=\"button\" x=\"%d\" y=\"22\" text-anchor=\"end\">Search</text>\n"
-		     "<text id=\"matched\" x=\"%d\" y=\"%d\" text-anchor=\"end\"> </text>\n"
-		     "<text id=\"details\" x=\"%d\" y=\"%d\"> </text>\n",
+	fprintf(out,
+		"</text>\n"
+		"<text id=\"unzoom\" class=\"button hide\" x=\"%d\" y=\"22\">Reset Zoom</text>\n"
+		"<text id=\"search\" class=\"button\" x=\"%d\" y=\"22\" text-anchor=\"end\">Search</text>\n"
+		"<text id=\"matched\" x=\"%d\" y=\"%d\" text-anchor=\"end\"> </text>\n"
+		"<text id=\"details\" x=\"%d\" y=\"%d\"> </text>\n",
 		PAD, WIDTH - PAD, WIDTH - PAD, d.height - 8, PAD, d.height - 8);
 	/* The legend: one swatch per kind of frame. */
 	static const struct {
 		const char *name, *fill;
-	} legend[] = { { "Python", "rgb(120,165,245)" }, { "native", "rgb(230,115,27)" },
-		       { "kernel", "rgb(85,220,160)" }, { "process / thread", "rgb(205,205,215)" } };
+	} legend[] = { { "Python", "rgb(120,165,245)" },
+		       { "native", "rgb(230,115,27)" },
+		       { "kernel", "rgb(85,220,160)" },
+		       { "process / thread", "rgb(205,205,215)" } };
 	for (size_t i = 0; i < sizeof(legend) / sizeof(legend[0]); i++)
-		fprintf(out, "<rect x=\"%zu\" y=\"34\" width=\"12\" height=\"12\" fill=\"%s\"/>"
-			     "<text x=\"%zu\" y=\"44\">%s</text>\n",
+		fprintf(out,
+			"<rect x=\"%zu\" y=\"34\" width=\"12\" height=\"12\" fill=\"%s\"/>"
+			"<text x=\"%zu\" y=\"44\">%s</text>\n",
 			PAD + i * 130, legend[i].fill, PAD + i * 130 + 16, legend[i].name);
 	fprintf(out, "<g id=\"frames\" data-total=\"%" PRIu64 "\">\n", d.total);
 	if (d.total)

@@ -12,7 +12,7 @@
 #include "../profile.h"
 
 struct folded_opts {
-	int threads; /* a "NAME [tid N]" frame under the process frame */
+	int threads;    /* a "NAME [tid N]" frame under the process frame */
 	int containers; /* a "[container ID]" frame under the process frame (none outside containers) */
 };
 

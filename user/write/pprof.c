@@ -66,7 +66,8 @@ static uint64_t function_id(struct builder *b, const char *name, const char *fil
 	char key[8192];
 	int n = snprintf(key, sizeof(key), "%s%c%s%c%" PRId64, name, 0, file, 0, start_line);
 	bool created;
-	uint64_t *v = hashmap__put(b->func_ids, key, n > 0 && (size_t)n < sizeof(key) ? (size_t)n : sizeof(key), &created);
+	uint64_t *v = hashmap__put(b->func_ids, key, n > 0 && (size_t)n < sizeof(key) ? (size_t)n : sizeof(key),
+				   &created);
 
 	if (created) {
 		Function *f = xcalloc(1, sizeof(*f));

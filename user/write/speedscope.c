@@ -23,8 +23,6 @@ static struct hashmap *latest_thread_names(const struct profile *p)
 	size_t nev;
 	const struct profile_event *ev = profile__events(p, &nev);
 
-	if (!h)
-		die("out of memory");
 	for (size_t i = 0; i < nev; i++) {
 		struct profile_entry e;
 		uint32_t key[2];
@@ -114,7 +112,8 @@ int speedscope__write(const struct profile *p, FILE *out)
 		snprintf(name, sizeof(name), "%s pid %u: %s (tid %u)", profile__str_at(p, v[i].labels.comm),
 			 v[i].labels.pid, profile__str_at(p, thread_name(names, &v[i])), v[i].labels.tid);
 		json_str(out, name);
-		fprintf(out, ",\"unit\":\"nanoseconds\",\"startValue\":0,\"endValue\":%" PRIu64 ",\"samples\":[", total);
+		fprintf(out, ",\"unit\":\"nanoseconds\",\"startValue\":0,\"endValue\":%" PRIu64 ",\"samples\":[",
+			total);
 		for (size_t k = i; k < end; k++) {
 			fputs(k > i ? ",[" : "[", out);
 			for (uint32_t j = 0; j < v[k].nframes; j++) /* root first */

@@ -144,16 +144,20 @@ int trace__write(const struct profile *p, FILE *out)
 		if (ev[i].time_ns == PROFILE_NO_TIME)
 			continue;
 		profile__entry(p, ev[i].entry, &e);
-		v[n++] = (struct timed){ .pid = e.labels.pid, .tid = e.labels.tid, .time_ns = ev[i].time_ns,
-					 .event = i, .entry = ev[i].entry };
+		v[n++] = (struct timed){ .pid = e.labels.pid,
+					 .tid = e.labels.tid,
+					 .time_ns = ev[i].time_ns,
+					 .event = i,
+					 .entry = ev[i].entry };
 	}
 	qsort(v, n, sizeof(*v), cmp_timed);
 
-	fprintf(out, "{\"displayTimeUnit\":\"ms\",\"otherData\":{\"producer\":\"pyebpf\",\"start_epoch_ns\":%" PRId64
-		     ",\"period_ns\":%" PRIu64 "},\n\"traceEvents\":[",
+	fprintf(out,
+		"{\"displayTimeUnit\":\"ms\",\"otherData\":{\"producer\":\"pyebpf\",\"start_epoch_ns\":%" PRId64
+		",\"period_ns\":%" PRIu64 "},\n\"traceEvents\":[",
 		m->start_epoch_ns, period);
 	for (size_t i = 0; i < n;) {
-		size_t end = i, pend = i;
+		size_t end, pend = i;
 
 		/* A process: name it once. */
 		while (pend < n && v[pend].pid == v[i].pid)
