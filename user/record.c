@@ -90,6 +90,11 @@ static void hook_forget(void *ctx, uint32_t pid)
 	sampler__forget(((struct recorder *)ctx)->sampler, pid);
 }
 
+static int on_event(void *ctx, void *data, size_t size)
+{
+	return ingest__event(((struct recorder *)ctx)->ingest, data, size);
+}
+
 /* ---- steps -------------------------------------------------------------- */
 
 /* Everything that can be checked before sampling, is. */
@@ -138,12 +143,12 @@ static int open_and_load(struct recorder *r)
 	};
 	struct ingest_hooks hooks = { .ctx = r, .python_changed = hook_python, .forget_pid = hook_forget };
 
-	r->prof = profile__new();
-	/* The hooks reach the sampler only while polling, after it exists. */
-	r->ingest = ingest__new(r->prof, &ic, &hooks);
-	r->sampler = sampler__new(&sc, ingest__event, r->ingest);
+	/* BPF first: a refused load is the one error line, before any other work. */
+	r->sampler = sampler__new(&sc, on_event, r);
 	if (!r->sampler)
 		return -1;
+	r->prof = profile__new();
+	r->ingest = ingest__new(r->prof, &ic, &hooks);
 	for (size_t i = 0; i < o->npids; i++)
 		if (sampler__add_target(r->sampler, o->pids[i]))
 			return -1;

@@ -48,6 +48,46 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 	return vfprintf(stderr, fmt, ap);
 }
 
+/*
+ * What the BPF programs need of the kernel, probed before loading them so
+ * that an old kernel gets one line naming what it lacks rather than a
+ * verifier log. bpf_loop (5.17) is the newest of them.
+ */
+static int probe_kernel(void)
+{
+	static const struct {
+		enum bpf_func_id id;
+		const char *name, *since;
+	} helpers[] = {
+		{ BPF_FUNC_loop, "bpf_loop", "5.17" },
+		{ BPF_FUNC_task_pt_regs, "bpf_task_pt_regs", "5.15" },
+		{ BPF_FUNC_get_current_task_btf, "bpf_get_current_task_btf", "5.11" },
+		{ BPF_FUNC_ringbuf_output, "bpf_ringbuf_output", "5.8" },
+		{ BPF_FUNC_get_current_ancestor_cgroup_id, "bpf_get_current_ancestor_cgroup_id", "5.7" },
+	};
+
+	if (access("/sys/kernel/btf/vmlinux", R_OK)) {
+		err_msg("this kernel has no BTF (/sys/kernel/btf/vmlinux): pyebpf needs CONFIG_DEBUG_INFO_BTF=y");
+		return -1;
+	}
+	/* An array map exists on every kernel with BPF: when even that cannot be
+	 * made, the probes say nothing (no permission) and the load says why. */
+	if (libbpf_probe_bpf_map_type(BPF_MAP_TYPE_ARRAY, NULL) != 1 ||
+	    libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_PERF_EVENT, NULL) != 1)
+		return 0;
+	if (libbpf_probe_bpf_map_type(BPF_MAP_TYPE_RINGBUF, NULL) == 0) {
+		err_msg("this kernel has no BPF ring buffer: pyebpf needs Linux 5.17 or later");
+		return -1;
+	}
+	for (size_t i = 0; i < sizeof(helpers) / sizeof(helpers[0]); i++)
+		if (libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, helpers[i].id, NULL) == 0) {
+			err_msg("this kernel lacks the BPF helper %s (Linux %s): pyebpf needs Linux 5.17 or later",
+				helpers[i].name, helpers[i].since);
+			return -1;
+		}
+	return 0;
+}
+
 static int add_cgroups(struct sampler *s, const struct sampler_config *c)
 {
 	uint8_t one = 1;
@@ -120,7 +160,7 @@ struct sampler *sampler__new(const struct sampler_config *c, sampler_event_fn fn
 		err_msg("cannot read the possible CPUs: %s", strerror(-s->ncpus_possible));
 		goto fail;
 	}
-	if (load(s, c) || attach(s, fn, ctx))
+	if (probe_kernel() || load(s, c) || attach(s, fn, ctx))
 		goto fail;
 	return s;
 fail:
