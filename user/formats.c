@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "gzip.h"
 #include "util.h"
@@ -43,6 +44,14 @@ static bool ends_with(const char *s, const char *suffix)
 	return n >= m && strcmp(s + n - m, suffix) == 0;
 }
 
+/* A character device or FIFO (through symlinks): written into, named freely. */
+static bool is_stream(const char *path)
+{
+	struct stat st;
+
+	return !stat(path, &st) && (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode));
+}
+
 int output_format_from_path(const char *path, enum output_format *f)
 {
 	const char *base = strrchr(path, '/');
@@ -57,7 +66,8 @@ int output_format_from_path(const char *path, enum output_format *f)
 			*f = formats[i].f;
 			return 0;
 		}
-	if (!strchr(base, '.')) {
+	/* No extension, "-", a device or a pipe: folded stacks, the text format. */
+	if (!strchr(base, '.') || !strcmp(path, "-") || is_stream(path)) {
 		*f = FORMAT_FOLDED;
 		return 0;
 	}

@@ -302,7 +302,11 @@ static int write_output(struct recorder *r)
 	m->period_ns = 1000000000ULL / r->opts.freq;
 	m->start_epoch_ns = r->start_epoch_ns;
 	m->duration_ns = (int64_t)r->elapsed_ns;
-	if (write_profile(r->prof, r->opts.format, &wo, r->out.f)) {
+	FILE *f = outfile__file(&r->out);
+
+	if (!f)
+		return -1;
+	if (write_profile(r->prof, r->opts.format, &wo, f)) {
 		err_msg("cannot write '%s': %s", r->opts.output, strerror(errno));
 		return -1;
 	}

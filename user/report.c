@@ -66,9 +66,13 @@ static int write_output(const struct report_opts *o, const struct profile *p)
 	struct write_opts wo = { .threads = o->threads, .containers = o->containers, .title = o->input };
 	struct outfile out = { 0 };
 
-	if (outfile__open(&out, o->output))
+	FILE *f;
+
+	if (outfile__open(&out, o->output) || !(f = outfile__file(&out))) {
+		outfile__abort(&out);
 		return -1;
-	if (write_profile(p, o->format, &wo, out.f)) {
+	}
+	if (write_profile(p, o->format, &wo, f)) {
 		err_msg("cannot write '%s': %s", o->output, strerror(errno));
 		outfile__abort(&out);
 		return -1;

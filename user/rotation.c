@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,18 +75,49 @@ void rotation_file_name(int64_t epoch_ns, uint64_t seq, char *buf, size_t size)
 struct file {
 	char *name;
 	uint64_t size;
+	uint64_t seq;
 };
 
-static int cmp_name(const void *a, const void *b)
+static bool digits(const char *s, size_t n)
 {
-	return strcmp(((const struct file *)a)->name, ((const struct file *)b)->name);
+	for (size_t i = 0; i < n; i++)
+		if (s[i] < '0' || s[i] > '9')
+			return false;
+	return true;
 }
 
-static int is_interval_file(const char *name)
+/*
+ * Only names pyebpf writes: "pyebpf-YYYYMMDDTHHMMSS.mmmZ-SEQ.pb.gz", SEQ of
+ * 6 to 20 digits, the whole name; *seq is SEQ. Anything else in the
+ * directory (a "pyebpf-demo.pb.gz" kept by hand) is never counted or deleted.
+ */
+bool rotation_parse_name(const char *name, uint64_t *seq)
 {
-	size_t n = strlen(name), p = strlen(PREFIX), s = strlen(SUFFIX);
+	/* "pyebpf-" 20261122T101500.123Z "-" */
+	const size_t stamp = strlen(PREFIX), seq_at = stamp + 20, suffix = strlen(SUFFIX);
+	size_t n = strlen(name), nseq;
+	char buf[24];
 
-	return n > p + s && !strncmp(name, PREFIX, p) && !strcmp(name + n - s, SUFFIX);
+	if (n < seq_at + 7 + suffix || strncmp(name, PREFIX, stamp) != 0 || strcmp(name + n - suffix, SUFFIX) != 0)
+		return false;
+	nseq = n - suffix - seq_at;
+	if (!digits(name + stamp, 8) || name[stamp + 8] != 'T' || !digits(name + stamp + 9, 6) ||
+	    name[stamp + 15] != '.' || !digits(name + stamp + 16, 3) || name[stamp + 19] != 'Z' ||
+	    name[seq_at] != '-' || nseq > 21 || !digits(name + seq_at + 1, nseq - 1))
+		return false;
+	snprintf(buf, sizeof(buf), "%.*s", (int)(nseq - 1), name + seq_at + 1);
+	return parse_u64(buf, 0, UINT64_MAX, seq) == 0;
+}
+
+/* By the time in the name (fixed width: sorts as text), then the sequence number. */
+static int cmp_age(const void *a, const void *b)
+{
+	const struct file *x = a, *y = b;
+	int c = strncmp(x->name, y->name, strlen(PREFIX) + 19);
+
+	if (c)
+		return c;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
 int rotation_prune(const char *dir, size_t keep, uint64_t max_bytes)
@@ -102,15 +134,20 @@ int rotation_prune(const char *dir, size_t keep, uint64_t max_bytes)
 	while ((e = readdir(d))) {
 		struct stat st;
 
-		if (!is_interval_file(e->d_name) || fstatat(dirfd(d), e->d_name, &st, 0) || !S_ISREG(st.st_mode))
+		uint64_t seq;
+
+		/* Regular files of our own name only; a symlink is never followed. */
+		if (!rotation_parse_name(e->d_name, &seq) || fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) ||
+		    !S_ISREG(st.st_mode))
 			continue;
 		xgrow(&v, &cap, n + 1, sizeof(*v));
 		v[n].name = xstrdup(e->d_name);
+		v[n].seq = seq;
 		v[n++].size = (uint64_t)st.st_size;
 		total += (uint64_t)st.st_size;
 	}
 	if (n)
-		qsort(v, n, sizeof(*v), cmp_name);
+		qsort(v, n, sizeof(*v), cmp_age);
 	/* Oldest first; the newest always stays. */
 	while (first + 1 < n && ((keep && n - first > keep) || (max_bytes && total > max_bytes))) {
 		if (unlinkat(dirfd(d), v[first].name, 0) == 0)

@@ -6,6 +6,7 @@
 #ifndef PYEBPF_ROTATION_H
 #define PYEBPF_ROTATION_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -16,6 +17,9 @@ int parse_size(const char *s, uint64_t *bytes);
 
 /* "pyebpf-20261122T101500.123Z-000007.pb.gz" for an interval starting at epoch_ns. */
 void rotation_file_name(int64_t epoch_ns, uint64_t seq, char *buf, size_t size);
+
+/* Is `name` exactly an interval file name pyebpf writes? Its sequence number in *seq. */
+bool rotation_parse_name(const char *name, uint64_t *seq);
 
 /*
  * Delete the oldest interval files of dir until at most `keep` remain (0: any

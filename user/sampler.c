@@ -34,6 +34,10 @@ struct sampler {
 	struct bpf_link *fork_link, *exec_link, *exit_link;
 	int stats_fd;
 	int ncpus_possible;
+	sampler_event_fn fn; /* the consumer's callback, behind bounded_event */
+	void *ctx;
+	uint64_t deadline_ns;                                 /* the current poll hands over records until then */
+	unsigned batch;                                       /* records since the clock was last read */
 	struct pyebpf_py_offsets offsets[PYEBPF_MAX_OFFSETS]; /* registered in py_offsets */
 	uint32_t noffsets;
 };
@@ -129,7 +133,27 @@ static int load(struct sampler *s, const struct sampler_config *c)
 	return add_cgroups(s, c);
 }
 
-static int attach(struct sampler *s, sampler_event_fn fn, void *ctx)
+/* A drain that never ends while the producer outruns the consumer would
+ * never let the loop see the clock or a stop signal: every poll hands over
+ * records for at most POLL_BUDGET_NS, then returns; the rest waits for the
+ * next poll (or is counted as lost by BPF when the ring fills). */
+#define POLL_BUDGET_NS (20 * 1000000ULL)
+#define CLOCK_EVERY 64 /* records between looks at the clock */
+#define OVER_BUDGET (-EAGAIN)
+
+static int bounded_event(void *ctx, void *data, size_t size)
+{
+	struct sampler *s = ctx;
+
+	s->fn(s->ctx, data, size);
+	if (++s->batch < CLOCK_EVERY)
+		return 0;
+	s->batch = 0;
+	/* The record is consumed either way: stopping here loses nothing. */
+	return now_ns() >= s->deadline_ns ? OVER_BUDGET : 0;
+}
+
+static int attach(struct sampler *s)
 {
 	s->fork_link = bpf_program__attach(s->skel->progs.on_fork);
 	s->exec_link = bpf_program__attach(s->skel->progs.on_exec);
@@ -138,7 +162,7 @@ static int attach(struct sampler *s, sampler_event_fn fn, void *ctx)
 		err_msg("cannot attach the process tracepoints: %s", strerror(errno));
 		return -1;
 	}
-	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.events), fn, ctx, NULL);
+	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.events), bounded_event, s, NULL);
 	if (!s->rb) {
 		err_msg("cannot open the ring buffer: %s", strerror(errno));
 		return -1;
@@ -160,7 +184,9 @@ struct sampler *sampler__new(const struct sampler_config *c, sampler_event_fn fn
 		err_msg("cannot read the possible CPUs: %s", strerror(-s->ncpus_possible));
 		goto fail;
 	}
-	if (probe_kernel() || load(s, c) || attach(s, fn, ctx))
+	s->fn = fn;
+	s->ctx = ctx;
+	if (probe_kernel() || load(s, c) || attach(s))
 		goto fail;
 	return s;
 fail:
@@ -296,13 +322,16 @@ void sampler__forget(struct sampler *s, uint32_t pid)
 
 int sampler__poll(struct sampler *s, int timeout_ms)
 {
-	/* Samples arrive without wake-ups (see bpf/sample.bpf.c): drain whatever
-	 * is there on every tick, woken or not. */
-	int err = ring_buffer__poll(s->rb, timeout_ms);
+	int err;
 
+	s->deadline_ns = now_ns() + POLL_BUDGET_NS;
+	s->batch = 0;
+	/* Samples arrive without wake-ups (see bpf/shared.bpf.h): drain whatever
+	 * is there on every tick, woken or not. */
+	err = ring_buffer__poll(s->rb, timeout_ms);
 	if (err >= 0 || err == -EINTR)
 		err = ring_buffer__consume(s->rb);
-	if (err < 0 && err != -EINTR) {
+	if (err < 0 && err != -EINTR && err != OVER_BUDGET) {
 		err_msg("reading the ring buffer failed: %s", strerror(-err));
 		return -1;
 	}
@@ -311,7 +340,14 @@ int sampler__poll(struct sampler *s, int timeout_ms)
 
 int sampler__drain(struct sampler *s)
 {
-	return ring_buffer__consume(s->rb);
+	int err;
+
+	/* Sampling has stopped: what is left is finite (at most the ring). */
+	do {
+		s->deadline_ns = now_ns() + POLL_BUDGET_NS;
+		err = ring_buffer__consume(s->rb);
+	} while (err == OVER_BUDGET);
+	return err < 0 ? err : 0;
 }
 
 void sampler__counters(const struct sampler *s, uint64_t *totals)

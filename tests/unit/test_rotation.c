@@ -89,3 +89,64 @@ Test(rotation, prune_oldest_by_count_and_size)
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	cr_assert_eq(system(cmd), 0);
 }
+
+Test(rotation, only_whole_interval_names_are_ours)
+{
+	uint64_t seq;
+
+	cr_assert(rotation_parse_name("pyebpf-20261122T101500.123Z-000007.pb.gz", &seq));
+	cr_assert_eq(seq, 7);
+	cr_assert(rotation_parse_name("pyebpf-20261122T101500.123Z-1234567.pb.gz", &seq));
+	cr_assert_eq(seq, 1234567);
+	cr_assert_not(rotation_parse_name("pyebpf-demo.pb.gz", &seq));
+	cr_assert_not(rotation_parse_name("pyebpf-prod-incident.pb.gz", &seq));
+	cr_assert_not(rotation_parse_name("pyebpf-20261122T101500.123Z-00007.pb.gz", &seq), "5 digits");
+	cr_assert_not(rotation_parse_name("pyebpf-20261122T101500.123Z-000007.pb.gz.bak", &seq));
+	cr_assert_not(rotation_parse_name("xpyebpf-20261122T101500.123Z-000007.pb.gz", &seq));
+	cr_assert_not(rotation_parse_name("pyebpf-2026112XT101500.123Z-000007.pb.gz", &seq));
+	cr_assert_not(rotation_parse_name("pyebpf-20261122T101500.123Z-00000a.pb.gz", &seq));
+	cr_assert_not(rotation_parse_name("pyebpf-20261122T101500.123Z-000007-x.pb.gz", &seq));
+}
+
+/* Foreign files that look like ours were deleted before, or made ours go. */
+Test(rotation, foreign_files_are_never_pruned_nor_counted)
+{
+	char dir[] = "/tmp/pyebpf-rot-XXXXXX", cmd[128], path[512];
+	const char *ours[] = { "pyebpf-20260101T000000.000Z-000000.pb.gz", "pyebpf-20260101T000100.000Z-000001.pb.gz" };
+
+	cr_assert(mkdtemp(dir));
+	make_file(dir, "pyebpf-demo.pb.gz", 10);
+	make_file(dir, "pyebpf-prod-incident.pb.gz", 200 * 1024);
+	make_file(dir, ours[0], 100);
+	make_file(dir, ours[1], 100);
+	/* A link with our name to a foreign file: not a regular file of ours. */
+	snprintf(path, sizeof(path), "%s/pyebpf-20250101T000000.000Z-000000.pb.gz", dir);
+	cr_assert_eq(symlink("pyebpf-demo.pb.gz", path), 0);
+	cr_assert_eq(rotation_prune(dir, 1, 0), 1);
+	cr_assert_not(exists(dir, ours[0]));
+	cr_assert(exists(dir, ours[1]), "the newest interval always stays");
+	cr_assert(exists(dir, "pyebpf-demo.pb.gz") && exists(dir, "pyebpf-prod-incident.pb.gz"));
+	cr_assert(exists(dir, "pyebpf-20250101T000000.000Z-000000.pb.gz"));
+	/* 200 KB of foreign data does not count against --max-disk. */
+	cr_assert_eq(rotation_prune(dir, 0, 150), 0);
+	cr_assert(exists(dir, ours[1]));
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	cr_assert_eq(system(cmd), 0);
+}
+
+/* Ranked by the time in the name, then the sequence number (which outgrows 6 digits). */
+Test(rotation, ranked_by_time_then_sequence)
+{
+	char dir[] = "/tmp/pyebpf-rot-XXXXXX", cmd[128];
+	const char *older = "pyebpf-20260101T000000.000Z-999999.pb.gz",
+		   *newer = "pyebpf-20260101T000000.000Z-1000000.pb.gz";
+
+	cr_assert(mkdtemp(dir));
+	make_file(dir, newer, 10);
+	make_file(dir, older, 10);
+	cr_assert_eq(rotation_prune(dir, 1, 0), 1);
+	cr_assert(exists(dir, newer));
+	cr_assert_not(exists(dir, older));
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	cr_assert_eq(system(cmd), 0);
+}
