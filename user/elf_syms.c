@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "target_fs.h"
 #include "util.h"
 
 /* From libstdc++: the Itanium C++ ABI demangler every C++ toolchain uses. */
@@ -277,16 +278,20 @@ static bool collect(struct elf_syms *s, Elf *elf, struct builder *b)
  * has the addresses of the stripped file; a file whose own build id differs
  * (left over from another version) is not used: no name beats a wrong one.
  */
-static void add_debug_file(struct elf_syms *s, struct builder *b, const char *const *debug_dirs)
+static void add_debug_file(struct elf_syms *s, struct builder *b, const char *const *debug_dirs, uint32_t root_pid)
 {
-	for (; *debug_dirs; debug_dirs++) {
+	/* Each directory in the process's root first (a container has its own
+	 * debug files; the build id tells the right one), then on the host. */
+	for (size_t k = 0; debug_dirs[k / 2]; k++) {
 		char path[4096], id[41 * 2] = "";
+		uint32_t in = k % 2 ? 0 : root_pid;
 		int fd;
 		Elf *elf;
 
-		if ((size_t)snprintf(path, sizeof(path), "%s/.build-id/%.2s/%s.debug", *debug_dirs, s->build_id,
+		if ((k % 2 == 0 && !root_pid) ||
+		    (size_t)snprintf(path, sizeof(path), "%s/.build-id/%.2s/%s.debug", debug_dirs[k / 2], s->build_id,
 				     s->build_id + 2) >= sizeof(path) ||
-		    (fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		    (fd = target_open(in, path)) < 0)
 			continue;
 		elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 		if (elf && elf_kind(elf) == ELF_K_ELF)
@@ -302,7 +307,7 @@ static void add_debug_file(struct elf_syms *s, struct builder *b, const char *co
 	}
 }
 
-struct elf_syms *elf_syms__load_fd(int fd, const char *const *debug_dirs)
+struct elf_syms *elf_syms__load_fd(int fd, const char *const *debug_dirs, uint32_t root_pid)
 {
 	struct elf_syms *s;
 	struct builder b = { 0 };
@@ -335,7 +340,7 @@ struct elf_syms *elf_syms__load_fd(int fd, const char *const *debug_dirs)
 	read_build_id(s->build_id, elf);
 	elf_end(elf);
 	if (!symtab && s->build_id[0] && debug_dirs)
-		add_debug_file(s, &b, debug_dirs);
+		add_debug_file(s, &b, debug_dirs, root_pid);
 
 	for (size_t i = 0; i < s->n; i++)
 		s->syms[i].name = s->pool + (uintptr_t)s->syms[i].name;
@@ -361,7 +366,7 @@ struct elf_syms *elf_syms__load(const char *path, const char *const *debug_dirs)
 
 	if (fd < 0)
 		return NULL;
-	s = elf_syms__load_fd(fd, debug_dirs);
+	s = elf_syms__load_fd(fd, debug_dirs, 0);
 	saved = errno;
 	close(fd);
 	errno = saved;

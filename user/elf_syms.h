@@ -12,8 +12,9 @@ struct elf_syms;
 /* Load from an open file (the fd is not kept). NULL with errno set
  * (ENOEXEC: not an ELF file). A file with no symbols loads fine.
  * debug_dirs (NULL-terminated, or NULL): where to look for the detached
- * debug file of a file without .symtab, by build id, first match wins. */
-struct elf_syms *elf_syms__load_fd(int fd, const char *const *debug_dirs);
+ * debug file of a file without .symtab, by build id, first match wins;
+ * each in root_pid's root first (target_fs.h; 0: on the host only). */
+struct elf_syms *elf_syms__load_fd(int fd, const char *const *debug_dirs, uint32_t root_pid);
 struct elf_syms *elf_syms__load(const char *path, const char *const *debug_dirs);
 void elf_syms__free(struct elf_syms *s); /* accepts NULL */
 

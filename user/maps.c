@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "target_fs.h"
 #include "util.h"
 
 int maps__parse_line(const char *line, struct mapping *m)
@@ -115,8 +116,7 @@ int maps__open(uint32_t pid, const struct mapping *m)
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd >= 0 || m->path[0] != '/')
 		return fd;
-	snprintf(path, sizeof(path), "/proc/%u/root%s", pid, m->path);
-	return open(path, O_RDONLY | O_CLOEXEC);
+	return target_open(pid, m->path);
 }
 
 const struct mapping *maps__find(const struct mapping *m, size_t n, uint64_t addr)

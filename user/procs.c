@@ -108,27 +108,11 @@ void procs__set_debug_dirs(struct procs *t, const char *const *dirs)
 	t->debug_dirs = dirs;
 }
 
-/* A process in a container has its debug files in its own root; look
- * there first (the build id tells the right file), then on the host. */
+/* A process in a container has its debug files in its own root:
+ * elf_syms looks there first, then on the host. */
 static struct elf_syms *load_syms(struct procs *t, const struct proc *p, int fd)
 {
-	size_t n = 0;
-
-	while (t->debug_dirs[n])
-		n++;
-	char **dirs = xcalloc(2 * n + 1, sizeof(*dirs));
-	for (size_t i = 0; i < n; i++) {
-		size_t len = strlen(t->debug_dirs[i]) + 32;
-
-		dirs[2 * i] = xmalloc(len);
-		snprintf(dirs[2 * i], len, "/proc/%u/root%s", p->pid, t->debug_dirs[i]);
-		dirs[2 * i + 1] = xstrdup(t->debug_dirs[i]);
-	}
-	struct elf_syms *s = elf_syms__load_fd(fd, (const char *const *)dirs);
-	for (size_t i = 0; i < 2 * n; i++)
-		free(dirs[i]);
-	free(dirs);
-	return s;
+	return elf_syms__load_fd(fd, t->debug_dirs, p->pid);
 }
 
 void procs__free(struct procs *t)

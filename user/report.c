@@ -19,7 +19,8 @@
 /* The whole file, at most PPROF_MAX_SIZE bytes; NULL after one error line. */
 static uint8_t *read_input(const char *path, size_t *len)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO is refused below, not waited on. */
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	uint8_t *buf = NULL;
 	size_t n = 0, cap = 0;
 	struct stat st;

@@ -170,7 +170,8 @@ Test(hostile, replaced_file_keeps_owner_and_mode_and_umask_is_respected, .timeou
 Test(hostile, stale_temporary_file_is_removed_by_the_next_run, .timeout = 60)
 {
 	const char *dir = temp_dir();
-	char *rec = recording(dir), *out = temp_path(dir, "x.folded"), *stale = temp_path(dir, ".x.folded.pyebpf-Ab12Cd");
+	char *rec = recording(dir), *out = temp_path(dir, "x.folded"),
+	     *stale = temp_path(dir, ".x.folded.pyebpf-Ab12Cd");
 	char *foreign = temp_path(dir, ".x.folded.keepme");
 	const char *argv[] = { PYEBPF, "report", rec, "-o", out, NULL };
 	struct run_result r;
@@ -183,5 +184,113 @@ Test(hostile, stale_temporary_file_is_removed_by_the_next_run, .timeout = 60)
 	cr_assert_eq(r.status, 0, "%s", r.err);
 	cr_assert_neq(access(stale, F_OK), 0, "the stale temporary file is still there");
 	cr_assert_eq(access(foreign, F_OK), 0, "a file pyebpf did not write was deleted");
+	run_result_free(&r);
+}
+
+#include "../pythons.h"
+
+/* An interpreter without co_qualname (<= 3.10): pyebpf reads its sources. */
+static bool old_python(struct python *py)
+{
+	struct python all[32];
+	int n = find_pythons(all, 32);
+
+	for (int i = 0; i < n; i++)
+		if (all[i].major == 3 && all[i].minor <= 10 && all[i].lib[0]) {
+			*py = all[i];
+			return true;
+		}
+	return false;
+}
+
+/* Code "from" a FIFO and from /dev/stdin: pyebpf must not wait on either. */
+Test(hostile, code_named_by_a_fifo_or_stdin_does_not_block, .timeout = 90)
+{
+	const char *dir = temp_dir();
+	char *fifo = temp_path(dir, "src.fifo"), *out = temp_path(dir, "f.folded"), want[PATH_MAX + 64];
+	char cmd[PATH_MAX * 3];
+	struct python py;
+	struct run_result r;
+	struct folded f;
+
+	if (!old_python(&py)) {
+		fprintf(stderr, "[SKIP] no pyenv Python 3.6-3.10\n");
+		cr_skip_test("no Python <= 3.10");
+	}
+	run((const char *const[]){ PYEBPF, "record", "-o", out, "--", py.path, "../tests/fixtures/hostile_code.py",
+				   "fifo", fifo, "2", NULL },
+	    60, &r);
+	cr_assert_eq(r.status, 0, "exit %d after %.1f s: %s", r.status, r.seconds, r.err);
+	folded_load(out, &f);
+	snprintf(want, sizeof(want), "spin (%s:3)", fifo);
+	cr_assert_gt(count_all(&f, want, NULL) * 2, f.total, "%s in %llu of %llu", want,
+		     (unsigned long long)count_all(&f, want, NULL), (unsigned long long)f.total);
+	folded_free(&f);
+	run_result_free(&r);
+
+	/* /dev/stdin through /proc/PID/root is pyebpf's own stdin: here a FIFO
+	 * that stays open (O_RDWR) and never has data. */
+	char *stdin_fifo = temp_path(dir, "stdin.fifo");
+	cr_assert_eq(mkfifo(stdin_fifo, 0600), 0);
+	snprintf(cmd, sizeof(cmd),
+		 "exec 3<>%s; exec " PYEBPF
+		 " record -o %s -- %s ../tests/fixtures/hostile_code.py name /dev/stdin 2 <&3",
+		 stdin_fifo, out, py.path);
+	run((const char *const[]){ "sh", "-c", cmd, NULL }, 60, &r);
+	cr_assert_lt(r.seconds, 30, "pyebpf waited on its stdin: %.1f s", r.seconds);
+	folded_load(out, &f);
+	cr_assert_gt(count_all(&f, "spin (/dev/stdin:3)", NULL) * 2, f.total);
+	folded_free(&f);
+	run_result_free(&r);
+}
+
+/*
+ * A "container" (its own root by chroot, nobody's uid) whose code is named
+ * /app/x.py, an absolute symlink to a path that exists only on the host, in
+ * a file root alone may read. Its class name must never reach the profile.
+ */
+Test(hostile, container_symlink_never_reads_a_host_file, .timeout = 90)
+{
+	const char *dir = temp_dir();
+	char root[1024], secret[1024], cmd[PATH_MAX * 16], pyroot[1024], *out = temp_path(dir, "c.folded");
+	struct python py;
+	struct run_result r;
+	struct folded f;
+	FILE *s;
+
+	if (!old_python(&py) || system("command -v unshare chroot >/dev/null 2>&1")) {
+		fprintf(stderr, "[SKIP] needs a pyenv Python 3.6-3.10, unshare and chroot\n");
+		cr_skip_test("no Python <= 3.10 or no unshare");
+	}
+	/* The host file: line 3 is inside a class only it names. */
+	snprintf(secret, sizeof(secret), "%s/host-secret.py", dir);
+	s = fopen(secret, "w");
+	fputs("class HostOnlySecretClass:\n    x = 1\n    def spin(self):\n        pass\n", s);
+	fclose(s);
+	chmod(secret, 0600);
+	chmod(dir, 0755);
+	snprintf(root, sizeof(root), "%s/root", dir);
+	/* The interpreter's tree: .../versions/3.x.y (bin/python -> ../..). */
+	snprintf(pyroot, sizeof(pyroot), "%s", py.path);
+	*strrchr(pyroot, '/') = '\0';
+	*strrchr(pyroot, '/') = '\0';
+	snprintf(cmd, sizeof(cmd),
+		 "set -e; mkdir -p %s/usr %s/app %s/tmp %s%s %s/proc; ln -s usr/lib %s/lib; ln -s usr/lib64 %s/lib64; "
+		 "ln -s usr/bin %s/bin; ln -s %s %s/app/x.py; cp ../tests/fixtures/hostile_code.py %s/tmp/",
+		 root, root, root, root, pyroot, root, root, root, root, secret, root, root);
+	cr_assert_eq(system(cmd), 0, "%s", cmd);
+	snprintf(cmd, sizeof(cmd),
+		 "exec unshare --mount --fork sh -c 'mount --bind /usr %s/usr && mount --bind %s %s%s && "
+		 "exec chroot --userspec=65534:65534 %s %s /tmp/hostile_code.py name /app/x.py 8'",
+		 root, pyroot, root, pyroot, root, py.path);
+	pid_t ctr = spawn((const char *const[]){ "sh", "-c", cmd, NULL });
+	sleep_s(1.5);
+	run((const char *const[]){ PYEBPF, "record", "-a", "-d", "2", "-o", out, NULL }, 60, &r);
+	kill_wait(ctr);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	folded_load(out, &f);
+	cr_assert_gt(count_all(&f, "spin (/app/x.py:3)", NULL), 20, "the container's code was not sampled");
+	cr_assert_eq(count_all(&f, "HostOnlySecretClass", NULL), 0, "a host file's contents reached the profile");
+	folded_free(&f);
 	run_result_free(&r);
 }

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "hashmap.h"
+#include "target_fs.h"
 #include "util.h"
 
 /* libdw's session of one process. */
@@ -42,13 +43,10 @@ static int find_elf(Dwfl_Module *mod, void **userdata, const char *modname, Dwar
 		    Elf **elfp)
 {
 	if (modname[0] == '/') {
-		char path[4096 + 64];
-		int fd;
+		int fd = target_open(cur.pid, modname);
 
-		snprintf(path, sizeof(path), "/proc/%u/root%s", cur.pid, modname);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
 		if (fd >= 0) {
-			*file_name = strdup(path);
+			*file_name = strdup(modname);
 			*elfp = NULL;
 			return fd;
 		}

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "../hashmap.h"
+#include "../target_fs.h"
 #include "../util.h"
 #include "linetable.h"
 #include "procmem.h"
@@ -64,8 +65,7 @@ struct pyprocs {
 /* The source of a code object's file as the process sees it, or NULL. */
 static const char *source_of(struct pyprocs *t, uint32_t pid, const char *file, size_t *len)
 {
-	char key[4200], path[4200];
-	FILE *f;
+	char key[4200];
 
 	snprintf(key, sizeof(key), "%u:%s", pid, file);
 	if (t->src_key && !strcmp(t->src_key, key)) {
@@ -77,13 +77,10 @@ static const char *source_of(struct pyprocs *t, uint32_t pid, const char *file, 
 	t->src_key = xstrdup(key);
 	t->src = NULL;
 	t->src_len = 0;
-	/* Relative names are relative to the process's working directory. */
-	snprintf(path, sizeof(path), "/proc/%u/%s/%s", pid, file[0] == '/' ? "root" : "cwd", file);
-	if ((f = fopen(path, "re"))) {
-		t->src = xmalloc(MAX_SOURCE);
-		t->src_len = fread(t->src, 1, MAX_SOURCE, f);
-		fclose(f);
-	}
+	/* As the process sees it (relative names: from its working directory),
+	 * a regular file only, bounded: a code object's file name is the
+	 * process's to choose, FIFOs and links to host files included. */
+	t->src = target_read(pid, file, MAX_SOURCE, &t->src_len);
 	*len = t->src_len;
 	return t->src;
 }
