@@ -39,6 +39,7 @@ struct record_opts {
 };
 
 #define RECORD_DEFAULT_FREQ 99
+#define RECORD_MAX_FREQ 10000
 #define RECORD_DEFAULT_OUTPUT "pyebpf.folded"
 #define RECORD_DEFAULT_INTERVAL 60.0
 #define RECORD_DEFAULT_STACK_SIZE 32768

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 /* A small recording to convert: `report` writes outputs without BPF. */
@@ -293,4 +294,40 @@ Test(hostile, container_symlink_never_reads_a_host_file, .timeout = 90)
 	cr_assert_eq(count_all(&f, "HostOnlySecretClass", NULL), 0, "a host file's contents reached the profile");
 	folded_free(&f);
 	run_result_free(&r);
+}
+
+/* Above the cap: refused. At the cap, with every CPU busy: -d and SIGTERM
+ * still end the recording promptly (the drain is bounded), nothing hangs. */
+Test(hostile, high_rates_are_capped_and_stop_promptly, .timeout = 90)
+{
+	const char *dir = temp_dir();
+	char *out = temp_path(dir, "h.folded");
+	pid_t b1 = spawn((const char *const[]){ BUSY, "30", NULL }),
+	      b2 = spawn((const char *const[]){ BUSY, "30", NULL });
+	struct run_result r;
+
+	run((const char *const[]){ PYEBPF, "record", "-a", "-F", "100000", "-d", "2", "-o", out, NULL }, 30, &r);
+	cr_assert_eq(r.status, 2);
+	cr_assert_str_eq(r.err, "pyebpf: invalid frequency '100000' for -F (1 to 10000 Hz: each sample costs the "
+				"profiled CPU 3-30 us)\n");
+	run_result_free(&r);
+
+	run((const char *const[]){ PYEBPF, "record", "-a", "-F", "10000", "-d", "2", "-o", out, NULL }, 60, &r);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert_lt(r.seconds, 15, "-d 2 took %.1f s", r.seconds);
+	run_result_free(&r);
+
+	char *err = temp_path(dir, "err");
+	pid_t rec = spawn_capture((const char *const[]){ PYEBPF, "record", "-a", "-F", "10000", "-o", out, NULL }, err);
+	wait_for_text(err, SAMPLING, 30);
+	sleep_s(2);
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	kill(rec, SIGTERM);
+	cr_assert_eq(wait_exit(rec, 30), 0);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	double took = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	cr_assert_lt(took, 10, "SIGTERM to exit took %.1f s", took);
+	kill_wait(b1);
+	kill_wait(b2);
 }

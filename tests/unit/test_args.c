@@ -107,9 +107,15 @@ Test(record_args, bad_frequency_and_duration, .init = redirect)
 	struct record_opts o;
 
 	cr_assert_eq(PARSE(&o, "-F", "0"), -1);
+	cr_assert_eq(PARSE(&o, "-F", "10001"), -1);
+	cr_assert_eq(PARSE(&o, "-F", "10000"), 0);
+	record_args__free(&o);
 	cr_assert_eq(PARSE(&o, "-d", "-3"), -1);
 	fflush(stderr);
-	cr_assert_stderr_eq_str("pyebpf: invalid frequency '0' for -F (1 to 100000 Hz)\n"
+	cr_assert_stderr_eq_str("pyebpf: invalid frequency '0' for -F (1 to 10000 Hz: each sample costs the profiled "
+				"CPU 3-30 us)\n"
+				"pyebpf: invalid frequency '10001' for -F (1 to 10000 Hz: each sample costs the "
+				"profiled CPU 3-30 us)\n"
 				"pyebpf: invalid duration '-3' for -d (seconds, greater than 0)\n");
 }
 
