@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -87,7 +88,46 @@ int child__exited(struct child *c)
 	if (c->pid <= 0 || waitpid(c->pid, &c->status, WNOHANG) != c->pid)
 		return 0;
 	c->pid = 0;
+	c->reaped = true;
 	return 1;
+}
+
+void child__stop(struct child *c, int grace_ms)
+{
+	if (c->pid <= 0 || child__exited(c))
+		return;
+	c->stopped_by = SIGTERM;
+	kill(c->pid, SIGTERM);
+	for (int waited = 0; waited < grace_ms; waited += 10) {
+		if (child__exited(c))
+			return;
+		usleep(10000);
+	}
+	c->stopped_by = SIGKILL;
+	kill(c->pid, SIGKILL);
+	if (waitpid(c->pid, &c->status, 0) == c->pid)
+		c->reaped = true;
+	c->pid = 0;
+}
+
+int child__outcome(const struct child *c, const char *name, char *buf, size_t size)
+{
+	if (!c->reaped) {
+		buf[0] = '\0';
+		return 0;
+	}
+	if (c->stopped_by) {
+		snprintf(buf, size, "stopped '%s' with %s when the recording ended", name,
+			 c->stopped_by == SIGKILL ? "SIGKILL (it ignored SIGTERM)" : "SIGTERM");
+		return 0;
+	}
+	if (WIFSIGNALED(c->status)) {
+		snprintf(buf, size, "'%s' was killed by signal %d (%s)%s", name, WTERMSIG(c->status),
+			 strsignal(WTERMSIG(c->status)), WCOREDUMP(c->status) ? ", core dumped" : "");
+		return 128 + WTERMSIG(c->status);
+	}
+	snprintf(buf, size, "'%s' exited with status %d", name, WEXITSTATUS(c->status));
+	return WEXITSTATUS(c->status);
 }
 
 void child__kill(struct child *c)

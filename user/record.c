@@ -157,14 +157,15 @@ static int open_and_load(struct recorder *r)
 	return 0;
 }
 
+/* SIGHUP writes the interval so far in continuous mode; in a one-shot
+ * recording (its terminal went away) it stops and writes, as SIGINT does. */
 static void catch_signals(bool continuous)
 {
 	struct sigaction sa = { .sa_handler = on_signal }, hup = { .sa_handler = on_hup };
 
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
-	if (continuous)
-		sigaction(SIGHUP, &hup, NULL);
+	sigaction(SIGHUP, continuous ? &hup : &sa, NULL);
 }
 
 static int start(struct recorder *r)
@@ -269,17 +270,31 @@ static int poll_loop(struct recorder *r)
 	return 0;
 }
 
-/* No new samples, then everything still in the ring buffer, then the summary. */
-static void stop(struct recorder *r)
+/* How long a command that outlives the recording gets to exit after SIGTERM. */
+#define CHILD_GRACE_MS 2000
+
+/* No new samples, then everything still in the ring buffer, then the
+ * summary; a command still running is stopped (never left behind).
+ * Returns the exit status the command's end asks for. */
+static int stop(struct recorder *r)
 {
 	uint64_t counters[PYEBPF_CNT__COUNT];
 	struct record_summary s;
+	char line[512];
+	int status = 0;
 
 	r->elapsed_ns = now_ns() - r->start_ns;
 	sampler__stop(r->sampler);
 	sampler__drain(r->sampler);
 	summary_of(r, r->start_ns + r->elapsed_ns, counters, &s);
 	summary_print(stderr, &s);
+	if (r->opts.cmd) {
+		child__stop(&r->child, CHILD_GRACE_MS);
+		status = child__outcome(&r->child, r->opts.cmd[0], line, sizeof(line));
+		if (line[0])
+			fprintf(stderr, "pyebpf: %s\n", line);
+	}
+	return status;
 }
 
 static int write_output(struct recorder *r)
@@ -330,7 +345,7 @@ static void recorder_free(struct recorder *r)
 int record_main(int argc, char **argv)
 {
 	struct recorder r = { .child = { .go_w = -1, .err_r = -1 } };
-	int ret = 1, perr;
+	int ret = 1, perr, child_status;
 
 	perr = record_args__parse(argc, argv, &r.opts);
 	if (perr)
@@ -343,10 +358,11 @@ int record_main(int argc, char **argv)
 	catch_signals(r.opts.continuous != NULL);
 	if (open_and_load(&r) || start(&r) || poll_loop(&r))
 		goto out;
-	stop(&r);
-	/* Written even when a step failed on the way: nothing recorded is lost. */
+	child_status = stop(&r);
+	/* Written even when a step failed on the way: nothing recorded is lost.
+	 * A command that failed makes pyebpf fail the same way, as time(1) does. */
 	if (!write_output(&r) && !r.failed)
-		ret = 0;
+		ret = child_status;
 out:
 	if (ret)
 		child__kill(&r.child);

@@ -331,3 +331,61 @@ Test(hostile, high_rates_are_capped_and_stop_promptly, .timeout = 90)
 	kill_wait(b1);
 	kill_wait(b2);
 }
+
+/* The command's end is reported and passed on; it is never left running. */
+Test(hostile, command_status_and_no_orphans, .timeout = 90)
+{
+	const char *dir = temp_dir();
+	char *out = temp_path(dir, "c.folded"), *err = temp_path(dir, "err"), *pidfile = temp_path(dir, "pid");
+	char cmd[PATH_MAX + 128];
+	struct run_result r;
+
+	run((const char *const[]){ PYEBPF, "record", "-o", out, "--", "false", NULL }, 30, &r);
+	cr_assert_eq(r.status, 1, "%s", r.err);
+	cr_assert(strstr(r.err, "pyebpf: 'false' exited with status 1\n"), "%s", r.err);
+	cr_assert_eq(access(out, F_OK), 0, "the recording was not written");
+	run_result_free(&r);
+	unlink(out);
+
+	run((const char *const[]){ PYEBPF, "record", "-o", out, "--", "sh", "-c", "kill -SEGV $$", NULL }, 30, &r);
+	cr_assert_eq(r.status, 128 + SIGSEGV, "%s", r.err);
+	cr_assert(strstr(r.err, "pyebpf: 'sh' was killed by signal 11 (Segmentation fault)"), "%s", r.err);
+	cr_assert_eq(access(out, F_OK), 0, "the recording was not written");
+	run_result_free(&r);
+
+	/* A command that ignores SIGTERM, and pyebpf stopped by SIGTERM alone. */
+	snprintf(cmd, sizeof(cmd), "trap '' TERM INT; echo $$ > %s; exec " BUSY " 60", pidfile);
+	pid_t rec = spawn_capture((const char *const[]){ PYEBPF, "record", "-o", out, "--", "sh", "-c", cmd, NULL },
+				  err);
+	wait_for_text(err, SAMPLING, 30);
+	sleep_s(1);
+	FILE *f = fopen(pidfile, "r");
+	int child = 0;
+	cr_assert(f && fscanf(f, "%d", &child) == 1);
+	fclose(f);
+	kill(rec, SIGTERM);
+	cr_assert_eq(wait_exit(rec, 30), 0);
+	cr_assert_neq(kill(child, 0), 0, "the command (pid %d) was left running", child);
+	wait_for_text(err, "pyebpf: stopped 'sh' with SIGKILL (it ignored SIGTERM) when the recording ended", 1);
+	cr_assert_eq(dot_files(dir), 0);
+}
+
+/* SIGHUP (the terminal went away) stops a one-shot recording and writes it. */
+Test(hostile, sighup_writes_a_one_shot_recording, .timeout = 60)
+{
+	const char *dir = temp_dir();
+	char *out = temp_path(dir, "h.folded"), *err = temp_path(dir, "err");
+	pid_t busy = spawn((const char *const[]){ BUSY, "20", NULL });
+	pid_t rec = spawn_capture((const char *const[]){ PYEBPF, "record", "-a", "-o", out, NULL }, err);
+	struct folded f;
+
+	wait_for_text(err, SAMPLING, 30);
+	sleep_s(1);
+	kill(rec, SIGHUP);
+	cr_assert_eq(wait_exit(rec, 30), 0);
+	kill_wait(busy);
+	folded_load(out, &f);
+	cr_assert_gt(folded_comm_total(&f, "busy"), 20);
+	folded_free(&f);
+	cr_assert_eq(dot_files(dir), 0);
+}
