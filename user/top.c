@@ -9,6 +9,7 @@
 #include "frame_format.h"
 #include "hashmap.h"
 #include "util.h"
+#include "write/escape.h"
 
 /* A function's name: Python "qualname (file:first line)", else the frame as printed. */
 static void function_name(const struct profile *p, const struct frame *f, char *buf, size_t size)
@@ -99,11 +100,14 @@ int top__print(const struct profile *p, size_t limit, FILE *out)
 	struct top_row *rows = top__rows(p, &n);
 	uint64_t total = profile__total(p);
 
+	static char name[4 * 4096 + 1];
+
 	fprintf(out, "%7s %7s %9s %9s  %s\n", "SELF%", "TOTAL%", "SELF", "TOTAL", "FUNCTION");
+	/* Names come from the profiled processes: no control character reaches the terminal. */
 	for (size_t i = 0; i < n && i < limit; i++)
 		fprintf(out, "%6.1f%% %6.1f%% %9" PRIu64 " %9" PRIu64 "  %s\n",
 			total ? 100.0 * rows[i].self / total : 0.0, total ? 100.0 * rows[i].total / total : 0.0,
-			rows[i].self, rows[i].total, rows[i].name);
+			rows[i].self, rows[i].total, text_escape(rows[i].name, name, sizeof(name)));
 	if (n > limit)
 		fprintf(out, "(%zu more functions; --top N shows more)\n", n - limit);
 	top__free(rows, n);

@@ -389,3 +389,32 @@ Test(hostile, sighup_writes_a_one_shot_recording, .timeout = 60)
 	folded_free(&f);
 	cr_assert_eq(dot_files(dir), 0);
 }
+
+/* A file name with CR and ESC must not rewrite the terminal: report --top
+ * and folded output show them escaped. */
+Test(hostile, control_characters_in_names_are_escaped, .timeout = 60)
+{
+	const char *dir = temp_dir();
+	char *pb = temp_path(dir, "t.pb.gz"), *folded = temp_path(dir, "t.folded");
+	const char *name = "evil.py\r\x1b[2K  99.9%  99.9%  totally_innocent";
+	struct run_result r;
+
+	run((const char *const[]){ PYEBPF, "record", "-o", pb, "--", "/usr/bin/python3",
+				   "../tests/fixtures/hostile_code.py", "name", name, "1.5", NULL },
+	    60, &r);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	run_result_free(&r);
+	run((const char *const[]){ PYEBPF, "report", pb, "--top", "5", NULL }, 30, &r);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert_null(strchr(r.out, '\x1b'), "ESC reached the terminal: %s", r.out);
+	cr_assert_null(strchr(r.out, '\r'), "CR reached the terminal: %s", r.out);
+	cr_assert(strstr(r.out, "spin (evil.py\\x0d\\x1b[2K  99.9%  99.9%  totally_innocent:1)"), "%s", r.out);
+	run_result_free(&r);
+	run((const char *const[]){ PYEBPF, "report", pb, "-o", folded, NULL }, 30, &r);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	run_result_free(&r);
+	struct folded f;
+	folded_load(folded, &f); /* every line "STACK COUNT": no line broken */
+	cr_assert_gt(count_all(&f, "spin (evil.py\\x0d\\x1b[2K", NULL), 50);
+	folded_free(&f);
+}

@@ -80,7 +80,7 @@ Test(folded, golden_output)
 	cr_assert_str_eq(text, "python3 4\n"
 			       "python3;[truncated];main;libfoo.so.1+0x1a2b;[unknown] 1\n"
 			       "python3;main;Model.fit (/srv/app/model.py:42);do_syscall_64_[k];__x64_sys_read_[k] 7\n"
-			       "python3;main;std::map<int:int> foo 3\n");
+			       "python3;main;std::map<int:int>\\x0afoo 3\n");
 	free(text);
 	profile__free(p);
 }

@@ -157,3 +157,24 @@ Test(top, self_and_total_per_function)
 	top__free(rows, n);
 	profile__free(p);
 }
+
+#include "write/escape.h"
+
+Test(escape, control_characters_never_reach_a_terminal)
+{
+	char out[256];
+
+	cr_assert_str_eq(text_escape("plain name (f.py:3)", out, sizeof(out)), "plain name (f.py:3)");
+	cr_assert_str_eq(text_escape("a\rb\x1b[2Kc\n", out, sizeof(out)), "a\\x0db\\x1b[2Kc\\x0a");
+	cr_assert_str_eq(text_escape("del\x7f", out, sizeof(out)), "del\\x7f");
+	/* UTF-8 stays; C1 controls (CSI as U+009B) and broken sequences do not. */
+	cr_assert_str_eq(text_escape("função_函数_\xf0\xa0\x80\x80", out, sizeof(out)), "função_函数_\xf0\xa0\x80\x80");
+	cr_assert_str_eq(text_escape("x\xc2\x9b"
+				     "2J",
+				     out, sizeof(out)),
+			 "x\\u009b2J");
+	cr_assert_str_eq(text_escape("bad\xff\xc3", out, sizeof(out)), "bad\\xff\\xc3");
+	/* Cut at a whole character or escape, never inside one. */
+	cr_assert_str_eq(text_escape("ab\x1b", out, 5), "ab");
+	cr_assert_str_eq(text_escape("ab\x1b", out, 7), "ab\\x1b");
+}

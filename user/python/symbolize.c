@@ -8,6 +8,7 @@
 #include "../hashmap.h"
 #include "../target_fs.h"
 #include "../util.h"
+#include "../write/escape.h"
 #include "linetable.h"
 #include "procmem.h"
 #include "qualname.h"
@@ -132,7 +133,7 @@ struct py_proc *pyprocs__lookup(struct pyprocs *t, uint32_t pid, uint64_t maps_g
 	bool created, was;
 	void **v = hashmap__put_ptr(t->procs, &pid, sizeof(pid), &created);
 	struct py_proc *p;
-	char why[256];
+	char why[256], safe[4 * 256 + 1];
 
 	*changed = false;
 	if (created) {
@@ -159,8 +160,8 @@ struct py_proc *pyprocs__lookup(struct pyprocs *t, uint32_t pid, uint64_t maps_g
 		*changed = true;
 		return p;
 	case PY_UNSUPPORTED:
-		if (!p->reported)
-			err_msg("pid %u: %s", pid, why);
+		if (!p->reported) /* why names the process's files: escaped for the terminal */
+			err_msg("pid %u: %s", pid, text_escape(why, safe, sizeof(safe)));
 		p->reported = true;
 		/* fallthrough */
 	case PY_NOT_PYTHON:

@@ -9,6 +9,7 @@
 
 #include "../frame_format.h"
 #include "../util.h"
+#include "escape.h"
 
 struct line {
 	char *text;
@@ -20,17 +21,18 @@ struct strbuf {
 	size_t len, cap;
 };
 
-static void sb_append_frame(struct strbuf *b, const char *text, const char *suffix)
+static void sb_append_frame(struct strbuf *b, const char *raw, const char *suffix)
 {
-	size_t n = strlen(text), m = strlen(suffix);
+	static char text[4 * 4096 + 1]; /* every byte escaped: "\xNN" */
+	size_t n = strlen(text_escape(raw, text, sizeof(text))), m = strlen(suffix);
 
 	xgrow(&b->s, &b->cap, b->len + n + m + 2, 1);
 	if (b->len)
 		b->s[b->len++] = ';';
 	for (size_t i = 0; i < n; i++) {
 		char c = text[i];
-		/* ';' separates frames and a newline ends the line. */
-		b->s[b->len++] = c == ';' ? ':' : (c == '\n' || c == '\r') ? ' ' : c;
+		/* ';' separates frames; control characters were escaped already. */
+		b->s[b->len++] = c == ';' ? ':' : c;
 	}
 	memcpy(b->s + b->len, suffix, m);
 	b->len += m;
