@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <limits.h>
 #include <sys/stat.h>
 
 #include "util.h"
@@ -51,10 +52,24 @@ int cgroup_resolve(const char *mount, const char *arg, char *dir, size_t dirlen,
 	/* "/" or "" is the root itself. */
 	if (dir[strlen(dir) - 1] == '/' && strlen(dir) > 1)
 		dir[strlen(dir) - 1] = '\0';
-	if (dir_id(dir, id)) {
+	/* "..", "." and symlinks resolved: a path that leaves the mount
+	 * ("../../etc") is not a cgroup, whatever it names on the host. */
+	char real[PATH_MAX], rmount[PATH_MAX];
+
+	if (!realpath(dir, real) || !realpath(mount, rmount)) {
 		snprintf(why, whylen, "no cgroup '%s' under the cgroup2 mount %s", arg, mount);
 		return -1;
 	}
+	m = strlen(rmount);
+	if (strncmp(real, rmount, m) || (real[m] != '/' && real[m])) {
+		snprintf(why, whylen, "'%s' is outside the cgroup2 mount %s", arg, mount);
+		return -1;
+	}
+	if (dir_id(real, id)) {
+		snprintf(why, whylen, "no cgroup '%s' under the cgroup2 mount %s", arg, mount);
+		return -1;
+	}
+	snprintf(dir, dirlen, "%s", real);
 	return 0;
 }
 

@@ -9,6 +9,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/vfs.h>
+#include <linux/magic.h>
 #include <unistd.h>
 
 #include "cgroups.h"
@@ -125,11 +127,19 @@ int preflight_cgroups(const struct record_opts *o, uint64_t **ids, size_t *n)
 		return -1;
 	}
 	*ids = xcalloc(want, sizeof(**ids));
-	for (size_t i = 0; i < o->ncgroups; i++)
+	for (size_t i = 0; i < o->ncgroups; i++) {
+		struct statfs fs;
+
 		if (cgroup_resolve(mount, o->cgroups[i], dir, sizeof(dir), &(*ids)[(*n)++], why, sizeof(why))) {
 			err_msg("--cgroup: %s", why);
 			return -1;
 		}
+		/* A plain directory that happens to sit under the mount point. */
+		if (statfs(dir, &fs) || fs.f_type != CGROUP2_SUPER_MAGIC) {
+			err_msg("--cgroup: '%s' is not a cgroup v2 directory", o->cgroups[i]);
+			return -1;
+		}
+	}
 	for (size_t i = 0; i < o->ncontainers; i++)
 		if (cgroup_find_container(mount, o->container_ids[i], dir, sizeof(dir), &(*ids)[(*n)++], why,
 					  sizeof(why))) {

@@ -217,6 +217,12 @@ Test(containers, unknown_container_and_cgroup)
 		 mount_point);
 	cr_assert_str_eq(r.err, want);
 	run_result_free(&r);
+	run((const char *const[]){ PYEBPF, "record", "--cgroup", "../../../../etc", NULL }, 30, &r);
+	cr_assert_eq(r.status, 1, "%s", r.err);
+	snprintf(want, sizeof(want), "pyebpf: --cgroup: '../../../../etc' is outside the cgroup2 mount %s\n",
+		 mount_point);
+	cr_assert_str_eq(r.err, want);
+	run_result_free(&r);
 	run((const char *const[]){ PYEBPF, "record", "--cgroup", "no/such/group", NULL }, 30, &r);
 	cr_assert_eq(r.status, 1, "%s", r.err);
 	snprintf(want, sizeof(want), "pyebpf: --cgroup: no cgroup 'no/such/group' under the cgroup2 mount %s\n",

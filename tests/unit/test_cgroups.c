@@ -66,6 +66,13 @@ Test(cgroups, resolve_and_find)
 	cr_assert_eq(cgroup_resolve(root, path, dir, sizeof(dir), &id, why, sizeof(why)), 0, "absolute");
 	cr_assert_eq(id, want);
 	cr_assert_eq(cgroup_resolve(root, "nope", dir, sizeof(dir), &id, why, sizeof(why)), -1);
+	/* ".." is resolved: the same group by a detour, and nothing outside the mount. */
+	cr_assert_eq(cgroup_resolve(root, "system.slice/../system.slice/docker-" HEX64 ".scope/init/..", dir,
+				    sizeof(dir), &id, why, sizeof(why)),
+		     0, "%s", why);
+	cr_assert_eq(id, want);
+	cr_assert_eq(cgroup_resolve(root, "../../../../etc", dir, sizeof(dir), &id, why, sizeof(why)), -1);
+	cr_assert(strstr(why, "'../../../../etc' is outside the cgroup2 mount"), "%s", why);
 
 	/* The scope, not its "init" child, though both contain the id. */
 	cr_assert_eq(cgroup_find_container(root, "0123456789ab", dir, sizeof(dir), &id, why, sizeof(why)), 0, "%s",
