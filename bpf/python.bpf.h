@@ -173,7 +173,12 @@ struct fwalk_ctx {
 	__u32 off_back, off_code, off_lasti, off_owner, off_globals;
 	__u32 lasti_mult, code_adaptive;
 	__u64 code_mask;
-	int err, truncated;
+	int err, truncated, loop;
+	/* Brent's cycle detection over frame addresses: a chain whose f_back
+	 * leads back into itself (memory the process controls) is a loop, not
+	 * a 1024-deep stack. */
+	__u64 mark;
+	__u32 power, lam;
 };
 
 static __always_inline __u64 field_u64(const struct py_scratch *b, __u32 off)
@@ -209,6 +214,15 @@ static long fwalk_step(__u32 i, void *data)
 
 	if (!c->frame)
 		return 1;
+	if (c->frame == c->mark) {
+		c->loop = 1;
+		return 1;
+	}
+	if (++c->lam == c->power) {
+		c->mark = c->frame;
+		c->power <<= 1;
+		c->lam = 0;
+	}
 	if (n >= PYEBPF_MAX_PY_FRAMES) {
 		c->truncated = 1;
 		return 1;
@@ -340,9 +354,10 @@ static __always_inline void python_stack(struct pyebpf_sample *s, __u32 pid, __u
 	c.lasti_mult = o->lasti_mult;
 	c.code_adaptive = o->code_adaptive;
 	c.code_mask = ~(__u64)o->executable_mask;
+	c.power = 1;
 	/* Shim frames take iterations too: allow some beyond the frame limit. */
 	bpf_loop(PYEBPF_MAX_PY_FRAMES + 256, fwalk_step, &c, 0);
-	if (c.frame && !c.err)
+	if (c.frame && !c.err && !c.loop)
 		c.truncated = 1;
 	s->py_len = c.n;
 	if (c.err) {
@@ -352,6 +367,10 @@ static __always_inline void python_stack(struct pyebpf_sample *s, __u32 pid, __u
 	if (c.truncated) {
 		s->flags |= PYEBPF_SAMPLE_PY_TRUNCATED;
 		count(PYEBPF_CNT_PY_TRUNCATED);
+	}
+	if (c.loop) {
+		s->flags |= PYEBPF_SAMPLE_PY_LOOP;
+		count(PYEBPF_CNT_PY_LOOP);
 	}
 }
 

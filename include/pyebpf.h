@@ -42,6 +42,7 @@ struct pyebpf_event_header {
 #define PYEBPF_SAMPLE_GIL_KNOWN 0x10   /* the GIL state could be read */
 #define PYEBPF_SAMPLE_GIL_HELD 0x20    /* the sampled thread holds the GIL */
 #define PYEBPF_SAMPLE_UREGS 0x40       /* --native: user registers and stack bytes follow */
+#define PYEBPF_SAMPLE_PY_LOOP 0x80     /* the frame chain led back into itself: cut there */
 
 /* A Python frame: the code object and the byte offset of its current instruction. */
 struct pyebpf_pyframe {
@@ -180,6 +181,7 @@ enum pyebpf_counter {
 	PYEBPF_CNT_PY_TRUNCATED,    /* Python stack deeper than PYEBPF_MAX_PY_FRAMES */
 	PYEBPF_CNT_PY_NO_OFFSETS,   /* registered process with no offsets record */
 	PYEBPF_CNT_USTACK_COPY_ERR, /* --native: the user stack could not be copied */
+	PYEBPF_CNT_PY_LOOP,         /* a Python frame chain looped (marked [frame loop]) */
 	PYEBPF_CNT__COUNT,
 };
 

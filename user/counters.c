@@ -19,6 +19,7 @@ static const char *const counter_names[] = {
 	[PYEBPF_CNT_PY_TRUNCATED] = "Python stacks deeper than 1024 frames (marked [truncated])",
 	[PYEBPF_CNT_PY_NO_OFFSETS] = "Python samples without offsets",
 	[PYEBPF_CNT_USTACK_COPY_ERR] = "user stacks not copied (--native)",
+	[PYEBPF_CNT_PY_LOOP] = "Python frame chains that looped back into themselves (marked [frame loop])",
 };
 _Static_assert(sizeof(counter_names) / sizeof(counter_names[0]) == PYEBPF_CNT__COUNT,
 	       "every enum pyebpf_counter needs its line in counter_names");

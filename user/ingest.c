@@ -215,6 +215,8 @@ static uint32_t user_frames(struct ingest *in, const struct sample_view *v, stru
 	if (py && v->npy) {
 		if (v->s->flags & PYEBPF_SAMPLE_PY_TRUNCATED)
 			out[n++] = mark_frame(in, "[truncated]");
+		else if (v->s->flags & PYEBPF_SAMPLE_PY_LOOP)
+			out[n++] = mark_frame(in, "[frame loop]");
 		py_proc__frames(in->py, py, v->py, v->npy, now, out + n, NULL);
 		return n + v->npy;
 	}

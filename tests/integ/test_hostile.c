@@ -418,3 +418,32 @@ Test(hostile, control_characters_in_names_are_escaped, .timeout = 60)
 	cr_assert_gt(count_all(&f, "spin (evil.py\\x0d\\x1b[2K", NULL), 50);
 	folded_free(&f);
 }
+
+/* A frame chain made circular (f_back rewritten with ctypes) is cut and
+ * marked once, not reported as a 1024-deep stack of alternating frames. */
+Test(hostile, circular_frame_chain_is_marked, .timeout = 60)
+{
+	const char *dir = temp_dir();
+	char *out = temp_path(dir, "l.folded");
+	struct python py;
+	struct run_result r;
+	struct folded f;
+
+	if (!old_python(&py)) {
+		fprintf(stderr, "[SKIP] no pyenv Python 3.6-3.10\n");
+		cr_skip_test("no Python <= 3.10");
+	}
+	run((const char *const[]){ PYEBPF, "record", "-o", out, "--", py.path, "../tests/fixtures/hostile_code.py",
+				   "loop", "-", "2", NULL },
+	    60, &r);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert(strstr(r.err, "Python frame chains that looped back into themselves"), "%s", r.err);
+	folded_load(out, &f);
+	uint64_t looped = count_all(&f, "[frame loop];", "inner (");
+	cr_assert_gt(looped * 2, f.total, "[frame loop] in %llu of %llu", (unsigned long long)looped,
+		     (unsigned long long)f.total);
+	for (size_t i = 0; i < f.n; i++)
+		cr_assert_leq(occurrences(f.lines[i].stack, "inner ("), 3, "%s", f.lines[i].stack);
+	folded_free(&f);
+	run_result_free(&r);
+}

@@ -154,7 +154,8 @@ size_t native_stacks__frames(struct native_stacks *n, const struct sample_view *
 	in.py = n->py_ids;
 	in.py_entry = n->entry;
 	in.npy = np;
-	in.py_cut = s->py_error == PYEBPF_PY_READ_FRAME || (s->flags & PYEBPF_SAMPLE_PY_TRUNCATED);
+	in.py_cut = s->py_error == PYEBPF_PY_READ_FRAME ||
+		    (s->flags & (PYEBPF_SAMPLE_PY_TRUNCATED | PYEBPF_SAMPLE_PY_LOOP));
 	in.mismatch_mark = mark(n, "[native/Python mismatch]");
 	len = merge_stacks(&in, out, max, &mismatch);
 	if (np)
