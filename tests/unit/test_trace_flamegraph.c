@@ -178,3 +178,52 @@ Test(escape, control_characters_never_reach_a_terminal)
 	cr_assert_str_eq(text_escape("ab\x1b", out, 5), "ab");
 	cr_assert_str_eq(text_escape("ab\x1b", out, 7), "ab\\x1b");
 }
+
+#include "read/pprof.h"
+#include "write/folded.h"
+#include "write/pprof.h"
+#include "write/speedscope.h"
+
+/* Every writer and the reader take any depth their format can hold: none
+ * recurses once per frame (100,000 frames crashed the flame graph before). */
+Test(deep, every_writer_and_the_reader_take_100000_frames, .timeout = 120)
+{
+	enum {
+		DEPTH = 100000
+	};
+	struct profile *p = profile__new(), *back;
+	uint32_t *frames = malloc(DEPTH * sizeof(*frames));
+	struct sample_labels l = { .pid = 1, .tid = 1, .comm = profile__str(p, "deep") };
+	struct flamegraph_opts go = { .threads = true };
+	char *buf = NULL, why[256];
+	size_t len = 0;
+	FILE *null = fopen("/dev/null", "w"), *mem;
+
+	for (uint32_t i = 0; i < DEPTH; i++) {
+		char name[32];
+
+		snprintf(name, sizeof(name), "f%u", i % 7);
+		frames[i] = frame(p, FRAME_PYTHON, name, "/deep.py", i % 7 + 1, 1);
+	}
+	profile__add_at(p, &l, frames, DEPTH, 3, 5);
+	profile__meta(p)->period_ns = 1000000;
+	cr_assert_eq(flamegraph__write(p, &go, null), 0);
+	cr_assert_eq(folded__write(p, NULL, null), 0);
+	cr_assert_eq(trace__write(p, null), 0);
+	cr_assert_eq(speedscope__write(p, null), 0);
+	cr_assert_eq(top__print(p, 5, null), 0);
+	mem = open_memstream(&buf, &len);
+	cr_assert_eq(pprof__write(p, mem), 0);
+	fclose(mem);
+	back = pprof__read((const uint8_t *)buf, len, why, sizeof(why));
+	cr_assert_not_null(back, "%s", why);
+	cr_assert_eq(profile__total(back), 3);
+	struct profile_entry e;
+	profile__entry(back, 0, &e);
+	cr_assert_eq(e.nframes, DEPTH);
+	profile__free(back);
+	free(buf);
+	fclose(null);
+	free(frames);
+	profile__free(p);
+}

@@ -139,14 +139,21 @@ struct drawer {
 	double scale; /* pixels per sample */
 	int height;
 	size_t drawn;
-	char buf[4096]; /* one name at a time: draw() recurses as deep as the stacks */
+	char buf[4096]; /* one name at a time */
 };
 
-static void draw(struct drawer *d, uint32_t id, double x)
+/* A node being drawn: its children, sorted, and where the next one goes. */
+struct pending {
+	struct node **kids;
+	size_t nk, next;
+	double x; /* left edge of the next child */
+};
+
+/* Draw one node and list its children wide enough to see, in name order. */
+static void draw_node(struct drawer *d, uint32_t id, double x, struct pending *p)
 {
 	struct node *n = &d->t->v[id];
-	struct node **kids = NULL;
-	size_t nk = 0, cap = 0;
+	size_t cap = 0;
 	char fill[32];
 	double w = n->total * d->scale;
 	int y = d->height - BOTTOM - (int)(n->depth + 1) * FRAME_H;
@@ -161,27 +168,49 @@ static void draw(struct drawer *d, uint32_t id, double x)
 		"fill=\"%s\" rx=\"2\" ry=\"2\"/><text x=\"%.1f\" y=\"%d\"></text></g>\n",
 		n->total, 100.0 * n->total / d->total, x, y, w, FRAME_H - 1, fill, x + 3, y + FRAME_H - 5);
 	d->drawn++;
+	free(n->name);
+	n->name = NULL;
 
+	*p = (struct pending){ .x = x };
 	for (uint32_t c = n->first_child; c; c = d->t->v[c].next_sibling)
 		if (d->t->v[c].total * d->scale >= MIN_PX) {
 			node_name(d->t, &d->t->v[c], d->buf, sizeof(d->buf));
 			d->t->v[c].name = xstrdup(d->buf);
-			xgrow(&kids, &cap, nk + 1, sizeof(*kids));
-			kids[nk++] = &d->t->v[c];
+			xgrow(&p->kids, &cap, p->nk + 1, sizeof(*p->kids));
+			p->kids[p->nk++] = &d->t->v[c];
 		}
-	if (nk)
-		qsort(kids, nk, sizeof(*kids), cmp_name);
-	for (size_t i = 0; i < nk; i++) {
-		uint32_t cid = (uint32_t)(kids[i] - d->t->v);
-
-		free(kids[i]->name);
-		kids[i]->name = NULL;
-		draw(d, cid, x);
-		x += kids[i]->total * d->scale;
+	if (p->nk)
+		qsort(p->kids, p->nk, sizeof(*p->kids), cmp_name);
+	for (size_t i = 0; i < p->nk; i++) {
+		free(p->kids[i]->name);
+		p->kids[i]->name = NULL;
 	}
-	free(kids);
-	free(n->name);
-	n->name = NULL;
+}
+
+/* Depth first, with a stack of our own: stacks can be deeper than the C stack allows. */
+static void draw(struct drawer *d, uint32_t root, double x0)
+{
+	struct pending *stack = NULL;
+	size_t sp = 0, cap = 0;
+
+	xgrow(&stack, &cap, 1, sizeof(*stack));
+	draw_node(d, root, x0, &stack[sp++]);
+	while (sp) {
+		struct pending *top = &stack[sp - 1];
+
+		if (top->next == top->nk) {
+			free(top->kids);
+			sp--;
+			continue;
+		}
+		struct node *kid = top->kids[top->next++];
+		double x = top->x;
+
+		top->x += kid->total * d->scale;
+		xgrow(&stack, &cap, sp + 1, sizeof(*stack)); /* may move top */
+		draw_node(d, (uint32_t)(kid - d->t->v), x, &stack[sp++]);
+	}
+	free(stack);
 }
 
 static void build(struct tree *t, const struct flamegraph_opts *o)
