@@ -156,7 +156,7 @@ $(BUILD)/integ-tests: $(INTEG_SRCS)
 # ingest: raw ring-buffer records through the decoder, the symbolizers
 # (this process's own maps, /proc/kallsyms) and --native unwinding.
 FUZZ_CFLAGS := -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all $(WARN) $(CPPFLAGS)
-FUZZ_PPROF_SRCS := tests/fuzz/fuzz_pprof.c user/read/pprof.c user/profile.c user/hashmap.c user/util.c \
+FUZZ_PPROF_SRCS := tests/fuzz/fuzz_pprof.c user/read/pprof.c user/profile.c user/strtab.c user/hashmap.c user/util.c \
 	user/gzip.c user/frame_format.c user/top.c user/write/flamegraph.c user/write/folded.c \
 	user/write/trace.c user/write/escape.c
 FUZZ_INGEST_SRCS := tests/fuzz/fuzz_ingest.c $(PURE_SRCS)

@@ -61,7 +61,7 @@ int cgroup_resolve(const char *mount, const char *arg, char *dir, size_t dirlen,
 		return -1;
 	}
 	m = strlen(rmount);
-	if (strncmp(real, rmount, m) || (real[m] != '/' && real[m])) {
+	if (strncmp(real, rmount, m) != 0 || (real[m] != '/' && real[m])) {
 		snprintf(why, whylen, "'%s' is outside the cgroup2 mount %s", arg, mount);
 		return -1;
 	}
