@@ -53,51 +53,72 @@ int gzip__is_gzip(const uint8_t *data, size_t len)
 	return len >= 2 && data[0] == 0x1f && data[1] == 0x8b;
 }
 
-int gzip__inflate(const uint8_t *data, size_t len, size_t max_out, uint8_t **out, size_t *out_len, const char **why)
+/*
+ * Inflate the whole stream into buf (cap bytes), or, with buf NULL, only
+ * count the bytes it would take (through a small scratch buffer: a bomb is
+ * measured without being held). More than max_out bytes is an error.
+ */
+static int inflate_stream(const uint8_t *data, size_t len, uint8_t *buf, size_t cap, size_t max_out, size_t *n,
+			  const char **why)
 {
+	static uint8_t scratch[64 * 1024];
 	z_stream z = { 0 };
-	size_t cap = len * 4 < max_out ? len * 4 + 1024 : max_out, n = 0;
-	uint8_t *buf;
-	int ret;
+	int ret, err = -1;
 
-	*out = NULL;
-	*out_len = 0;
+	*n = 0;
 	if (inflateInit2(&z, GZIP_WBITS) != Z_OK)
 		die("out of memory");
-	buf = xmalloc(cap ? cap : 1);
 	z.next_in = (uint8_t *)data;
 	z.avail_in = len > UINT32_MAX ? UINT32_MAX : (uInt)len;
 	for (;;) {
-		if (n == cap) {
-			if (cap >= max_out) {
-				*why = "decompresses to more than the size limit";
-				goto fail;
-			}
-			cap = cap * 2 < max_out ? cap * 2 : max_out;
-			buf = xrealloc(buf, cap);
+		size_t room = buf ? cap - *n : sizeof(scratch);
+
+		if (*n >= max_out || !room) {
+			*why = "decompresses to more than the size limit";
+			break;
 		}
-		z.next_out = buf + n;
-		z.avail_out = (uInt)(cap - n > UINT32_MAX ? UINT32_MAX : cap - n);
+		z.next_out = buf ? buf + *n : scratch;
+		z.avail_out = (uInt)(room > UINT32_MAX ? UINT32_MAX : room);
 		size_t before = z.avail_out;
 		ret = inflate(&z, Z_NO_FLUSH);
-		n += before - z.avail_out;
-		if (ret == Z_STREAM_END)
+		*n += before - z.avail_out;
+		if (ret == Z_STREAM_END) {
+			err = *n > max_out ? -1 : 0;
+			if (err)
+				*why = "decompresses to more than the size limit";
 			break;
+		}
 		if (ret == Z_BUF_ERROR && z.avail_in == 0) {
 			*why = "truncated gzip data";
-			goto fail;
+			break;
 		}
 		if (ret != Z_OK && ret != Z_BUF_ERROR) {
 			*why = "corrupt gzip data";
-			goto fail;
+			break;
 		}
 	}
 	inflateEnd(&z);
+	return err;
+}
+
+int gzip__inflate(const uint8_t *data, size_t len, size_t max_out, uint8_t **out, size_t *out_len, const char **why)
+{
+	size_t size, n;
+	uint8_t *buf;
+
+	*out = NULL;
+	*out_len = 0;
+	/* Measured first, in constant memory: only a stream within the limit
+	 * is given a buffer, of exactly its size. */
+	if (inflate_stream(data, len, NULL, 0, max_out, &size, why))
+		return -1;
+	/* One byte more: zlib reports the end of a stream only with room to spare. */
+	buf = xmalloc(size + 1);
+	if (inflate_stream(data, len, buf, size + 1, max_out, &n, why) || n != size) {
+		free(buf);
+		return -1;
+	}
 	*out = buf;
 	*out_len = n;
 	return 0;
-fail:
-	inflateEnd(&z);
-	free(buf);
-	return -1;
 }

@@ -44,6 +44,7 @@ static int parse(int argc, char **argv, struct report_opts *o)
 {
 	const char *format = NULL;
 	uint64_t top;
+	bool top_given = false;
 	int c, f;
 
 	memset(o, 0, sizeof(*o));
@@ -84,6 +85,7 @@ static int parse(int argc, char **argv, struct report_opts *o)
 				return -1;
 			}
 			o->top = top;
+			top_given = true;
 			break;
 		case 'h':
 			printf(usage, filter_args_usage, formats_usage);
@@ -106,6 +108,10 @@ static int parse(int argc, char **argv, struct report_opts *o)
 		return -1;
 	if (format && !o->output) {
 		err_msg("--format needs -o: without it report prints a table");
+		return -1;
+	}
+	if (top_given && o->output) {
+		err_msg("--top sets the rows of the table report prints without -o: it does not apply to -o");
 		return -1;
 	}
 	if (!o->output)

@@ -5,6 +5,8 @@
  */
 #include "integ.h"
 
+#include <sys/stat.h>
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -277,6 +279,20 @@ Test(report, bad_input_is_one_line)
 		       "pyebpf: cannot tell the output format of 'x.png' (known extensions: .folded, .txt, .pb.gz, "
 		       ".pprof, .speedscope.json, .svg, .json, .json.gz; or give --format)\n",
 		       "x.png");
+	expect_failure((const char *const[]){ PYEBPF, "report", text, "--top", "3", "-o", out, NULL }, 2,
+		       "pyebpf: --top sets the rows of the table report prints without -o: it does not apply to -o\n",
+		       out);
+	/* An empty file and a FIFO: said as such, and a FIFO is not waited on. */
+	char *empty = temp_path(dir, "empty.pb.gz"), *fifo = temp_path(dir, "in.fifo");
+	f = fopen(empty, "w");
+	fclose(f);
+	cr_assert_eq(mkfifo(fifo, 0600), 0);
+	snprintf(err, sizeof(err), "pyebpf: cannot read '%s': empty file\n", empty);
+	expect_failure((const char *const[]){ PYEBPF, "report", empty, NULL }, 1, err, NULL);
+	snprintf(err, sizeof(err), "pyebpf: cannot read '%s': not a regular file\n", fifo);
+	expect_failure((const char *const[]){ PYEBPF, "report", fifo, NULL }, 1, err, NULL);
+	free(empty);
+	free(fifo);
 	expect_failure((const char *const[]){ PYEBPF, "report", text, "--since", "later", NULL }, 2,
 		       "pyebpf: invalid time 'later' for --since (seconds into the recording, 0 or more)\n", NULL);
 	free(text);

@@ -148,7 +148,7 @@ Test(pprof_read, truncated_and_corrupt_files)
 	data[len / 2] ^= 0x55;
 	data[len / 2 + 1] ^= 0x55;
 	expect_error(data, len, "corrupt gzip data");
-	expect_error((const uint8_t *)"", 0, "the string table does not start with \"\"");
+	expect_error((const uint8_t *)"", 0, "empty file");
 	expect_error((const uint8_t *)"hello, world\n", 13, "not a pprof profile (the protobuf does not parse)");
 	free(data);
 	profile__free(p);
@@ -161,6 +161,31 @@ static uint8_t *pack(const Perftools__Profiles__Profile *pp, size_t *len)
 	uint8_t *buf = malloc(*len + 1);
 	perftools__profiles__profile__pack(pp, buf);
 	return buf;
+}
+
+/* A Go heap profile: its values are bytes and objects, not samples of time. */
+Test(pprof_read, heap_profile_is_refused_by_name)
+{
+	Perftools__Profiles__Profile pp = PERFTOOLS__PROFILES__PROFILE__INIT;
+	Perftools__Profiles__ValueType a = PERFTOOLS__PROFILES__VALUE_TYPE__INIT, b = a;
+	Perftools__Profiles__ValueType *vts[] = { &a, &b };
+	char *strs[] = { "", "alloc_objects", "count", "alloc_space", "bytes" };
+	size_t len;
+	uint8_t *buf;
+
+	pp.n_string_table = 5;
+	pp.string_table = strs;
+	a.type = 1;
+	a.unit = 2;
+	b.type = 3;
+	b.unit = 4;
+	pp.n_sample_type = 2;
+	pp.sample_type = vts;
+	buf = pack(&pp, &len);
+	expect_error(buf, len,
+		     "not a CPU profile: its sample types are alloc_objects/count, alloc_space/bytes (pyebpf reads "
+		     "samples/count or cpu/nanoseconds)");
+	free(buf);
 }
 
 Test(pprof_read, dangling_indexes)
@@ -230,5 +255,55 @@ Test(pprof_read, gzip_size_limit)
 	cr_assert_eq(gzip__inflate((uint8_t *)gz, gzlen, sizeof(zeros), &out, &outlen, &why), 0);
 	cr_assert_eq(outlen, sizeof(zeros));
 	free(out);
+	free(gz);
+}
+
+#include <sys/resource.h>
+#include <zlib.h>
+
+static long max_rss_kb(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return ru.ru_maxrss;
+}
+
+/* A bomb is measured in constant memory and refused before any buffer of its size exists. */
+Test(pprof_read, gzip_bomb_refused_without_holding_it, .timeout = 60)
+{
+	enum {
+		CHUNK = 1 << 20,
+		CHUNKS = 256
+	};
+	uint8_t *zeros = calloc(1, CHUNK);
+	char *gz = NULL;
+	size_t gzlen = 0, outlen;
+	FILE *f = open_memstream(&gz, &gzlen);
+	uint8_t *out;
+	const char *why = NULL;
+	z_stream z = { 0 };
+	static uint8_t obuf[1 << 16];
+
+	/* 256 MiB of zeros, gzip-framed, streamed into a small file. */
+	cr_assert_eq(deflateInit2(&z, Z_BEST_COMPRESSION, Z_DEFLATED, 15 + 16, 9, Z_DEFAULT_STRATEGY), Z_OK);
+	for (int i = 0; i < CHUNKS; i++) {
+		z.next_in = zeros;
+		z.avail_in = CHUNK;
+		int flush = i == CHUNKS - 1 ? Z_FINISH : Z_NO_FLUSH;
+		do {
+			z.next_out = obuf;
+			z.avail_out = sizeof(obuf);
+			deflate(&z, flush);
+			fwrite(obuf, 1, sizeof(obuf) - z.avail_out, f);
+		} while (z.avail_out == 0);
+	}
+	deflateEnd(&z);
+	fclose(f);
+	free(zeros);
+	long before = max_rss_kb();
+	cr_assert_eq(gzip__inflate((uint8_t *)gz, gzlen, 128u << 20, &out, &outlen, &why), -1);
+	cr_assert_str_eq(why, "decompresses to more than the size limit");
+	cr_assert_lt(max_rss_kb() - before, 16 * 1024, "refusing the bomb took %ld kB", max_rss_kb() - before);
 	free(gz);
 }

@@ -206,7 +206,16 @@ static int count_index(struct reader *r, bool *by_period)
 		*by_period = true;
 		return cpu;
 	}
-	return 0;
+	/* A heap or contention profile: its values are not samples of time. */
+	char types[256] = "";
+	for (size_t i = 0; i < pp->n_sample_type && i < 4; i++) {
+		const char *type = str(r, pp->sample_type[i]->type), *unit = str(r, pp->sample_type[i]->unit);
+		size_t at = strlen(types);
+
+		snprintf(types + at, sizeof(types) - at, "%s%.40s/%.40s", i ? ", " : "", type, unit);
+	}
+	fail(r, "not a CPU profile: its sample types are %s (pyebpf reads samples/count or cpu/nanoseconds)", types);
+	return -1;
 }
 
 /* Samples; value vi counts them (in periods when by_period). */
@@ -339,6 +348,10 @@ struct profile *pprof__read(const uint8_t *data, size_t len, char *why, size_t w
 	struct profile *p;
 	Profile *pp;
 
+	if (!len) {
+		snprintf(why, whylen, "empty file");
+		return NULL;
+	}
 	if (gzip__is_gzip(data, len)) {
 		if (gzip__inflate(data, len, PPROF_MAX_SIZE, &raw, &rawlen, &gz_why)) {
 			snprintf(why, whylen, "%s", gz_why);
@@ -347,6 +360,11 @@ struct profile *pprof__read(const uint8_t *data, size_t len, char *why, size_t w
 		data = raw;
 	} else if (len > PPROF_MAX_SIZE) {
 		snprintf(why, whylen, "larger than the size limit");
+		return NULL;
+	}
+	if (!rawlen) {
+		free(raw);
+		snprintf(why, whylen, "empty profile (the gzip data holds nothing)");
 		return NULL;
 	}
 	pp = perftools__profiles__profile__unpack(NULL, rawlen, data);
