@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hashmap.h"
 #include "kallsyms.h"
 #include "procs.h"
 #include "python/symbolize.h"
@@ -32,6 +33,10 @@ struct ingest {
 	struct threads *threads;
 	struct native_stacks *native; /* --native */
 	struct ingest_stats stats;
+	/* Processes found to be Python, by pid until they exit: an exec (a
+	 * shell that execs python, python re-exec'ing itself) is not a second one. */
+	struct hashmap *python_pids;
+	uint64_t python_seen;
 	uint64_t time_base_ns;
 	uint32_t frames[INGEST_MAX_FRAMES];
 };
@@ -49,6 +54,7 @@ struct ingest *ingest__new(struct profile *prof, const struct ingest_config *c, 
 	if (c->debug_dirs)
 		procs__set_debug_dirs(in->procs, c->debug_dirs);
 	in->py = pyprocs__new(prof);
+	in->python_pids = hashmap__new();
 	in->threads = threads__new(prof);
 	if (c->native)
 		in->native = native_stacks__new(prof, in->procs, in->py);
@@ -70,6 +76,7 @@ void ingest__free(struct ingest *in)
 	native_stacks__free(in->native);
 	procs__free(in->procs);
 	filter__free(&in->keep_all);
+	hashmap__free(in->python_pids);
 	free(in);
 }
 
@@ -90,7 +97,7 @@ size_t ingest__processes(const struct ingest *in)
 
 uint64_t ingest__python_processes(const struct ingest *in)
 {
-	return pyprocs__python_seen(in->py);
+	return in->python_seen;
 }
 
 const struct native_stats *ingest__native_stats(const struct ingest *in)
@@ -112,9 +119,18 @@ static void forget_pid(uint32_t pid, void *ctx)
 		in->hooks.forget_pid(in->hooks.ctx, pid);
 }
 
+/* The process exited (and its grace period passed). */
+static void forget_exited(uint32_t pid, void *ctx)
+{
+	struct ingest *in = ctx;
+
+	hashmap__remove(in->python_pids, &pid, sizeof(pid));
+	forget_pid(pid, in);
+}
+
 void ingest__gc(struct ingest *in, uint64_t now)
 {
-	procs__gc(in->procs, now, forget_pid, in);
+	procs__gc(in->procs, now, forget_exited, in);
 }
 
 /* The Python state of a sampled process, asked at first sight and whenever its
@@ -128,6 +144,12 @@ static struct py_proc *python_of(struct ingest *in, uint32_t pid, struct proc *p
 		py = pyprocs__lookup(in->py, pid, procs__maps_gen(p), &changed);
 		if (changed && in->hooks.python_changed)
 			in->hooks.python_changed(in->hooks.ctx, pid, py ? py_proc__interp(py) : NULL);
+		if (changed && py) {
+			bool created;
+
+			hashmap__put(in->python_pids, &pid, sizeof(pid), &created);
+			in->python_seen += created;
+		}
 		if (py)
 			break;
 		procs__refresh_young(in->procs, p, now, YOUNG_NS); /* libpython may not be mapped yet */

@@ -447,3 +447,20 @@ Test(hostile, circular_frame_chain_is_marked, .timeout = 60)
 	folded_free(&f);
 	run_result_free(&r);
 }
+
+/* One process that execs a shell into Python and Python into itself again
+ * is one process and one Python, not two. */
+Test(hostile, exec_chain_counts_once, .timeout = 60)
+{
+	const char *dir = temp_dir();
+	char *out = temp_path(dir, "e.folded"), cmd[1024];
+	struct run_result r;
+
+	snprintf(cmd, sizeof(cmd),
+		 "exec /usr/bin/python3 -c 'import os; os.execv(\"/usr/bin/python3\", [\"python3\", "
+		 "\"../tests/fixtures/hostile_code.py\", \"name\", \"x.py\", \"1\"])'");
+	run((const char *const[]){ PYEBPF, "record", "-o", out, "--", "sh", "-c", cmd, NULL }, 60, &r);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert(strstr(r.err, " from 1 processes (1 Python) "), "%s", r.err);
+	run_result_free(&r);
+}

@@ -48,7 +48,6 @@ struct pyprocs {
 	struct py_detector *det;
 	struct hashmap *procs; /* pid → struct py_proc * */
 	uint64_t codes_read;
-	uint64_t python_seen; /* processes found to be (supported) Python */
 	/* The last source file read for qualified names (< 3.11). */
 	char *src_key; /* "pid:path" */
 	char *src;
@@ -154,8 +153,6 @@ struct py_proc *pyprocs__lookup(struct pyprocs *t, uint32_t pid, uint64_t maps_g
 			codes_free(p->codes);
 			p->codes = hashmap__new();
 		}
-		if (!p->python)
-			t->python_seen++;
 		p->python = true;
 		*changed = true;
 		return p;
@@ -190,11 +187,6 @@ const struct py_interp *py_proc__interp(const struct py_proc *p)
 uint64_t pyprocs__codes_read(const struct pyprocs *t)
 {
 	return t->codes_read;
-}
-
-uint64_t pyprocs__python_seen(const struct pyprocs *t)
-{
-	return t->python_seen;
 }
 
 static uint64_t field64(const uint8_t *buf, uint32_t off)

@@ -43,8 +43,7 @@ uint32_t py_proc__frame(struct pyprocs *t, struct py_proc *p, uint64_t code, uin
  */
 void py_proc__frames(struct pyprocs *t, struct py_proc *p, const struct pyebpf_pyframe *leaf_first, uint32_t n,
 		     uint64_t now, uint32_t *out, bool *entry);
-/* Code objects read, and processes found to be Python (for the summary). */
+/* Code objects read (for the summary). */
 uint64_t pyprocs__codes_read(const struct pyprocs *t);
-uint64_t pyprocs__python_seen(const struct pyprocs *t);
 
 #endif
