@@ -227,3 +227,33 @@ Test(deep, every_writer_and_the_reader_take_100000_frames, .timeout = 120)
 	free(frames);
 	profile__free(p);
 }
+
+/* A deep stack sampled with jitter (gaps of 3 periods, below 20 ms): the
+ * trace grows with changes of stack, not with samples times depth. */
+Test(trace, size_follows_changes_not_samples)
+{
+	enum {
+		DEPTH = 1000,
+		SAMPLES = 2000
+	};
+	struct profile *p = profile__new();
+	uint32_t *st = malloc((DEPTH + 1) * sizeof(*st));
+	struct sample_labels l = { .pid = 1, .tid = 1, .comm = profile__str(p, "py") };
+	uint32_t leaf[2] = { frame(p, FRAME_PYTHON, "work", "/w.py", 24, 20),
+			     frame(p, FRAME_PYTHON, "work", "/w.py", 26, 20) };
+
+	for (int i = 0; i < DEPTH; i++)
+		st[i] = frame(p, FRAME_PYTHON, "recurse", "/w.py", 81, 80);
+	profile__meta(p)->period_ns = MS;
+	for (int i = 0; i < SAMPLES; i++) {
+		st[DEPTH] = leaf[i % 2];
+		profile__add_at(p, &l, st, DEPTH + 1, 1, (uint64_t)i * 3 * MS);
+	}
+	char *got = run_writer(p, trace__write);
+	size_t b = count(got, "\"ph\":\"B\"");
+	/* The 1000 frames once, the leaf once per sample. */
+	cr_assert_eq(b, DEPTH + SAMPLES, "%zu slices", b);
+	free(got);
+	free(st);
+	profile__free(p);
+}

@@ -95,13 +95,16 @@ static uint32_t latest_name(const struct profile *p, const struct timed *v, size
 	return thread ? e.labels.thread : e.labels.comm;
 }
 
+/* Shorter gaps between samples than this (and than two periods) are not shown. */
+#define TRACE_MIN_GAP_NS (20 * 1000000ULL)
+
 /* One thread's samples v[from, to) as B/E slices. */
 static void thread_slices(struct tout *out, const struct profile *p, const struct timed *v, size_t from, size_t to,
 			  uint64_t period)
 {
 	uint32_t pid = v[from].pid, tid = v[from].tid, nopen = 0;
 	const uint32_t *open = NULL; /* frames of the open slices, root first */
-	uint64_t last = 0;
+	uint64_t last = 0, gap = 2 * period > TRACE_MIN_GAP_NS ? 2 * period : TRACE_MIN_GAP_NS;
 
 	for (size_t i = from; i <= to; i++) {
 		struct profile_entry e = { 0 };
@@ -110,8 +113,11 @@ static void thread_slices(struct tout *out, const struct profile *p, const struc
 
 		if (i < to)
 			profile__entry(p, v[i].entry, &e);
-		/* A gap in the samples: the thread was off the CPU. */
-		if (i < to && nopen && t > last + 2 * period) {
+		/* A gap in the samples: the thread was off the CPU. A short one
+		 * (preemption, timer jitter on a busy host) does not split the
+		 * slices the samples around it share: the file grows with changes
+		 * of stack, not with samples times depth. */
+		if (i < to && nopen && t > last + gap) {
 			for (uint32_t k = nopen; k-- > 0;)
 				slice_edge(out, 'E', p, open[k], pid, tid, last + period);
 			nopen = 0;
