@@ -464,3 +464,24 @@ Test(hostile, exec_chain_counts_once, .timeout = 60)
 	cr_assert(strstr(r.err, " from 1 processes (1 Python) "), "%s", r.err);
 	run_result_free(&r);
 }
+
+/* A name longer than pyebpf reads (1024 characters) ends in an ellipsis. */
+Test(hostile, long_names_are_marked_cut, .timeout = 60)
+{
+	const char *dir = temp_dir();
+	char *out = temp_path(dir, "n.folded"), want[1100];
+	struct run_result r;
+	struct folded f;
+
+	run((const char *const[]){ PYEBPF, "record", "-o", out, "--", "/usr/bin/python3",
+				   "../tests/fixtures/hostile_code.py", "long", "-", "1", NULL },
+	    60, &r);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	memset(want, 'n', 1024);
+	snprintf(want + 1024, sizeof(want) - 1024, "\xe2\x80\xa6 (long.py:");
+	folded_load(out, &f);
+	cr_assert_gt(count_all(&f, want, NULL) * 2, f.total, "no cut name in %llu samples",
+		     (unsigned long long)f.total);
+	folded_free(&f);
+	run_result_free(&r);
+}

@@ -267,3 +267,14 @@ Test(outfile, unwritable_paths, .init = redirect)
 	cr_assert_stderr_eq_str("pyebpf: cannot write '/nonexistent-dir/p.folded': No such file or directory\n"
 				"pyebpf: cannot write '/tmp': it is a directory\n");
 }
+
+Test(record_args, empty_items_in_pid_lists, .init = redirect)
+{
+	struct record_opts o;
+
+	cr_assert_eq(PARSE(&o, "-p", "1,,2"), -1);
+	cr_assert_eq(PARSE(&o, "-p", "1,"), -1);
+	fflush(stderr);
+	cr_assert_stderr_eq_str("pyebpf: invalid pid list '1,,2' (expected PID[,PID...])\n"
+				"pyebpf: invalid pid list '1,' (expected PID[,PID...])\n");
+}

@@ -2,6 +2,7 @@
 #include "procmem.h"
 
 #include <stdlib.h>
+#include <stdbool.h>
 #include <string.h>
 #include <sys/uio.h>
 
@@ -47,6 +48,9 @@ size_t utf8_encode(uint32_t cp, char *out)
 	return 4;
 }
 
+/* What ends a name cut at its limit: U+2026, an ellipsis. */
+static const char CUT_MARK[] = "\xe2\x80\xa6";
+
 /* PEP 393 state bits: interned:2, kind:3, compact:1, ascii:1 (same in 3.3–3.13). */
 #define STATE_KIND(s) (((s) >> 2) & 7)
 #define STATE_COMPACT(s) (((s) >> 5) & 1)
@@ -58,10 +62,12 @@ static char *read_unicode(pid_t pid, const struct py_layout *l, uint64_t addr, s
 	uint32_t state, kind;
 	uint8_t *raw;
 	char *out, *p;
+	bool cut;
 
 	if (procmem_u64(pid, addr + l->uni_length, &length) || procmem_read(pid, addr + l->uni_state, &state, 4))
 		return NULL;
-	if (length > max_chars)
+	cut = length > max_chars;
+	if (cut)
 		length = max_chars;
 	kind = STATE_ASCII(state) ? 1 : STATE_KIND(state);
 	if (kind != 1 && kind != 2 && kind != 4)
@@ -75,7 +81,7 @@ static char *read_unicode(pid_t pid, const struct py_layout *l, uint64_t addr, s
 		free(raw);
 		return NULL;
 	}
-	out = p = xmalloc(length * 4 + 1);
+	out = p = xmalloc(length * 4 + sizeof(CUT_MARK));
 	for (uint64_t i = 0; i < length; i++) {
 		uint32_t cp;
 
@@ -88,20 +94,24 @@ static char *read_unicode(pid_t pid, const struct py_layout *l, uint64_t addr, s
 		p += utf8_encode(cp, p);
 	}
 	*p = '\0';
+	if (cut) /* a name cut short says so */
+		memcpy(p, CUT_MARK, sizeof(CUT_MARK));
 	free(raw);
 	return out;
 }
 
-static uint8_t *read_sized(pid_t pid, uint64_t addr, uint32_t size_off, uint32_t data_off, size_t max, size_t *len)
+static uint8_t *read_sized(pid_t pid, uint64_t addr, uint32_t size_off, uint32_t data_off, size_t max, size_t *len,
+			   bool *cut)
 {
 	uint64_t n;
 	uint8_t *buf;
 
 	if (procmem_u64(pid, addr + size_off, &n))
 		return NULL;
-	if (n > max)
+	*cut = n > max;
+	if (*cut)
 		n = max;
-	buf = xmalloc(n + 1);
+	buf = xmalloc(n + sizeof(CUT_MARK));
 	if (n && procmem_read(pid, addr + data_off, buf, n)) {
 		free(buf);
 		return NULL;
@@ -114,19 +124,27 @@ static uint8_t *read_sized(pid_t pid, uint64_t addr, uint32_t size_off, uint32_t
 char *py_read_str(pid_t pid, const struct py_layout *l, uint64_t addr, size_t max_chars)
 {
 	size_t len;
+	bool cut;
+	char *s;
 
 	if (!addr)
 		return NULL;
-	if (l->str == PY_STR_BYTES_27) /* 2.7 names are bytes, in practice UTF-8 */
-		return (char *)read_sized(pid, addr, l->str_size, l->str_data, max_chars, &len);
-	return read_unicode(pid, l, addr, max_chars);
+	if (l->str != PY_STR_BYTES_27)
+		return read_unicode(pid, l, addr, max_chars);
+	/* 2.7 names are bytes, in practice UTF-8 */
+	s = (char *)read_sized(pid, addr, l->str_size, l->str_data, max_chars, &len, &cut);
+	if (s && cut)
+		memcpy(s + len, CUT_MARK, sizeof(CUT_MARK));
+	return s;
 }
 
 uint8_t *py_read_bytes(pid_t pid, const struct py_layout *l, uint64_t addr, size_t max, size_t *len)
 {
 	if (!addr)
 		return NULL;
+	bool cut;
+
 	if (l->str == PY_STR_BYTES_27)
-		return read_sized(pid, addr, l->str_size, l->str_data, max, len);
-	return read_sized(pid, addr, l->bytes_size, l->bytes_data, max, len);
+		return read_sized(pid, addr, l->str_size, l->str_data, max, len, &cut);
+	return read_sized(pid, addr, l->bytes_size, l->bytes_data, max, len, &cut);
 }
