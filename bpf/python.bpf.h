@@ -37,6 +37,8 @@ struct {
 struct tstate_cache {
 	__u64 tstate; /* 0: the thread had none when last looked for */
 	__u64 looked_ns;
+	__u32 ambiguous; /* thread states in several interpreters: look again every time */
+	__u32 reserved;
 };
 
 struct {
@@ -65,12 +67,24 @@ static __always_inline int read_ptr(__u64 addr, __u64 *out)
 
 /* ---- finding the thread state ------------------------------------------ */
 
+/*
+ * One OS thread can have a thread state in each interpreter it entered
+ * (subinterpreters): all carry its thread id. The current one is marked
+ * active (3.12+: _status.active), or (<= 3.11) is the GIL holder; when none
+ * is (the thread released the GIL), the main interpreter's, which the walk
+ * meets last (interpreters are listed newest first).
+ */
+#define TSTATE_ACTIVE_BIT 0x10
+
 struct tlist_ctx {
 	__u64 t;
 	__u64 fsbase;
-	__u64 found;
-	__u32 off_next, off_thread_id;
-	__u32 seen; /* thread states looked at */
+	__u64 found;   /* the best match so far */
+	__u64 current; /* <= 3.11: the GIL holder's thread state, or 0 */
+	__u32 off_next, off_thread_id, off_status;
+	__u32 seen;    /* thread states looked at */
+	__u32 matches; /* thread states of this thread */
+	int active;    /* found is the current one: stop looking */
 	int err;
 };
 
@@ -78,6 +92,7 @@ static long tlist_step(__u32 i, void *data)
 {
 	struct tlist_ctx *c = data;
 	__u64 id;
+	__u32 status = 0;
 
 	if (!c->t)
 		return 1;
@@ -88,7 +103,13 @@ static long tlist_step(__u32 i, void *data)
 	c->seen++;
 	if (id == c->fsbase) {
 		c->found = c->t;
-		return 1;
+		c->matches++;
+		if (c->off_status != PYEBPF_NO_OFFSET)
+			bpf_probe_read_user(&status, sizeof(status), (const void *)(c->t + c->off_status));
+		if ((status & TSTATE_ACTIVE_BIT) || (c->current && c->t == c->current)) {
+			c->active = 1;
+			return 1;
+		}
 	}
 	if (read_ptr(c->t + c->off_next, &c->t)) {
 		c->err = 1;
@@ -106,28 +127,55 @@ enum tstate_lookup {
 	TSTATE_UNREADABLE, /* an interpreter or thread list could not be read */
 };
 
+/* *ambiguous: the thread has thread states in several interpreters, so a
+ * cached one cannot be trusted on its thread id alone. */
 static __always_inline enum tstate_lookup find_tstate(const struct pyebpf_py_proc *pp,
-						      const struct pyebpf_py_offsets *o, __u64 fsbase, __u64 *tstate)
+						      const struct pyebpf_py_offsets *o, __u64 fsbase, __u64 *tstate,
+						      int *ambiguous)
 {
-	struct tlist_ctx c = { .fsbase = fsbase, .off_next = o->tstate_next, .off_thread_id = o->tstate_thread_id };
+	struct tlist_ctx c = { .fsbase = fsbase,
+			       .off_next = o->tstate_next,
+			       .off_thread_id = o->tstate_thread_id,
+			       .off_status = o->tstate_status };
 	__u64 interp;
 
+	if (o->gil_kind == PYEBPF_GIL_TSTATE_CURRENT && read_ptr(pp->gil_addr, &c.current))
+		c.current = 0;
 	if (read_ptr(pp->interp_head_addr, &interp))
 		return TSTATE_UNREADABLE;
-	for (int i = 0; i < MAX_INTERPRETERS && interp; i++) {
+	for (int i = 0; i < MAX_INTERPRETERS && interp && !c.active; i++) {
 		if (read_ptr(interp + o->interp_threads_head, &c.t))
 			return TSTATE_UNREADABLE;
 		bpf_loop(MAX_THREADS, tlist_step, &c, 0);
-		if (c.found) {
-			*tstate = c.found;
-			return TSTATE_FOUND;
-		}
 		if (c.err)
 			return TSTATE_UNREADABLE;
 		if (read_ptr(interp + o->interp_next, &interp))
 			return TSTATE_UNREADABLE;
 	}
+	*ambiguous = c.matches > 1 || (c.active && interp); /* more interpreters not looked at */
+	if (c.found) {
+		*tstate = c.found;
+		return TSTATE_FOUND;
+	}
 	return c.seen ? TSTATE_ABSENT : TSTATE_NONE_YET;
+}
+
+/*
+ * Is a cached thread state (of this thread) still the current one? 3.12+
+ * says so in its active bit. An inactive one may be a thread that released
+ * the GIL, or one that entered another interpreter since (a new thread
+ * state there): looked for again, at most every NO_TSTATE_RETRY_NS.
+ */
+static __always_inline int cached_current(const struct tstate_cache *cached, const struct pyebpf_py_offsets *o,
+					  __u64 now)
+{
+	__u32 status = 0;
+
+	if (o->tstate_status == PYEBPF_NO_OFFSET)
+		return 1;
+	if (bpf_probe_read_user(&status, sizeof(status), (const void *)(cached->tstate + o->tstate_status)))
+		return 0;
+	return (status & TSTATE_ACTIVE_BIT) || now - cached->looked_ns < NO_TSTATE_RETRY_NS;
 }
 
 /* The thread state of the current thread, through the per-tid cache. */
@@ -138,21 +186,24 @@ static __always_inline int current_tstate(const struct pyebpf_py_proc *pp, const
 	__u64 fsbase = BPF_CORE_READ(task, thread.fsbase), now = bpf_ktime_get_ns(), id;
 	struct tstate_cache *cached = bpf_map_lookup_elem(&py_tstates, &tid), fresh = { 0 };
 	enum tstate_lookup found;
+	int ambiguous = 0;
 
 	if (cached) {
-		if (cached->tstate && !read_ptr(cached->tstate + o->tstate_thread_id, &id) && id == fsbase) {
+		if (cached->tstate && !cached->ambiguous && !read_ptr(cached->tstate + o->tstate_thread_id, &id) &&
+		    id == fsbase && cached_current(cached, o, now)) {
 			*tstate = cached->tstate;
 			return PYEBPF_PY_OK;
 		}
 		if (!cached->tstate && now - cached->looked_ns < NO_TSTATE_RETRY_NS)
 			return PYEBPF_PY_NO_TSTATE;
 	}
-	found = find_tstate(pp, o, fsbase, tstate);
+	found = find_tstate(pp, o, fsbase, tstate, &ambiguous);
 	switch (found) {
 	case TSTATE_FOUND:
 	case TSTATE_ABSENT:
 		fresh.tstate = found == TSTATE_FOUND ? *tstate : 0;
 		fresh.looked_ns = now;
+		fresh.ambiguous = ambiguous;
 		bpf_map_update_elem(&py_tstates, &tid, &fresh, BPF_ANY);
 		return found == TSTATE_FOUND ? PYEBPF_PY_OK : PYEBPF_PY_NO_TSTATE;
 	case TSTATE_NONE_YET:

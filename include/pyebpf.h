@@ -150,7 +150,7 @@ struct pyebpf_py_offsets {
 	__u32 gil_holder;
 	__u32 executable_mask; /* low bits to clear in frame_code (3.14 tagged refs) */
 	__u32 frame_globals;   /* f_globals */
-	__u32 reserved;
+	__u32 tstate_status;   /* 3.12+: the _status bit field (bit 4: active); else PYEBPF_NO_OFFSET */
 };
 
 /* Value of the py_procs map (key: pid): where this process's interpreter state is. */

@@ -485,3 +485,47 @@ Test(hostile, long_names_are_marked_cut, .timeout = 60)
 	folded_free(&f);
 	run_result_free(&r);
 }
+
+/* One thread with thread states in two interpreters (3.12, 3.13): each
+ * sample shows the interpreter the thread runs in at that moment. Before,
+ * 3.12 lost every Python frame once the subinterpreter existed, and gave
+ * the main interpreter's later work to the subinterpreter's function. */
+Test(hostile, subinterpreter_thread_states, .timeout = 120)
+{
+	struct python all[32];
+	int n = find_pythons(all, 32), tested = 0;
+
+	for (int i = 0; i < n; i++) {
+		const char *dir = temp_dir();
+		char *out = temp_path(dir, "s.folded");
+		struct run_result r;
+		struct folded f;
+
+		if (all[i].major != 3 || all[i].minor < 12 || !all[i].lib[0])
+			continue;
+		tested++;
+		run((const char *const[]){ PYEBPF, "record", "-o", out, "--", all[i].path,
+					   "../tests/fixtures/subinterp.py", "1.5", NULL },
+		    60, &r);
+		cr_assert_eq(r.status, 0, "%s: %s", all[i].path, r.err);
+		folded_load(out, &f);
+		uint64_t before = count_all(&f, "before (", NULL), sub = count_all(&f, "in_subinterpreter (", NULL);
+		uint64_t after = count_all(&f, "after (", NULL);
+		cr_log_info("%s: before %llu, in the subinterpreter %llu, after %llu of %llu\n", all[i].path,
+			    (unsigned long long)before, (unsigned long long)sub, (unsigned long long)after,
+			    (unsigned long long)f.total);
+		/* 1.5 s each at 99 Hz: about 148 samples per phase. */
+		cr_assert_geq(before, 110, "%s: before() in %llu samples", all[i].path, (unsigned long long)before);
+		cr_assert_geq(sub, 110, "%s: in_subinterpreter() in %llu samples", all[i].path,
+			      (unsigned long long)sub);
+		cr_assert_geq(after, 110, "%s: after() in %llu samples", all[i].path, (unsigned long long)after);
+		cr_assert_leq(sub, 180, "%s: the subinterpreter's function got %llu samples", all[i].path,
+			      (unsigned long long)sub);
+		folded_free(&f);
+		run_result_free(&r);
+	}
+	if (!tested) {
+		fprintf(stderr, "[SKIP] no pyenv Python 3.12+\n");
+		cr_skip_test("no Python 3.12+");
+	}
+}

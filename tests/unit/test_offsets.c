@@ -46,6 +46,10 @@ static void check_layout(const struct python *py, const struct py_layout *l, Dwa
 	expect(py, dw, o->tstate_next, "PyThreadState", "next");
 	expect(py, dw, o->tstate_interp, "PyThreadState", "interp");
 	expect(py, dw, o->tstate_thread_id, "PyThreadState", "thread_id");
+	if (v >= 312)
+		expect(py, dw, o->tstate_status, "PyThreadState", "_status");
+	else
+		cr_assert_eq(o->tstate_status, NO, "%s: no _status before 3.12", py->lib);
 	expect(py, dw, o->tstate_frame, "PyThreadState", v <= 310 ? "frame" : v <= 312 ? "cframe" : "current_frame");
 	if (v == 311 || v == 312)
 		expect(py, dw, o->cframe_current_frame, "_PyCFrame", "current_frame");
