@@ -160,6 +160,8 @@ FUZZ_PPROF_SRCS := tests/fuzz/fuzz_pprof.c user/read/pprof.c user/profile.c user
 	user/gzip.c user/frame_format.c user/top.c user/write/flamegraph.c user/write/folded.c \
 	user/write/trace.c user/write/escape.c
 FUZZ_INGEST_SRCS := tests/fuzz/fuzz_ingest.c $(PURE_SRCS)
+# names: interval file names, the text escaper, id lists.
+FUZZ_NAMES_SRCS := tests/fuzz/fuzz_names.c user/rotation.c user/write/escape.c user/util.c
 FUZZ_SECONDS ?= 30
 
 $(BUILD)/fuzz-pprof: $(FUZZ_PPROF_SRCS) $(PROTO_OBJ) | $(BUILD)/profile.pb-c.h $(BUILD)/flamegraph_js.h
@@ -172,6 +174,11 @@ $(BUILD)/fuzz-ingest: $(FUZZ_INGEST_SRCS) $(PROTO_OBJ) | $(BUILD)/profile.pb-c.h
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) $(FUZZ_INGEST_SRCS) $(PROTO_OBJ) -o $@ -ldw -lelf -lz -lprotobuf-c -lstdc++
 	$(Q)$(CC) $(CPPFLAGS) -MM -MP -MT $@ $(FUZZ_INGEST_SRCS) > $@.d
 
+$(BUILD)/fuzz-names: $(FUZZ_NAMES_SRCS)
+	$(call msg,LD      ,$@)
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) $(FUZZ_NAMES_SRCS) -o $@
+	$(Q)$(CC) $(CPPFLAGS) -MM -MP -MT $@ $(FUZZ_NAMES_SRCS) > $@.d
+
 # $(call run_fuzz,NAME): run build/fuzz-NAME over tests/fuzz/seeds-NAME.
 define run_fuzz
 	mkdir -p $(BUILD)/fuzz-corpus-$(1)
@@ -181,9 +188,10 @@ define run_fuzz
 	@grep -E '^(Done|stat::(number_of_executed_units|new_units_added|peak_rss_mb))' $(BUILD)/fuzz-$(1).log
 endef
 
-fuzz: $(BUILD)/fuzz-pprof $(BUILD)/fuzz-ingest
+fuzz: $(BUILD)/fuzz-pprof $(BUILD)/fuzz-ingest $(BUILD)/fuzz-names
 	$(call run_fuzz,pprof)
 	$(call run_fuzz,ingest)
+	$(call run_fuzz,names)
 
 unit-test: $(BUILD)/unit-tests $(FIXTURES)
 	cd $(BUILD) && ASAN_OPTIONS=detect_leaks=1 ./unit-tests --jobs 2
