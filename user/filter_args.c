@@ -118,7 +118,9 @@ int filter_args__check(const struct filter *f)
 	return 0;
 }
 
-void args_bad_option(const char *verb, int c, char **argv)
+/* getopt_long's ':' (a value is missing) or '?' (unknown option) as one
+ * error line naming the verb's help. */
+static void bad_option(const char *verb, int c, char **argv)
 {
 	if (c == ':')
 		err_msg("option '%s' needs a value (see 'pyebpf %s --help')", argv[optind - 1], verb);
@@ -126,4 +128,39 @@ void args_bad_option(const char *verb, int c, char **argv)
 		err_msg("unknown option '-%c' (see 'pyebpf %s --help')", optopt, verb);
 	else
 		err_msg("unknown option '%s' (see 'pyebpf %s --help')", argv[optind - 1], verb);
+}
+
+void args_begin(void)
+{
+	optind = 1;
+	opterr = 0;
+}
+
+int args_next(int argc, char **argv, const char *shortopts, const struct option *longopts, struct filter *f,
+	      const char *verb)
+{
+	int c, handled;
+
+	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+		if (c == ':' || c == '?') {
+			bad_option(verb, c, argv);
+			return ARGS_FAIL;
+		}
+		handled = filter_args__option(f, c, optarg);
+		if (handled < 0)
+			return ARGS_FAIL;
+		if (!handled)
+			return c;
+	}
+	return ARGS_END;
+}
+
+int args_output(const char *arg, const char **out)
+{
+	if (!*arg) {
+		err_msg("empty output path for -o");
+		return -1;
+	}
+	*out = arg;
+	return 0;
 }

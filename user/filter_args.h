@@ -41,9 +41,17 @@ extern const char filter_args_usage[];
 int filter_args__option(struct filter *f, int opt, const char *arg);
 /* --pid for report: PID[,PID...] into f->pids; -1 after one error line. */
 int filter_args__pids(struct filter *f, const char *arg, const char *opt);
-/* getopt_long's ':' (a value is missing) or '?' (unknown option) as one
- * error line naming the verb's help. */
-void args_bad_option(const char *verb, int c, char **argv);
+/* The option loop of record and report: start with args_begin(), then
+ * args_next() applies filter options itself and returns the next other
+ * option's code, ARGS_END after the last option, or ARGS_FAIL after one
+ * error line (a bad filter value, a missing value, an unknown option). */
+#define ARGS_END (-1)
+#define ARGS_FAIL (-2)
+void args_begin(void);
+int args_next(int argc, char **argv, const char *shortopts, const struct option *longopts, struct filter *f,
+	      const char *verb);
+/* "empty output path for -o" is one error line; else *out = arg. */
+int args_output(const char *arg, const char **out);
 /* After all options: checks that need them all (--since before --until). */
 int filter_args__check(const struct filter *f);
 

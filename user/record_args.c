@@ -151,11 +151,8 @@ static int record_option(struct record_opts *o, int c, const char *arg, struct p
 			return -1;
 		break;
 	case 'o':
-		if (!*arg) {
-			err_msg("empty output path for -o");
+		if (args_output(arg, &o->output))
 			return -1;
-		}
-		o->output = arg;
 		st->output_given = true;
 		break;
 	case 'R':
@@ -292,7 +289,7 @@ static int check_combinations(struct record_opts *o, const struct parse_state *s
 static int parse(int argc, char **argv, struct record_opts *o)
 {
 	struct parse_state st = { 0 };
-	int c, f;
+	int c;
 
 	memset(o, 0, sizeof(*o));
 	filter__init(&o->filter);
@@ -301,22 +298,14 @@ static int parse(int argc, char **argv, struct record_opts *o)
 	o->interval = RECORD_DEFAULT_INTERVAL;
 	o->stack_size = RECORD_DEFAULT_STACK_SIZE;
 
-	optind = 1;
-	opterr = 0;
+	args_begin();
 	/* '+': stop at the first non-option, the command; ':': report missing values. */
-	while ((c = getopt_long(argc, argv, "+:ap:F:d:o:vh", long_opts, NULL)) != -1) {
-		f = filter_args__option(&o->filter, c, optarg);
-		if (f < 0)
+	while ((c = args_next(argc, argv, "+:ap:F:d:o:vh", long_opts, &o->filter, "record")) != ARGS_END) {
+		if (c == ARGS_FAIL)
 			return -1;
-		if (f > 0)
-			continue;
 		if (c == 'h') {
 			printf(usage, filter_args_usage, formats_usage);
 			return 1;
-		}
-		if (c == ':' || c == '?') {
-			args_bad_option("record", c, argv);
-			return -1;
 		}
 		if (record_option(o, c, optarg, &st))
 			return -1;

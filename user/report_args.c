@@ -45,30 +45,21 @@ static int parse(int argc, char **argv, struct report_opts *o)
 	const char *format = NULL;
 	uint64_t top;
 	bool top_given = false;
-	int c, f;
+	int c;
 
 	memset(o, 0, sizeof(*o));
 	filter__init(&o->filter);
 	o->top = REPORT_DEFAULT_TOP;
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":p:o:h", long_opts, NULL)) != -1) {
-		f = filter_args__option(&o->filter, c, optarg);
-		if (f < 0)
-			return -1;
-		if (f > 0)
-			continue;
+	args_begin();
+	while ((c = args_next(argc, argv, ":p:o:h", long_opts, &o->filter, "report")) != ARGS_END) {
 		switch (c) {
 		case 'p':
 			if (filter_args__pids(&o->filter, optarg, "--pid"))
 				return -1;
 			break;
 		case 'o':
-			if (!*optarg) {
-				err_msg("empty output path for -o");
+			if (args_output(optarg, &o->output))
 				return -1;
-			}
-			o->output = optarg;
 			break;
 		case 'f':
 			format = optarg;
@@ -90,8 +81,7 @@ static int parse(int argc, char **argv, struct report_opts *o)
 		case 'h':
 			printf(usage, filter_args_usage, formats_usage);
 			return 1;
-		default: /* ':' or '?' */
-			args_bad_option("report", c, argv);
+		default: /* ARGS_FAIL: the line was printed */
 			return -1;
 		}
 	}
