@@ -281,14 +281,15 @@ static bool collect(struct elf_syms *s, Elf *elf, struct builder *b)
 static void add_debug_file(struct elf_syms *s, struct builder *b, const char *const *debug_dirs, uint32_t root_pid)
 {
 	/* Each directory in the process's root first (a container has its own
-	 * debug files; the build id tells the right one), then on the host. */
+	 * debug files; the build id tells the right one), then on the host. A
+	 * relative --debug-dir is pyebpf's, on the host only. */
 	for (size_t k = 0; debug_dirs[k / 2]; k++) {
 		char path[4096], id[41 * 2] = "";
 		uint32_t in = k % 2 ? 0 : root_pid;
 		int fd;
 		Elf *elf;
 
-		if ((k % 2 == 0 && !root_pid) ||
+		if ((k % 2 == 0 && (!root_pid || debug_dirs[k / 2][0] != '/')) ||
 		    (size_t)snprintf(path, sizeof(path), "%s/.build-id/%.2s/%s.debug", debug_dirs[k / 2], s->build_id,
 				     s->build_id + 2) >= sizeof(path) ||
 		    (fd = target_open(in, path)) < 0)
