@@ -82,9 +82,10 @@ struct tlist_ctx {
 	__u64 found;   /* the best match so far */
 	__u64 current; /* <= 3.11: the GIL holder's thread state, or 0 */
 	__u32 off_next, off_thread_id, off_status;
-	__u32 seen;    /* thread states looked at */
-	__u32 matches; /* thread states of this thread */
-	int active;    /* found is the current one: stop looking */
+	__u32 seen;  /* thread states looked at */
+	int several; /* more than one thread state of this thread (a flag, not a
+			* count: a value that grows keeps the verifier from converging) */
+	int active;  /* found is the current one: stop looking */
 	int err;
 };
 
@@ -102,8 +103,9 @@ static long tlist_step(__u32 i, void *data)
 	}
 	c->seen++;
 	if (id == c->fsbase) {
+		if (c->found)
+			c->several = 1;
 		c->found = c->t;
-		c->matches++;
 		if (c->off_status != PYEBPF_NO_OFFSET)
 			bpf_probe_read_user(&status, sizeof(status), (const void *)(c->t + c->off_status));
 		if ((status & TSTATE_ACTIVE_BIT) || (c->current && c->t == c->current)) {
@@ -152,7 +154,7 @@ static __always_inline enum tstate_lookup find_tstate(const struct pyebpf_py_pro
 		if (read_ptr(interp + o->interp_next, &interp))
 			return TSTATE_UNREADABLE;
 	}
-	*ambiguous = c.matches > 1 || (c.active && interp); /* more interpreters not looked at */
+	*ambiguous = c.several || (c.active && interp); /* more interpreters not looked at */
 	if (c.found) {
 		*tstate = c.found;
 		return TSTATE_FOUND;
@@ -224,12 +226,7 @@ struct fwalk_ctx {
 	__u32 off_back, off_code, off_lasti, off_owner, off_globals;
 	__u32 lasti_mult, code_adaptive;
 	__u64 code_mask;
-	int err, truncated, loop;
-	/* Brent's cycle detection over frame addresses: a chain whose f_back
-	 * leads back into itself (memory the process controls) is a loop, not
-	 * a 1024-deep stack. */
-	__u64 mark;
-	__u32 power, lam;
+	int err, truncated;
 };
 
 static __always_inline __u64 field_u64(const struct py_scratch *b, __u32 off)
@@ -265,15 +262,6 @@ static long fwalk_step(__u32 i, void *data)
 
 	if (!c->frame)
 		return 1;
-	if (c->frame == c->mark) {
-		c->loop = 1;
-		return 1;
-	}
-	if (++c->lam == c->power) {
-		c->mark = c->frame;
-		c->power <<= 1;
-		c->lam = 0;
-	}
 	if (n >= PYEBPF_MAX_PY_FRAMES) {
 		c->truncated = 1;
 		return 1;
@@ -319,6 +307,40 @@ static long fwalk_step(__u32 i, void *data)
 	s->py[n].flags = flags;
 	c->n = n + 1;
 	return 0;
+}
+
+/*
+ * A chain that outlasted the frame limit: deep recursion, or a chain whose
+ * f_back leads back into itself (memory the process controls). Walking on
+ * from where the walk stopped tells them apart: a loop returns there. Only
+ * cut stacks pay for it, and it is a callback of its own: a check inside
+ * the main walk kept the verifier from converging on it (10x load time).
+ * Returns the loop's length in frames, 0 for none.
+ */
+struct cycle_ctx {
+	__u64 start, frame;
+	__u32 off_back, len;
+};
+
+static long cycle_step(__u32 i, void *data)
+{
+	struct cycle_ctx *c = data;
+
+	if (read_ptr(c->frame + c->off_back, &c->frame) || !c->frame)
+		return 1;
+	if (c->frame == c->start) {
+		c->len = i + 1;
+		return 1;
+	}
+	return 0;
+}
+
+static __always_inline __u32 frame_cycle(__u64 frame, __u32 off_back)
+{
+	struct cycle_ctx c = { .start = frame, .frame = frame, .off_back = off_back };
+
+	bpf_loop(PYEBPF_MAX_PY_FRAMES, cycle_step, &c, 0);
+	return c.len;
 }
 
 static __always_inline void read_gil(struct pyebpf_sample *s, const struct pyebpf_py_proc *pp,
@@ -405,23 +427,21 @@ static __always_inline void python_stack(struct pyebpf_sample *s, __u32 pid, __u
 	c.lasti_mult = o->lasti_mult;
 	c.code_adaptive = o->code_adaptive;
 	c.code_mask = ~(__u64)o->executable_mask;
-	c.power = 1;
 	/* Shim frames take iterations too: allow some beyond the frame limit. */
 	bpf_loop(PYEBPF_MAX_PY_FRAMES + 256, fwalk_step, &c, 0);
-	if (c.frame && !c.err && !c.loop)
+	if (c.frame && !c.err)
 		c.truncated = 1;
 	s->py_len = c.n;
 	if (c.err) {
 		s->py_error = PYEBPF_PY_READ_FRAME;
 		count(PYEBPF_CNT_PY_READ_FRAME);
 	}
-	if (c.truncated) {
-		s->flags |= PYEBPF_SAMPLE_PY_TRUNCATED;
-		count(PYEBPF_CNT_PY_TRUNCATED);
-	}
-	if (c.loop) {
+	if (c.truncated && (s->py_cycle = frame_cycle(c.frame, c.off_back))) {
 		s->flags |= PYEBPF_SAMPLE_PY_LOOP;
 		count(PYEBPF_CNT_PY_LOOP);
+	} else if (c.truncated) {
+		s->flags |= PYEBPF_SAMPLE_PY_TRUNCATED;
+		count(PYEBPF_CNT_PY_TRUNCATED);
 	}
 }
 

@@ -38,7 +38,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	s->h.ts_ns = bpf_ktime_get_ns();
 	s->cgroup_id = bpf_get_current_cgroup_id();
 	s->flags = 0;
-	s->reserved = 0;
+	s->py_cycle = 0;
 	bpf_get_current_comm(s->comm, sizeof(s->comm));
 
 	if (kernel_stacks) {

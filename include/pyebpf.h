@@ -73,7 +73,7 @@ struct pyebpf_sample {
 	__u32 py_len;   /* Python frames in py[], leaf first */
 	__u64 tstate;   /* the sampled thread's PyThreadState, 0 if none */
 	__u32 py_error; /* enum pyebpf_py_error */
-	__u32 reserved;
+	__u32 py_cycle; /* PYEBPF_SAMPLE_PY_LOOP: frames in the loop the chain ends in */
 	/* Only the used part travels: the whole stack[] and py[0 .. py_len) for
 	 * a Python process, stack[0 .. kstack_len + ustack_len) otherwise. */
 	__u64 stack[2 * PYEBPF_MAX_STACK];

@@ -223,6 +223,27 @@ static uint32_t mark_frame(struct ingest *in, const char *text)
 	return profile__frame(in->prof, &f);
 }
 
+/*
+ * A frame chain that ends in a loop of `cycle` frames (leaf first, as BPF
+ * sends it): how many frames to keep so that the loop appears once. The
+ * frames repeat with that period from some point on; everything from one
+ * period past that point is the loop going round again.
+ */
+uint32_t ingest_frames_before_loop(const struct pyebpf_pyframe *f, uint32_t n, uint32_t cycle)
+{
+	uint32_t j;
+
+	if (!cycle || cycle >= n)
+		return n;
+	for (j = n - cycle; j > 0; j--) {
+		const struct pyebpf_pyframe *a = &f[j - 1], *b = &f[j - 1 + cycle];
+
+		if (a->code != b->code || a->globals != b->globals || a->lasti != b->lasti)
+			break;
+	}
+	return j + cycle;
+}
+
 /* The user part, root first: merged native/Python (--native), the Python
  * stack standing for the interpreter's native frames, or the native stack. */
 static uint32_t user_frames(struct ingest *in, const struct sample_view *v, struct proc *p, struct py_proc *py,
@@ -235,12 +256,16 @@ static uint32_t user_frames(struct ingest *in, const struct sample_view *v, stru
 		return (uint32_t)native_stacks__frames(in->native, v, p, v->s->flags & PYEBPF_SAMPLE_PY ? py : NULL,
 						       now, out, room);
 	if (py && v->npy) {
-		if (v->s->flags & PYEBPF_SAMPLE_PY_TRUNCATED)
+		uint32_t npy = v->npy;
+
+		if (v->s->flags & PYEBPF_SAMPLE_PY_TRUNCATED) {
 			out[n++] = mark_frame(in, "[truncated]");
-		else if (v->s->flags & PYEBPF_SAMPLE_PY_LOOP)
+		} else if (v->s->flags & PYEBPF_SAMPLE_PY_LOOP) {
 			out[n++] = mark_frame(in, "[frame loop]");
-		py_proc__frames(in->py, py, v->py, v->npy, now, out + n, NULL);
-		return n + v->npy;
+			npy = ingest_frames_before_loop(v->py, npy, v->s->py_cycle);
+		}
+		py_proc__frames(in->py, py, v->py, npy, now, out + n, NULL);
+		return n + npy;
 	}
 	if (!v->nustack)
 		return 0;

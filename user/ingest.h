@@ -58,6 +58,10 @@ size_t ingest__processes(const struct ingest *in); /* seen, alive or not */
 uint64_t ingest__python_processes(const struct ingest *in);
 const struct native_stats *ingest__native_stats(const struct ingest *in); /* NULL without --native */
 
+/* Of a Python stack (leaf first) that ends in a loop of `cycle` frames, the
+ * frames to keep so the loop appears once. */
+uint32_t ingest_frames_before_loop(const struct pyebpf_pyframe *f, uint32_t n, uint32_t cycle);
+
 /* Frames one sample can become: kernel, Python (or native merged with Python), marks. */
 #define INGEST_MAX_FRAMES (2 * PYEBPF_MAX_STACK + PYEBPF_MAX_PY_FRAMES + NATIVE_MAX_FRAMES + 8)
 

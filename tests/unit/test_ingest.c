@@ -243,3 +243,26 @@ Test(ingest, summary_names_every_counter)
 	free(buf);
 	rig_down(&g);
 }
+
+static struct pyebpf_pyframe pf(uint64_t code, int32_t lasti)
+{
+	return (struct pyebpf_pyframe){ .code = code, .globals = 0x9000, .lasti = lasti };
+}
+
+/* leaf a, b, then the loop c -> d -> e -> c ...: kept through one turn. */
+Test(ingest, a_looping_chain_is_kept_for_one_turn)
+{
+	struct pyebpf_pyframe f[11] = { pf(1, 0), pf(2, 4) };
+	uint64_t loop[] = { 3, 4, 5 };
+
+	for (int i = 2; i < 11; i++)
+		f[i] = pf(loop[(i - 2) % 3], 8);
+	cr_assert_eq(ingest_frames_before_loop(f, 11, 3), 5);
+	/* The loop from the leaf on: one turn. */
+	for (int i = 0; i < 11; i++)
+		f[i] = pf(loop[i % 3], 8);
+	cr_assert_eq(ingest_frames_before_loop(f, 11, 3), 3);
+	/* No length given, or longer than what was read: everything stays. */
+	cr_assert_eq(ingest_frames_before_loop(f, 11, 0), 11);
+	cr_assert_eq(ingest_frames_before_loop(f, 11, 11), 11);
+}
