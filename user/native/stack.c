@@ -117,8 +117,11 @@ size_t native_stacks__frames(struct native_stacks *n, const struct sample_view *
 	if (r->ip) {
 		nn = unwinder__unwind(n->unwinder, s->h.pid, s->h.tid, procs__maps_gen(p), r, v->stack_copy, n->pcs,
 				      NATIVE_MAX_FRAMES, &end);
-		/* Code in no known module: an extension loaded since (dlopen)? */
-		if (end == UNWIND_END_NO_CFI && procs__rescan_unknown(n->procs, p, now))
+		/* Code in no known module: an extension loaded since (dlopen)? libdw
+		 * says so as "no unwind info", or fails at the very first frame when
+		 * the leaf itself is in no module it was told of. */
+		if ((end == UNWIND_END_NO_CFI || (end == UNWIND_END_ERROR && nn <= 1)) &&
+		    procs__rescan_unknown(n->procs, p, now))
 			nn = unwinder__unwind(n->unwinder, s->h.pid, s->h.tid, procs__maps_gen(p), r, v->stack_copy,
 					      n->pcs, NATIVE_MAX_FRAMES, &end);
 	}
