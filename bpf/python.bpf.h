@@ -9,6 +9,9 @@
  * The thread is found without disassembly: the task's thread pointer
  * (fsbase on x86-64) is pthread_self(), which CPython stores in
  * tstate->thread_id in every version.
+ *
+ * Whose memory it reads is user_read()'s business (shared.bpf.h): the
+ * running thread's, or a blocked one's for the stop flush.
  */
 #ifndef PYEBPF_PYTHON_BPF_H
 #define PYEBPF_PYTHON_BPF_H
@@ -25,14 +28,14 @@ struct {
 	__uint(max_entries, 4096);
 	__type(key, __u32); /* pid */
 	__type(value, struct pyebpf_py_proc);
-} py_procs SEC(".maps");
+} py_procs SEC(".maps") __weak;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, PYEBPF_MAX_OFFSETS);
 	__type(key, __u32);
 	__type(value, struct pyebpf_py_offsets);
-} py_offsets SEC(".maps");
+} py_offsets SEC(".maps") __weak;
 
 struct tstate_cache {
 	__u64 tstate; /* 0: the thread had none when last looked for */
@@ -46,23 +49,24 @@ struct {
 	__uint(max_entries, 16384);
 	__type(key, __u32); /* tid */
 	__type(value, struct tstate_cache);
-} py_tstates SEC(".maps");
+} py_tstates SEC(".maps") __weak;
 
 struct py_scratch {
 	__u8 frame[PYEBPF_MAX_FRAME_READ];
 };
 
+/* Indexed like `scratch` (shared.bpf.h): a slot per CPU and the flush's. */
 struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
 	__type(value, struct py_scratch);
-} py_scratch SEC(".maps");
+} py_scratch SEC(".maps") __weak;
 
 static __always_inline int read_ptr(__u64 addr, __u64 *out)
 {
 	*out = 0;
-	return bpf_probe_read_user(out, sizeof(*out), (const void *)addr);
+	return user_read(out, sizeof(*out), (const void *)addr);
 }
 
 /* ---- finding the thread state ------------------------------------------ */
@@ -107,7 +111,7 @@ static long tlist_step(__u32 i, void *data)
 			c->several = 1;
 		c->found = c->t;
 		if (c->off_status != PYEBPF_NO_OFFSET)
-			bpf_probe_read_user(&status, sizeof(status), (const void *)(c->t + c->off_status));
+			user_read(&status, sizeof(status), (const void *)(c->t + c->off_status));
 		if ((status & TSTATE_ACTIVE_BIT) || (c->current && c->t == c->current)) {
 			c->active = 1;
 			return 1;
@@ -175,7 +179,7 @@ static __always_inline int cached_current(const struct tstate_cache *cached, con
 
 	if (o->tstate_status == PYEBPF_NO_OFFSET)
 		return 1;
-	if (bpf_probe_read_user(&status, sizeof(status), (const void *)(cached->tstate + o->tstate_status)))
+	if (user_read(&status, sizeof(status), (const void *)(cached->tstate + o->tstate_status)))
 		return 0;
 	return (status & TSTATE_ACTIVE_BIT) || now - cached->looked_ns < NO_TSTATE_RETRY_NS;
 }
@@ -184,8 +188,7 @@ static __always_inline int cached_current(const struct tstate_cache *cached, con
 static __always_inline int current_tstate(const struct pyebpf_py_proc *pp, const struct pyebpf_py_offsets *o, __u32 tid,
 					  __u64 *tstate)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
-	__u64 fsbase = BPF_CORE_READ(task, thread.fsbase), now = bpf_ktime_get_ns(), id;
+	__u64 fsbase = task_fsbase(), now = bpf_ktime_get_ns(), id;
 	struct tstate_cache *cached = bpf_map_lookup_elem(&py_tstates, &tid), fresh = { 0 };
 	enum tstate_lookup found;
 	int ambiguous = 0;
@@ -255,7 +258,7 @@ static long fwalk_step(__u32 i, void *data)
 	struct fwalk_ctx *c = data;
 	struct pyebpf_sample *s;
 	struct py_scratch *b;
-	__u32 zero = 0, size = c->read_size, n = c->n;
+	__u32 slot = SCRATCH_SLOT(), size = c->read_size, n = c->n;
 	__u64 code;
 	__s64 lasti;
 	__u32 flags = 0;
@@ -267,14 +270,14 @@ static long fwalk_step(__u32 i, void *data)
 		return 1;
 	}
 	s = sample_buf();
-	b = bpf_map_lookup_elem(&py_scratch, &zero);
+	b = bpf_map_lookup_elem(&py_scratch, &slot);
 	if (!s || !b)
 		return 1;
 	if (size > PYEBPF_MAX_FRAME_READ)
 		size = PYEBPF_MAX_FRAME_READ;
 	if (size < 8)
 		size = 8;
-	if (bpf_probe_read_user(b->frame, size, (const void *)c->frame)) {
+	if (user_read(b->frame, size, (const void *)c->frame)) {
 		c->err = 1;
 		return 1;
 	}
@@ -362,7 +365,7 @@ static __always_inline void read_gil(struct pyebpf_sample *s, const struct pyebp
 		gil = interp + o->gil_off;
 		if (o->gil_kind == PYEBPF_GIL_INTERP_PTR && read_ptr(gil, &gil))
 			return;
-		if (bpf_probe_read_user(&locked, sizeof(locked), (const void *)(gil + o->gil_locked)) ||
+		if (user_read(&locked, sizeof(locked), (const void *)(gil + o->gil_locked)) ||
 		    read_ptr(gil + o->gil_holder, &holder))
 			return;
 		break;

@@ -22,6 +22,8 @@ const volatile __u8 follow_forks __weak = 0;   /* children of targets become tar
 const volatile __u8 kernel_stacks __weak = 1;  /* --no-kernel clears it */
 const volatile __u8 filter_cgroups __weak = 0; /* only tasks in (or below) a cgroup of `target_cgroups` */
 const volatile __u32 ustack_copy __weak = 0;   /* --native: user stack bytes to copy (0: frame-pointer walk) */
+const volatile __u32 flush_slot __weak = 0;    /* the scratch slot of the stop flush: after the CPUs' */
+const volatile __u32 offcpu_slot_base __weak = 0; /* the off-CPU hooks' slots, one per CPU: after the flush's */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -55,7 +57,11 @@ struct {
  * the 512-byte BPF stack and the 32 KiB limit of a per-CPU map value), so an
  * array indexed by CPU. Userspace sets max_entries to the number of possible
  * CPUs. A perf_event program never nests on its CPU, so a CPU's buffer is
- * its own while the program runs.
+ * its own while the program runs; nor does a kprobe nest with it (the
+ * kernel runs one of them per CPU at a time). The sleepable stop flush can
+ * be preempted: it has a slot of its own, flush_slot, after the CPUs'. The
+ * off-CPU tracepoint programs, which a timer sample can interrupt, have a
+ * slot per CPU after that (offcpu.bpf.c).
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -64,11 +70,47 @@ struct {
 	__type(value, struct pyebpf_sample_buf);
 } scratch SEC(".maps") __weak;
 
+/*
+ * Whose user memory the stack readers read. The samplers read the thread
+ * that is running (bpf_probe_read_user). The stop flush
+ * (offcpu_flush.bpf.c) reads threads that are blocked, from a sleepable
+ * task iterator: it defines READ_OTHER_TASK and sets walk_tid and
+ * walk_fsbase before each walk (scalars, not a task pointer, so that the
+ * bpf_loop callbacks reach them).
+ */
+#ifdef READ_OTHER_TASK
+extern struct task_struct *bpf_task_from_pid(s32 pid) __ksym;
+extern void bpf_task_release(struct task_struct *p) __ksym;
+
+__u32 walk_tid;
+__u64 walk_fsbase;
+
+static __always_inline long user_read(void *dst, __u32 size, const void *src)
+{
+	struct task_struct *t = bpf_task_from_pid((s32)walk_tid);
+	long err;
+
+	if (!t)
+		return -1;
+	err = bpf_copy_from_user_task(dst, size, src, t, 0);
+	bpf_task_release(t);
+	return err;
+}
+#define task_fsbase() walk_fsbase
+#else
+#define user_read bpf_probe_read_user
+#define task_fsbase() BPF_CORE_READ(bpf_get_current_task_btf(), thread.fsbase)
+#endif
+
+#ifndef SCRATCH_SLOT
+#define SCRATCH_SLOT() bpf_get_smp_processor_id()
+#endif
+
 static __always_inline struct pyebpf_sample *sample_buf(void)
 {
-	__u32 cpu = bpf_get_smp_processor_id();
+	__u32 slot = SCRATCH_SLOT();
 
-	return bpf_map_lookup_elem(&scratch, &cpu);
+	return bpf_map_lookup_elem(&scratch, &slot);
 }
 
 /*

@@ -13,15 +13,15 @@
 #define PAGE 4096
 
 /*
- * Copy user registers and up to `ustack_copy` stack bytes from sp to the
+ * Copy the user registers of `task` (the current task unless the stop flush
+ * reads a blocked one) and up to `ustack_copy` stack bytes from sp to the
  * sample at byte offset `off` (where the Python frames end). Page by page:
  * bpf_probe_read_user fails whole if any byte faults, and the stack ends at
  * an unmapped page (thread stacks, the top of the main stack). Returns the
  * bytes appended to the sample.
  */
-static __always_inline __u32 copy_user_stack(struct pyebpf_sample *s, __u32 off)
+static __always_inline __u32 copy_user_stack(struct task_struct *task, struct pyebpf_sample *s, __u32 off)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
 	struct pt_regs *regs;
 	struct pyebpf_uregs *r;
 	__u32 copied = 0, want = ustack_copy;
@@ -68,7 +68,7 @@ static __always_inline __u32 copy_user_stack(struct pyebpf_sample *s, __u32 off)
 		barrier_var(pos);
 		if (chunk == 0 || chunk > PAGE || pos > PYEBPF_MAX_USTACK_COPY)
 			break;
-		if (bpf_probe_read_user((void *)(r + 1) + pos, chunk, (const void *)(sp + copied)))
+		if (user_read((void *)(r + 1) + pos, chunk, (const void *)(sp + copied)))
 			break;
 		copied = (__u32)(pos + chunk);
 	}

@@ -43,6 +43,7 @@ struct pyebpf_event_header {
 #define PYEBPF_SAMPLE_GIL_HELD 0x20    /* the sampled thread holds the GIL */
 #define PYEBPF_SAMPLE_UREGS 0x40       /* --native: user registers and stack bytes follow */
 #define PYEBPF_SAMPLE_PY_LOOP 0x80     /* the frame chain led back into itself: cut there */
+#define PYEBPF_SAMPLE_OFFCPU 0x100     /* --mode wall/off-cpu: time off the CPU (see struct pyebpf_offcpu) */
 
 /* A Python frame: the code object and the byte offset of its current instruction. */
 struct pyebpf_pyframe {
@@ -63,6 +64,22 @@ enum pyebpf_py_error {
 	PYEBPF_PY_NO_OFFSETS,  /* no offsets for this interpreter */
 };
 
+/*
+ * --mode wall/off-cpu: what an off-CPU sample stands for. Why the thread
+ * waited is decided in userspace (user/offcpu.c) from what the kernel saw
+ * when it left the CPU.
+ */
+struct pyebpf_offcpu {
+	__u64 since_ns; /* when it left the CPU (clipped to the recording's start) */
+	__u64 wait_arg; /* first argument of the syscall in progress: a futex address, nfds... */
+	__u32 weight;   /* timer ticks this sample stands for; on-CPU samples: 1 */
+	__s32 syscall;  /* x86-64 syscall number in progress when it left, -1: none */
+	__u32 state;    /* task state when it left; 0: still runnable (preempted) */
+	__u32 flags;    /* PYEBPF_OFFCPU_* */
+};
+#define PYEBPF_OFFCPU_STATE_UNKNOWN 0x1 /* off the CPU since before the recording: state not seen */
+#define PYEBPF_OFFCPU_AT_STOP 0x2       /* still off the CPU when recording stopped */
+
 struct pyebpf_sample {
 	struct pyebpf_event_header h;
 	__u64 cgroup_id;
@@ -74,6 +91,7 @@ struct pyebpf_sample {
 	__u64 tstate;   /* the sampled thread's PyThreadState, 0 if none */
 	__u32 py_error; /* enum pyebpf_py_error */
 	__u32 py_cycle; /* PYEBPF_SAMPLE_PY_LOOP: frames in the loop the chain ends in */
+	struct pyebpf_offcpu off;
 	/* Only the used part travels: the whole stack[] and py[0 .. py_len) for
 	 * a Python process, stack[0 .. kstack_len + ustack_len) otherwise. */
 	__u64 stack[2 * PYEBPF_MAX_STACK];
@@ -182,13 +200,16 @@ enum pyebpf_counter {
 	PYEBPF_CNT_PY_NO_OFFSETS,   /* registered process with no offsets record */
 	PYEBPF_CNT_USTACK_COPY_ERR, /* --native: the user stack could not be copied */
 	PYEBPF_CNT_PY_LOOP,         /* a Python frame chain looped (marked [frame loop]) */
+	PYEBPF_CNT_OFFCPU,          /* off-CPU samples sent (intervals worth at least one tick) */
+	PYEBPF_CNT_OFFCPU_STORAGE,  /* a thread's off-CPU state could not be stored (interval lost) */
 	PYEBPF_CNT__COUNT,
 };
 
 #ifndef __BPF__
 _Static_assert(sizeof(struct pyebpf_event_header) == 24, "header layout");
 _Static_assert(sizeof(struct pyebpf_pyframe) == 24, "pyframe layout");
-_Static_assert(sizeof(struct pyebpf_sample) == 24 + 8 + 16 + 16 + 16 + 2UL * 127 * 8 + 24UL * PYEBPF_MAX_PY_FRAMES,
+_Static_assert(sizeof(struct pyebpf_offcpu) == 32, "offcpu layout");
+_Static_assert(sizeof(struct pyebpf_sample) == 24 + 8 + 16 + 16 + 16 + 32 + 2UL * 127 * 8 + 24UL * PYEBPF_MAX_PY_FRAMES,
 	       "sample layout");
 _Static_assert(sizeof(struct pyebpf_py_offsets) == 22UL * 4, "py offsets layout");
 _Static_assert(sizeof(struct pyebpf_py_proc) == 24, "py proc layout");

@@ -20,6 +20,8 @@ static const char *const counter_names[] = {
 	[PYEBPF_CNT_PY_NO_OFFSETS] = "Python samples without offsets",
 	[PYEBPF_CNT_USTACK_COPY_ERR] = "user stacks not copied (--native)",
 	[PYEBPF_CNT_PY_LOOP] = "Python frame chains that looped back into themselves (marked [frame loop])",
+	[PYEBPF_CNT_OFFCPU] = "off-CPU samples (intervals worth at least one tick)",
+	[PYEBPF_CNT_OFFCPU_STORAGE] = "off-CPU intervals lost: no room to note a thread leaving the CPU",
 };
 _Static_assert(sizeof(counter_names) / sizeof(counter_names[0]) == PYEBPF_CNT__COUNT,
 	       "every enum pyebpf_counter needs its line in counter_names");

@@ -25,7 +25,7 @@ void filter__free(struct filter *f)
 bool filter__drops_samples(const struct filter *f)
 {
 	return f->npids || f->ntids || f->nthreads || f->nexclude || f->ncomms || f->timed || f->gil_only ||
-	       f->python_only;
+	       f->reasons || f->python_only;
 }
 
 static bool has_u32(const uint32_t *v, size_t n, uint32_t x)
@@ -71,6 +71,8 @@ bool filter__keep(const struct filter *f, const struct profile *p, const struct 
 	if (f->ncomms && !has_str(f->comms, f->ncomms, profile__str_at(p, l->comm)))
 		return false;
 	if (f->gil_only && !(l->flags & LABEL_GIL_HELD))
+		return false;
+	if (f->reasons && !(f->reasons & (1u << (l->offcpu < 32 ? l->offcpu : 0))))
 		return false;
 	if (f->timed && (time_ns == PROFILE_NO_TIME || time_ns < f->since_ns || time_ns > f->until_ns))
 		return false;

@@ -27,6 +27,7 @@ struct filter {
 	uint64_t until_ns; /* --until: up to this time; UINT64_MAX: no limit */
 	bool timed;        /* --since or --until was given: untimed samples go */
 	bool gil_only;     /* --gil: only threads holding the GIL */
+	uint32_t reasons;  /* --reason: bit (1 << enum offcpu_reason) kept; bit 0: on-CPU; 0: no filter */
 	bool no_kernel;    /* --no-kernel: kernel frames go */
 	bool python_only;  /* --python-only: only Python frames; samples without any go */
 };

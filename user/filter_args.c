@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "offcpu.h"
 #include "util.h"
 
 const char filter_args_usage[] =
@@ -17,6 +18,8 @@ const char filter_args_usage[] =
 	"      --since SECONDS     only samples from this far into the recording\n"
 	"      --until SECONDS     only samples up to this far into the recording\n"
 	"      --gil               only samples of threads holding the GIL\n"
+	"      --reason R[,R...]   (--mode wall/off-cpu) only time off the CPU for these\n"
+	"                          reasons: runqueue, sleep, io, lock, gil, other; cpu: on it\n"
 	"      --no-kernel         leave out kernel frames\n"
 	"      --python-only       only Python frames; samples without any are left out\n";
 
@@ -69,6 +72,28 @@ static int non_empty(const char *arg, const char *opt)
 	return -1;
 }
 
+/* "io,lock" -> the bits of those reasons; "cpu" is time on the CPU. */
+static int parse_reasons(const char *arg, uint32_t *out)
+{
+	char buf[256], *save = NULL;
+
+	if (strlen(arg) >= sizeof(buf) || !*arg) {
+		err_msg("invalid reason list for --reason (runqueue, sleep, io, lock, gil, other or cpu)");
+		return -1;
+	}
+	strcpy(buf, arg);
+	for (char *r = strtok_r(buf, ",", &save); r; r = strtok_r(NULL, ",", &save)) {
+		enum offcpu_reason why = offcpu_reason_parse(r);
+
+		if (why == OFFCPU_NONE && strcmp(r, "cpu")) {
+			err_msg("unknown reason '%.64s' for --reason (runqueue, sleep, io, lock, gil, other or cpu)", r);
+			return -1;
+		}
+		*out |= 1u << why;
+	}
+	return 0;
+}
+
 int filter_args__option(struct filter *f, int opt, const char *arg)
 {
 	switch (opt) {
@@ -98,6 +123,8 @@ int filter_args__option(struct filter *f, int opt, const char *arg)
 	case OPT_FILTER_GIL:
 		f->gil_only = true;
 		return 1;
+	case OPT_FILTER_REASON:
+		return parse_reasons(arg, &f->reasons) ? -1 : 1;
 	case OPT_FILTER_NO_KERNEL:
 		f->no_kernel = true;
 		return 1;

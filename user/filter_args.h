@@ -17,6 +17,7 @@ enum filter_opt {
 	OPT_FILTER_GIL,
 	OPT_FILTER_NO_KERNEL,
 	OPT_FILTER_PYTHON_ONLY,
+	OPT_FILTER_REASON,
 };
 
 /* Entries for a getopt_long option table. */
@@ -27,6 +28,7 @@ enum filter_opt {
 		{ "since", required_argument, NULL, OPT_FILTER_SINCE },                                               \
 		{ "until", required_argument, NULL, OPT_FILTER_UNTIL }, { "gil", no_argument, NULL, OPT_FILTER_GIL }, \
 		{ "no-kernel", no_argument, NULL, OPT_FILTER_NO_KERNEL },                                             \
+		{ "reason", required_argument, NULL, OPT_FILTER_REASON },                                             \
 	{                                                                                                             \
 		"python-only", no_argument, NULL, OPT_FILTER_PYTHON_ONLY                                              \
 	}

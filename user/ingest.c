@@ -12,6 +12,7 @@
 
 #include "hashmap.h"
 #include "kallsyms.h"
+#include "offcpu.h"
 #include "procs.h"
 #include "python/symbolize.h"
 #include "python/threadname.h"
@@ -277,14 +278,51 @@ static uint32_t user_frames(struct ingest *in, const struct sample_view *v, stru
 	return n;
 }
 
+/* Why an off-CPU sample's thread waited: from what BPF saw when it left,
+ * made exact by a native GIL function on the stack (--native). */
+static enum offcpu_reason offcpu_reason_of(struct ingest *in, const struct sample_view *v, struct py_proc *py,
+					   const uint32_t *frames, uint32_t n)
+{
+	enum offcpu_reason r = offcpu_classify(&v->s->off, py ? py_proc__gil(py) : NULL);
+
+	if (r != OFFCPU_LOCK || !v->regs)
+		return r;
+	for (uint32_t i = 0; i < n; i++) {
+		const struct frame *f = profile__frame_at(in->prof, frames[i]);
+
+		if (f->kind == FRAME_NATIVE && offcpu_gil_function(profile__str_at(in->prof, f->name)))
+			return OFFCPU_GIL;
+	}
+	return r;
+}
+
+/* Kernel frames, root first; an off-CPU stack leaves out the scheduler at its
+ * leaf (every one of them ends in schedule -> __schedule -> finish_task_switch). */
+static uint32_t kernel_frames(struct ingest *in, const struct sample_view *v, uint32_t *out)
+{
+	uint32_t skip = 0, n = 0;
+
+	if (v->s->flags & PYEBPF_SAMPLE_OFFCPU)
+		while (skip < v->nkstack && in->ksyms) {
+			const char *name = kallsyms__lookup(in->ksyms, skip ? v->kstack[skip] - 1 : v->kstack[skip], NULL);
+
+			if (!name || !offcpu_scheduler_function(name))
+				break;
+			skip++;
+		}
+	for (uint32_t i = v->nkstack; i-- > skip;)
+		out[n++] = kernel_frame(in, v->kstack[i], i == 0);
+	return n;
+}
+
 static void ingest_sample(struct ingest *in, const void *data, size_t size)
 {
 	struct sample_view v;
 	struct sample_labels l = { 0 };
-	uint64_t now = now_ns(), t;
+	uint64_t now = now_ns(), t, at;
 	struct py_proc *py;
 	struct proc *p;
-	uint32_t n;
+	uint32_t n, weight = 1;
 
 	if (sample_decode(data, size, &v) != SAMPLE_OK || (v.regs && !in->native)) {
 		in->stats.bad++;
@@ -297,20 +335,29 @@ static void ingest_sample(struct ingest *in, const void *data, size_t size)
 	py = python_of(in, l.pid, p, now);
 	l.thread = thread_label(in, v.s, v.s->flags & PYEBPF_SAMPLE_PY ? py : NULL, now);
 	l.python = py ? python_label(in, py_proc__interp(py)) : 0;
-	t = v.s->h.ts_ns > in->time_base_ns ? v.s->h.ts_ns - in->time_base_ns : 0;
+	/* An off-CPU sample is timed at its interval's start: timelines draw it
+	 * from there, weight x period long. */
+	at = v.s->flags & PYEBPF_SAMPLE_OFFCPU ? v.s->off.since_ns : v.s->h.ts_ns;
+	t = at > in->time_base_ns ? at - in->time_base_ns : 0;
+	n = user_frames(in, &v, p, py, now, in->frames);
+	if (v.s->flags & PYEBPF_SAMPLE_OFFCPU) {
+		l.offcpu = offcpu_reason_of(in, &v, py, in->frames, n);
+		weight = v.s->off.weight ? v.s->off.weight : 1;
+		in->stats.offcpu_ticks += weight;
+	}
 	if (!filter__keep(in->filter, in->prof, &l, t)) {
 		in->stats.filtered++;
 		return;
 	}
-	n = user_frames(in, &v, p, py, now, in->frames);
-	for (uint32_t i = v.nkstack; i-- > 0;)
-		in->frames[n++] = kernel_frame(in, v.kstack[i], i == 0);
+	n += kernel_frames(in, &v, in->frames + n);
 	n = filter__frames(in->filter, in->prof, in->frames, n);
 	if (!n && in->filter->python_only) {
 		in->stats.filtered++;
 		return;
 	}
-	profile__add_at(in->prof, &l, in->frames, n, 1, t);
+	if (l.offcpu) /* the reason is the leaf, whatever the filters kept */
+		in->frames[n++] = mark_frame(in, offcpu_reason_frame(l.offcpu));
+	profile__add_at(in->prof, &l, in->frames, n, weight, t);
 }
 
 int ingest__event(void *ctx, void *data, size_t size)

@@ -39,6 +39,7 @@ struct ingest_stats {
 	uint64_t samples;  /* sample events received */
 	uint64_t bad;      /* malformed events ignored */
 	uint64_t filtered; /* samples left out by the filters */
+	uint64_t offcpu_ticks; /* timer ticks of off-CPU time received (--mode wall/off-cpu) */
 };
 
 struct ingest;

@@ -43,7 +43,7 @@ struct sample_labels {
 	uint32_t container;   /* string id: the container id from the cgroup path; 0: none */
 	uint32_t cgroup_path; /* string id: the process's cgroup v2 path; 0: unknown */
 	uint32_t ns_pid;      /* the pid inside the process's own pid namespace; 0: unknown */
-	uint32_t reserved;    /* zero */
+	uint32_t offcpu;      /* enum offcpu_reason: why the thread was off the CPU; 0: it was on it */
 	uint64_t cgroup;      /* cgroup v2 id of the task; 0: unknown */
 };
 
@@ -52,6 +52,7 @@ struct profile_meta {
 	uint64_t period_ns;     /* nanoseconds between samples on a CPU (1e9 / Hz) */
 	int64_t start_epoch_ns; /* when recording started, since the epoch */
 	int64_t duration_ns;
+	int wall; /* --mode wall/off-cpu: samples may be off-CPU time; writers show wall time */
 };
 
 /* Samples are timed in nanoseconds since the start of the recording. */

@@ -134,6 +134,8 @@ static int open_and_load(struct recorder *r)
 		.cgroup_ids = r->cgroup_ids,
 		.ncgroup_ids = r->ncgroup_ids,
 		.verbose = o->verbose,
+		.on_cpu = o->mode != MODE_OFFCPU,
+		.off_cpu = o->mode != MODE_CPU,
 	};
 	struct ingest_config ic = {
 		.filter = &o->filter,
@@ -148,6 +150,7 @@ static int open_and_load(struct recorder *r)
 	if (!r->sampler)
 		return -1;
 	r->prof = profile__new();
+	profile__meta(r->prof)->wall = o->mode != MODE_CPU; /* every interval's too */
 	r->ingest = ingest__new(r->prof, &ic, &hooks);
 	for (size_t i = 0; i < o->npids; i++)
 		if (sampler__add_target(r->sampler, o->pids[i]))
@@ -168,6 +171,12 @@ static void catch_signals(bool continuous)
 	sigaction(SIGHUP, continuous ? &hup : &sa, NULL);
 }
 
+static const char *const mode_note[] = {
+	[MODE_CPU] = "",
+	[MODE_WALL] = ", wall clock: on and off the CPU",
+	[MODE_OFFCPU] = ", off the CPU only",
+};
+
 static int start(struct recorder *r)
 {
 	if (sampler__start(r->sampler, r->opts.freq))
@@ -179,8 +188,9 @@ static int start(struct recorder *r)
 	ingest__set_time_base(r->ingest, r->start_ns);
 	if (r->opts.cmd && child__release(&r->child, r->opts.cmd[0]))
 		return -1;
-	fprintf(stderr, "pyebpf: sampling %d CPUs at %llu Hz%s\n", sampler__ncpus(r->sampler),
-		(unsigned long long)r->opts.freq, r->opts.duration > 0 || r->opts.cmd ? "" : "; Ctrl-C to stop");
+	fprintf(stderr, "pyebpf: sampling %d CPUs at %llu Hz%s%s\n", sampler__ncpus(r->sampler),
+		(unsigned long long)r->opts.freq, mode_note[r->opts.mode],
+		r->opts.duration > 0 || r->opts.cmd ? "" : "; Ctrl-C to stop");
 	return 0;
 }
 

@@ -29,6 +29,10 @@ static const char usage[] =
 	"Sampling:\n"
 	"  -F, --freq HZ           samples per second on each CPU (default 99, at most 10000)\n"
 	"  -d, --duration SECONDS  stop after this long (default: Ctrl-C, SIGTERM or CMD exit)\n"
+	"      --mode MODE         cpu (default): time on a CPU; wall: every thread's time,\n"
+	"                          on a CPU or off it, off-CPU time ending in a frame\n"
+	"                          [off-cpu: REASON] (runqueue, sleep, io, lock, gil, other);\n"
+	"                          off-cpu: only the time off the CPU\n"
 	"      --native            native C/C++ frames (extension modules, pybind11) merged\n"
 	"                          with the Python frames; unwinds without frame pointers\n"
 	"      --stack-size BYTES  user stack copied per sample for --native (default 32K,\n"
@@ -61,7 +65,8 @@ static const char usage[] =
 	"  sudo pyebpf record -o app.folded -- python3 app.py\n"
 	"  sudo pyebpf record -p 1234 --threads --exclude-thread monitor\n"
 	"  sudo pyebpf record -a -d 60 -o all.pb.gz     an archive: 'pyebpf report' converts it\n"
-	"  sudo pyebpf record -a -o flame.svg           open flame.svg in a browser\n";
+	"  sudo pyebpf record -a -o flame.svg           open flame.svg in a browser\n"
+	"  sudo pyebpf record --mode wall -p 1234 -o wall.svg   where the wall time goes\n";
 
 static const struct option long_opts[] = {
 	{ "all", no_argument, NULL, 'a' },
@@ -81,6 +86,7 @@ static const struct option long_opts[] = {
 	{ "rate-limit", required_argument, NULL, 'L' },
 	{ "format", required_argument, NULL, 'f' },
 	{ "native", no_argument, NULL, 'N' },
+	{ "mode", required_argument, NULL, 'm' },
 	{ "stack-size", required_argument, NULL, 'S' },
 	{ "debug-dir", required_argument, NULL, 'D' },
 	{ "help", no_argument, NULL, 'h' },
@@ -195,6 +201,18 @@ static int record_option(struct record_opts *o, int c, const char *arg, struct p
 		break;
 	case 'N':
 		o->native = true;
+		break;
+	case 'm':
+		if (!strcmp(arg, "cpu")) {
+			o->mode = MODE_CPU;
+		} else if (!strcmp(arg, "wall")) {
+			o->mode = MODE_WALL;
+		} else if (!strcmp(arg, "off-cpu")) {
+			o->mode = MODE_OFFCPU;
+		} else {
+			err_msg("invalid mode '%s' for --mode (cpu, wall or off-cpu)", arg);
+			return -1;
+		}
 		break;
 	case 'S': {
 		uint64_t bytes;

@@ -10,12 +10,20 @@
 #include "filter.h"
 #include "formats.h"
 
+/* --mode: what a sample stands for. */
+enum record_mode {
+	MODE_CPU = 0, /* time on a CPU (the timer samples running threads) */
+	MODE_WALL,    /* time alive: on a CPU, and off it (blocked, waiting) with the reason */
+	MODE_OFFCPU,  /* only the time off the CPU */
+};
+
 struct record_opts {
 	bool all;       /* -a; also the default with no -p and no command */
 	uint32_t *pids; /* -p */
 	size_t npids;
 	char **cmd;         /* -- CMD ARGS...: NULL-terminated, points into argv */
 	uint64_t freq;      /* -F, Hz */
+	enum record_mode mode; /* --mode */
 	double duration;    /* -d, seconds; 0: until stopped */
 	const char *output; /* -o */
 	enum output_format format;

@@ -32,6 +32,8 @@ struct sampler {
 	int nperf;
 	int ncpus; /* CPUs sampled by the last start: still known after the stop */
 	struct bpf_link *fork_link, *exec_link, *exit_link;
+	struct bpf_link *switch_link, *sys_exit_link; /* --mode wall/off-cpu */
+	bool on_cpu, off_cpu;
 	int stats_fd;
 	int ncpus_possible;
 	sampler_event_fn fn; /* the consumer's callback, behind bounded_event */
@@ -107,6 +109,7 @@ static int add_cgroups(struct sampler *s, const struct sampler_config *c)
 
 static int load(struct sampler *s, const struct sampler_config *c)
 {
+	uint32_t slots;
 	int err;
 
 	s->skel = sample_bpf__open();
@@ -120,9 +123,19 @@ static int load(struct sampler *s, const struct sampler_config *c)
 	s->skel->rodata->kernel_stacks = c->kernel_stacks;
 	s->skel->rodata->filter_cgroups = c->ncgroup_ids > 0;
 	s->skel->rodata->ustack_copy = c->ustack_copy;
+	s->skel->rodata->flush_slot = (uint32_t)s->ncpus_possible;
+	s->skel->rodata->offcpu_slot_base = (uint32_t)s->ncpus_possible + 1;
 	bpf_map__set_max_entries(s->skel->maps.events, RINGBUF_BYTES);
-	/* One sample buffer per CPU. */
-	bpf_map__set_max_entries(s->skel->maps.scratch, (uint32_t)s->ncpus_possible);
+	/* Sample buffers: one per CPU, the stop flush's, and with the off-CPU
+	 * hooks one more per CPU (see bpf/shared.bpf.h). */
+	slots = (uint32_t)s->ncpus_possible * (c->off_cpu ? 2 : 1) + 1;
+	bpf_map__set_max_entries(s->skel->maps.scratch, slots);
+	bpf_map__set_max_entries(s->skel->maps.py_scratch, slots);
+	/* Programs of a mode not asked for are not even verified. */
+	bpf_program__set_autoload(s->skel->progs.on_sample, c->on_cpu);
+	bpf_program__set_autoload(s->skel->progs.on_switch, c->off_cpu);
+	bpf_program__set_autoload(s->skel->progs.on_sys_exit, c->off_cpu);
+	bpf_program__set_autoload(s->skel->progs.flush_offcpu, c->off_cpu);
 
 	err = sample_bpf__load(s->skel);
 	if (err) {
@@ -153,6 +166,17 @@ static int bounded_event(void *ctx, void *data, size_t size)
 	return now_ns() >= s->deadline_ns ? OVER_BUDGET : 0;
 }
 
+static int attach_switch(struct sampler *s)
+{
+	s->switch_link = bpf_program__attach(s->skel->progs.on_switch);
+	s->sys_exit_link = bpf_program__attach(s->skel->progs.on_sys_exit);
+	if (!s->switch_link || !s->sys_exit_link) {
+		err_msg("cannot attach the off-CPU tracepoints (sched_switch, sys_exit): %s", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
 static int attach(struct sampler *s)
 {
 	s->fork_link = bpf_program__attach(s->skel->progs.on_fork);
@@ -162,6 +186,8 @@ static int attach(struct sampler *s)
 		err_msg("cannot attach the process tracepoints: %s", strerror(errno));
 		return -1;
 	}
+	if (s->off_cpu && attach_switch(s))
+		return -1;
 	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.events), bounded_event, s, NULL);
 	if (!s->rb) {
 		err_msg("cannot open the ring buffer: %s", strerror(errno));
@@ -186,6 +212,8 @@ struct sampler *sampler__new(const struct sampler_config *c, sampler_event_fn fn
 	}
 	s->fn = fn;
 	s->ctx = ctx;
+	s->on_cpu = c->on_cpu;
+	s->off_cpu = c->off_cpu;
 	if (probe_kernel() || load(s, c) || attach(s))
 		goto fail;
 	return s;
@@ -203,6 +231,8 @@ void sampler__free(struct sampler *s)
 	bpf_link__destroy(s->fork_link);
 	bpf_link__destroy(s->exec_link);
 	bpf_link__destroy(s->exit_link);
+	bpf_link__destroy(s->switch_link);
+	bpf_link__destroy(s->sys_exit_link);
 	ring_buffer__free(s->rb);
 	sample_bpf__destroy(s->skel);
 	if (s->stats_fd >= 0)
@@ -219,6 +249,17 @@ int sampler__add_target(struct sampler *s, uint32_t pid)
 		return -1;
 	}
 	return 0;
+}
+
+static void close_perf(struct sampler *s);
+
+static int cpus_counted(const bool *online)
+{
+	int n = 0;
+
+	for (int cpu = 0; cpu < MAX_CPUS; cpu++)
+		n += online[cpu];
+	return n;
 }
 
 /* A cpu-clock event on one CPU with the sampler attached; 1: the CPU went offline. */
@@ -258,21 +299,55 @@ int sampler__start(struct sampler *s, uint64_t freq)
 		err_msg("cannot read the online CPUs: %s", strerror(-err));
 		return -1;
 	}
-	sampler__stop(s); /* started again after --rate-limit lowered the frequency */
+	close_perf(s); /* started again after --rate-limit lowered the frequency */
 	free(s->perf_links);
 	s->perf_links = xcalloc(MAX_CPUS, sizeof(*s->perf_links));
-	for (int cpu = 0; cpu < MAX_CPUS; cpu++)
+	for (int cpu = 0; cpu < MAX_CPUS && s->on_cpu; cpu++)
 		if (online[cpu] && open_cpu(s, cpu, freq) < 0)
 			return -1;
-	s->ncpus = s->nperf;
+	s->ncpus = s->on_cpu ? s->nperf : cpus_counted(online);
+	if (s->off_cpu) {
+		s->skel->bss->offcpu_freq = (uint32_t)freq;
+		/* bpf_ktime_get_ns is CLOCK_MONOTONIC, as now_ns() is. */
+		if (!s->skel->bss->offcpu_start_ns)
+			__atomic_store_n(&s->skel->bss->offcpu_start_ns, now_ns(), __ATOMIC_RELEASE);
+	}
 	return 0;
 }
 
-void sampler__stop(struct sampler *s)
+static void close_perf(struct sampler *s)
 {
 	for (int i = 0; i < s->nperf; i++)
 		bpf_link__destroy(s->perf_links[i]); /* also closes the perf event */
 	s->nperf = 0;
+}
+
+/* Off-CPU time still running at the stop: the flush iterator counts it. */
+static void flush_offcpu(struct sampler *s)
+{
+	struct bpf_link *link;
+	char buf[256];
+	int fd;
+
+	if (!s->off_cpu || !s->skel || !s->skel->bss || !s->skel->bss->offcpu_start_ns || s->skel->bss->offcpu_stop_ns)
+		return;
+	__atomic_store_n(&s->skel->bss->offcpu_stop_ns, now_ns(), __ATOMIC_RELEASE);
+	link = bpf_program__attach_iter(s->skel->progs.flush_offcpu, NULL);
+	fd = link ? bpf_iter_create(bpf_link__fd(link)) : -1;
+	if (fd < 0) {
+		err_msg("cannot count the off-CPU time still running at the stop: %s", strerror(errno));
+	} else {
+		while (read(fd, buf, sizeof(buf)) > 0) /* the program runs as the iterator is read */
+			;
+		close(fd);
+	}
+	bpf_link__destroy(link);
+}
+
+void sampler__stop(struct sampler *s)
+{
+	close_perf(s);
+	flush_offcpu(s);
 }
 
 int sampler__ncpus(const struct sampler *s)
@@ -365,13 +440,33 @@ void sampler__counters(const struct sampler *s, uint64_t *totals)
 	free(vals);
 }
 
+static int prog_stats(const struct sampler *s, struct bpf_program *p, struct bpf_prog_info *info)
+{
+	uint32_t len = sizeof(*info);
+
+	memset(info, 0, sizeof(*info));
+	if (s->stats_fd < 0 || bpf_program__fd(p) < 0 || bpf_obj_get_info_by_fd(bpf_program__fd(p), info, &len))
+		return -1;
+	return 0;
+}
+
 double sampler__us_per_sample(const struct sampler *s)
 {
-	struct bpf_prog_info info = { 0 };
-	uint32_t len = sizeof(info);
+	struct bpf_prog_info info;
 
-	if (s->stats_fd < 0 || bpf_obj_get_info_by_fd(bpf_program__fd(s->skel->progs.on_sample), &info, &len) ||
-	    !info.run_cnt)
+	if (prog_stats(s, s->skel->progs.on_sample, &info) || !info.run_cnt)
 		return -1;
 	return info.run_time_ns / 1e3 / info.run_cnt;
+}
+
+int sampler__switch_stats(const struct sampler *s, uint64_t *runs, uint64_t *run_ns)
+{
+	struct bpf_prog_info sw, sx;
+
+	if (!s->off_cpu || prog_stats(s, s->skel->progs.on_switch, &sw) ||
+	    prog_stats(s, s->skel->progs.on_sys_exit, &sx))
+		return -1;
+	*runs = sw.run_cnt;
+	*run_ns = sw.run_time_ns + sx.run_time_ns;
+	return 0;
 }

@@ -22,6 +22,8 @@ struct sampler_config {
 	const uint64_t *cgroup_ids; /* only these cgroups (and below); none: no cgroup filter */
 	size_t ncgroup_ids;
 	bool verbose; /* libbpf's debug output and the verifier log */
+	bool on_cpu;  /* the timer samples running threads (--mode cpu, wall) */
+	bool off_cpu; /* the switch hooks weigh time off the CPU (--mode wall, off-cpu) */
 };
 
 /* Called with each record read from the ring buffer. */
@@ -35,8 +37,11 @@ struct sampler *sampler__new(const struct sampler_config *c, sampler_event_fn fn
 void sampler__free(struct sampler *s); /* accepts NULL */
 
 int sampler__add_target(struct sampler *s, uint32_t pid);
-/* Start sampling every online CPU at freq Hz (again: closes the old events first). */
+/* Start sampling every online CPU at freq Hz (again: closes the old events
+ * first), and off-CPU time from now on at the same rate. */
 int sampler__start(struct sampler *s, uint64_t freq);
+/* No new samples; off-CPU time still running is counted up to now (its
+ * samples follow in the ring buffer: drain it next). */
 void sampler__stop(struct sampler *s);
 int sampler__ncpus(const struct sampler *s); /* CPUs sampled */
 
@@ -53,5 +58,8 @@ int sampler__drain(struct sampler *s);
 void sampler__counters(const struct sampler *s, uint64_t *totals);
 /* The sample program's mean run time in microseconds, or -1 when unknown. */
 double sampler__us_per_sample(const struct sampler *s);
+/* --mode wall/off-cpu: context switches seen, and the BPF time of the
+ * switch and syscall-exit hooks together. */
+int sampler__switch_stats(const struct sampler *s, uint64_t *runs, uint64_t *run_ns);
 
 #endif

@@ -10,6 +10,7 @@
 #include "../util.h"
 #include "../write/escape.h"
 #include "linetable.h"
+#include "gil.h"
 #include "procmem.h"
 #include "qualname.h"
 
@@ -41,6 +42,7 @@ struct py_proc {
 	bool reported; /* the unsupported line was printed */
 	struct py_interp interp;
 	struct hashmap *codes; /* struct code_key → struct py_code * */
+	struct gil_range gil;  /* found once; {0, 0} until then */
 };
 
 struct pyprocs {
@@ -182,6 +184,13 @@ void pyprocs__forget(struct pyprocs *t, uint32_t pid)
 const struct py_interp *py_proc__interp(const struct py_proc *p)
 {
 	return &p->interp;
+}
+
+const struct gil_range *py_proc__gil(struct py_proc *p)
+{
+	if (!p->gil.hi && p->python)
+		py_gil_range((pid_t)p->pid, &p->interp, &p->gil);
+	return p->gil.hi ? &p->gil : NULL;
 }
 
 uint64_t pyprocs__codes_read(const struct pyprocs *t)

@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "../profile.h"
+#include "../offcpu.h"
 #include "detect.h"
 #include "pyebpf.h"
 
@@ -33,6 +34,8 @@ struct py_proc *pyprocs__lookup(struct pyprocs *t, uint32_t pid, uint64_t maps_g
 void pyprocs__forget(struct pyprocs *t, uint32_t pid);
 
 const struct py_interp *py_proc__interp(const struct py_proc *p);
+/* Where its GIL lives (read from the process the first time), or NULL. */
+const struct gil_range *py_proc__gil(struct py_proc *p);
 /* The frame of (code object, the frame's globals, byte offset of the current instruction). */
 uint32_t py_proc__frame(struct pyprocs *t, struct py_proc *p, uint64_t code, uint64_t globals, int32_t lasti,
 			uint64_t now);

@@ -1,0 +1,147 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * Nothing lost at stop (--mode wall/off-cpu): a thread still off the CPU
+ * when recording stops (a server idle in epoll_wait, a function that never
+ * returns) never switches back in, so the switch hook never counts it.
+ * Userspace runs this task iterator once, after setting offcpu_stop_ns: it
+ * counts each such thread up to the stop and reads its stacks from outside
+ * (bpf_get_task_stack, a frame-pointer walk and the Python walk through
+ * bpf_copy_from_user_task, hence sleepable), into a scratch slot of its own.
+ */
+#define READ_OTHER_TASK
+#define SCRATCH_SLOT() flush_slot
+#include "capture.bpf.h"
+#include "offcpu.bpf.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+/*
+ * The user stack of a blocked task by its frame pointers, from the
+ * registers saved when it entered the kernel. The frame count lives in the
+ * sample (s->ustack_len), not in the loop's context: a count the verifier
+ * tracks would differ at every iteration and never let it converge.
+ */
+struct fp_ctx {
+	__u64 bp;
+	__u32 base; /* where the user frames start in s->stack */
+};
+
+static long fp_step(__u32 i, void *data)
+{
+	struct fp_ctx *c = data;
+	struct pyebpf_sample *s = sample_buf();
+	__u64 frame[2]; /* saved bp, return address */
+	__u32 at;
+
+	if (!s || !c->bp || user_read(frame, sizeof(frame), (const void *)c->bp))
+		return 1;
+	if (frame[0] <= c->bp) /* stacks grow down: a caller's frame is above */
+		return 1;
+	at = c->base + s->ustack_len;
+	if (s->ustack_len >= PYEBPF_MAX_STACK || at >= 2 * PYEBPF_MAX_STACK)
+		return 1;
+	s->stack[at] = frame[1];
+	s->ustack_len++;
+	c->bp = frame[0];
+	return 0;
+}
+
+static __always_inline __u32 user_stack_fp(struct task_struct *task, struct pyebpf_sample *s, __u32 kn)
+{
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	struct fp_ctx c = { .base = kn };
+
+	s->ustack_len = 0;
+	if (!regs || kn >= PYEBPF_MAX_STACK)
+		return 0;
+#ifdef __TARGET_ARCH_x86
+	s->stack[kn] = BPF_CORE_READ(regs, ip);
+	c.bp = BPF_CORE_READ(regs, bp);
+#endif
+	s->ustack_len = 1;
+	bpf_loop(PYEBPF_MAX_STACK - 1, fp_step, &c, 0);
+	return s->ustack_len;
+}
+
+/* The stacks of a blocked task from outside, after the header and kernel
+ * stack (kn frames) are in place; sends it. */
+static __always_inline void send_blocked(struct pyebpf_sample *s, struct task_struct *task, __u32 kn)
+{
+	if (kn > PYEBPF_MAX_STACK)
+		kn = PYEBPF_MAX_STACK;
+	walk_tid = (__u32)task->pid;
+	walk_fsbase = BPF_CORE_READ(task, thread.fsbase);
+	if (!send_sample(s, finish_sample(s, task, kn, ustack_copy ? 0 : user_stack_fp(task, s, kn))))
+		count(PYEBPF_CNT_OFFCPU);
+}
+
+/* Weighed at its switch in but not sent yet (it has not returned from the
+ * syscall it waited in): its kernel stack is the one kept then. */
+static __always_inline void flush_pending(struct task_struct *task, struct off_task *t, struct pyebpf_sample *s)
+{
+	__u64 weight = __sync_lock_test_and_set(&t->pending, 0);
+
+	if (weight)
+		send_blocked(s, task,
+			     offcpu_sample(s, task, t, BPF_CORE_READ(task, cgroups, dfl_cgrp, kn, id), (__u32)weight));
+}
+
+SEC("iter.s/task")
+int flush_offcpu(struct bpf_iter__task *ctx)
+{
+	struct task_struct *task = ctx->task;
+	struct pyebpf_sample *s;
+	struct off_task *t;
+	__u64 since, until = offcpu_stop_ns;
+	__u32 weight;
+	long kbytes;
+
+	if (!task || !until || !task_wanted(task))
+		return 0;
+	s = sample_buf();
+	if (!s) {
+		count(PYEBPF_CNT_SCRATCH_ERR);
+		return 0;
+	}
+	t = bpf_task_storage_get(&off_tasks, task, 0, 0);
+	if (t) {
+		flush_pending(task, t, s);
+		since = __sync_lock_test_and_set(&t->since, 0);
+		if (!since)
+			return 0; /* on a CPU */
+		if (since < offcpu_start_ns)
+			since = offcpu_start_ns;
+		t->pending_flags = 0;
+	} else {
+		if (task->on_cpu) /* running since before the recording */
+			return 0;
+		t = bpf_task_storage_get(&off_tasks, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+		if (!t) {
+			count(PYEBPF_CNT_OFFCPU_STORAGE);
+			return 0;
+		}
+		since = first_since(task);
+		syscall_in_progress(task, &t->syscall, &t->wait_arg);
+		t->state = 0;
+		t->pending_flags = PYEBPF_OFFCPU_STATE_UNKNOWN;
+	}
+	weight = offcpu_weight(until > since ? until - since : 0, offcpu_freq, bpf_get_prandom_u32());
+	if (!weight)
+		return 0;
+	t->pending_since = since;
+	t->pending_until = until;
+	t->pending_arg = t->wait_arg;
+	t->pending_syscall = t->syscall;
+	t->pending_state = t->state;
+	t->pending_flags |= PYEBPF_OFFCPU_AT_STOP;
+	t->kstack_len = 0;
+	offcpu_sample(s, task, t, BPF_CORE_READ(task, cgroups, dfl_cgrp, kn, id), weight);
+	kbytes = kernel_stacks ? bpf_get_task_stack(task, s->stack, PYEBPF_MAX_STACK * 8, 0) : 0;
+	if (kbytes < 0) {
+		s->flags |= PYEBPF_SAMPLE_KSTACK_ERR;
+		count(PYEBPF_CNT_KSTACK_ERR);
+		kbytes = 0;
+	}
+	send_blocked(s, task, (__u32)kbytes / 8);
+	return 0;
+}
