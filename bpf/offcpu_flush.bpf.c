@@ -3,8 +3,9 @@
  * Nothing lost at stop (--mode wall/off-cpu): a thread still off the CPU
  * when recording stops (a server idle in epoll_wait, a function that never
  * returns) never switches back in, so the switch hook never counts it.
- * Userspace runs this task iterator once, after setting offcpu_stop_ns: it
- * counts each such thread up to the stop and reads its stacks from outside
+ * Userspace runs this task iterator after setting offcpu_stop_ns, twice: to
+ * name the processes it will read (flush_announce), then to count each such
+ * thread up to the stop and read its stacks from outside
  * (bpf_get_task_stack, a frame-pointer walk and the Python walk through
  * bpf_copy_from_user_task, hence sleepable), into a scratch slot of its own.
  */
@@ -86,6 +87,31 @@ static __always_inline void flush_pending(struct task_struct *task, struct off_t
 			     offcpu_sample(s, task, t, BPF_CORE_READ(task, cgroups, dfl_cgrp, kn, id), (__u32)weight));
 }
 
+/* Pass 1 of the flush: name the processes of blocked threads that were
+ * never registered, so that userspace can tell whether they are Python. */
+__u32 flush_announce;
+
+static __always_inline void announce(struct task_struct *task)
+{
+	__u32 pid = (__u32)task->tgid;
+	struct pyebpf_proc_event *e;
+
+	if (bpf_map_lookup_elem(&py_procs, &pid))
+		return;
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		count(PYEBPF_CNT_PROC_RB_FULL);
+		return;
+	}
+	e->h.type = PYEBPF_EVENT_BLOCKED;
+	e->h.pid = pid;
+	e->h.tid = (__u32)task->pid;
+	e->h.cpu = bpf_get_smp_processor_id();
+	e->h.ts_ns = bpf_ktime_get_ns();
+	BPF_CORE_READ_STR_INTO(&e->comm, task, comm);
+	bpf_ringbuf_submit(e, 0);
+}
+
 SEC("iter.s/task")
 int flush_offcpu(struct bpf_iter__task *ctx)
 {
@@ -98,12 +124,17 @@ int flush_offcpu(struct bpf_iter__task *ctx)
 
 	if (!task || !until || !task_wanted(task))
 		return 0;
+	t = bpf_task_storage_get(&off_tasks, task, 0, 0);
+	if (flush_announce) {
+		if (t ? t->since || t->pending : !task->on_cpu)
+			announce(task);
+		return 0;
+	}
 	s = sample_buf();
 	if (!s) {
 		count(PYEBPF_CNT_SCRATCH_ERR);
 		return 0;
 	}
-	t = bpf_task_storage_get(&off_tasks, task, 0, 0);
 	if (t) {
 		flush_pending(task, t, s);
 		since = __sync_lock_test_and_set(&t->since, 0);

@@ -21,6 +21,10 @@ enum pyebpf_event_type {
 	PYEBPF_EVENT_SAMPLE = 1,
 	PYEBPF_EVENT_EXEC = 2, /* a process replaced its image: drop its caches */
 	PYEBPF_EVENT_EXIT = 3, /* the last thread of a process exited */
+	/* --mode wall/off-cpu, at the stop: a process with a thread still off the
+	 * CPU that was never sampled. Userspace looks at it (is it Python?)
+	 * before the stop flush reads its stacks. A pyebpf_proc_event. */
+	PYEBPF_EVENT_BLOCKED = 4,
 };
 
 struct pyebpf_event_header {

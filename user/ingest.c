@@ -381,6 +381,12 @@ int ingest__event(void *ctx, void *data, size_t size)
 	case PYEBPF_EVENT_EXIT:
 		procs__exit(in->procs, h->pid, now_ns());
 		break;
+	case PYEBPF_EVENT_BLOCKED: { /* a process only off-CPU samples will name: is it Python? */
+		uint64_t now = now_ns();
+
+		python_of(in, h->pid, procs__get(in->procs, h->pid, now), now);
+		break;
+	}
 	default:
 		in->stats.bad++;
 	}

@@ -205,7 +205,9 @@ static void summary_of(struct recorder *r, uint64_t now, uint64_t *counters, str
 		.bpf_us = sampler__us_per_sample(r->sampler),
 		.counters = counters,
 		.ingest = r->ingest,
+		.off_cpu = r->opts.mode != MODE_CPU,
 	};
+	sampler__switch_stats(r->sampler, &s->switches, &s->switch_bpf_ns);
 }
 
 /* --rate-limit: halve the frequency when our CPU over the interval was above the limit. */

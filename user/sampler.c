@@ -322,26 +322,40 @@ static void close_perf(struct sampler *s)
 	s->nperf = 0;
 }
 
-/* Off-CPU time still running at the stop: the flush iterator counts it. */
-static void flush_offcpu(struct sampler *s)
+static int run_iter(struct bpf_program *p)
 {
-	struct bpf_link *link;
+	struct bpf_link *link = bpf_program__attach_iter(p, NULL);
+	int fd = link ? bpf_iter_create(bpf_link__fd(link)) : -1;
 	char buf[256];
-	int fd;
 
-	if (!s->off_cpu || !s->skel || !s->skel->bss || !s->skel->bss->offcpu_start_ns || s->skel->bss->offcpu_stop_ns)
-		return;
-	__atomic_store_n(&s->skel->bss->offcpu_stop_ns, now_ns(), __ATOMIC_RELEASE);
-	link = bpf_program__attach_iter(s->skel->progs.flush_offcpu, NULL);
-	fd = link ? bpf_iter_create(bpf_link__fd(link)) : -1;
-	if (fd < 0) {
-		err_msg("cannot count the off-CPU time still running at the stop: %s", strerror(errno));
-	} else {
+	if (fd >= 0) {
 		while (read(fd, buf, sizeof(buf)) > 0) /* the program runs as the iterator is read */
 			;
 		close(fd);
 	}
 	bpf_link__destroy(link);
+	return fd < 0 ? -1 : 0;
+}
+
+/*
+ * Off-CPU time still running at the stop: the flush iterator counts it.
+ * First it names the processes of blocked threads never sampled; the
+ * ring buffer is drained so that ingest registers the Python ones (through
+ * sampler__python), whose Python stacks the second pass can then read.
+ */
+static void flush_offcpu(struct sampler *s)
+{
+	if (!s->off_cpu || !s->skel || !s->skel->bss || !s->skel->bss->offcpu_start_ns || s->skel->bss->offcpu_stop_ns)
+		return;
+	__atomic_store_n(&s->skel->bss->offcpu_stop_ns, now_ns(), __ATOMIC_RELEASE);
+	s->skel->bss->flush_announce = 1;
+	if (run_iter(s->skel->progs.flush_offcpu) == 0) {
+		sampler__drain(s);
+		s->skel->bss->flush_announce = 0;
+		if (run_iter(s->skel->progs.flush_offcpu) == 0)
+			return;
+	}
+	err_msg("cannot count the off-CPU time still running at the stop: %s", strerror(errno));
 }
 
 void sampler__stop(struct sampler *s)

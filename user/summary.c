@@ -50,8 +50,17 @@ void summary_print(FILE *f, const struct record_summary *s)
 	if (s->bpf_us >= 0)
 		fprintf(f, ", BPF %.2f us per sample", s->bpf_us);
 	fputc('\n', f);
+	if (s->off_cpu) {
+		fprintf(f, "pyebpf: off-CPU: %llu samples standing for %.1f s of waiting",
+			(unsigned long long)s->counters[PYEBPF_CNT_OFFCPU],
+			s->freq ? (double)st->offcpu_ticks / (double)s->freq : 0.0);
+		if (s->switches)
+			fprintf(f, "; %llu context switches, BPF %.0f ns each", (unsigned long long)s->switches,
+				(double)s->switch_bpf_ns / (double)s->switches);
+		fputc('\n', f);
+	}
 	for (int i = 1; i < PYEBPF_CNT__COUNT; i++)
-		if (s->counters[i])
+		if (s->counters[i] && i != PYEBPF_CNT_OFFCPU)
 			fprintf(f, "pyebpf: %s: %llu\n", counter_name((enum pyebpf_counter)i),
 				(unsigned long long)s->counters[i]);
 	if (st->filtered)

@@ -20,6 +20,9 @@ struct record_summary {
 	double cpu_seconds;       /* pyebpf's own CPU while recording */
 	double bpf_us;            /* the sample program's time per sample; < 0: unknown */
 	const uint64_t *counters; /* [PYEBPF_CNT__COUNT] */
+	bool off_cpu;             /* --mode wall/off-cpu */
+	uint64_t switches;        /* context switches the off-CPU hooks saw */
+	uint64_t switch_bpf_ns;   /* their BPF time, syscall exits included */
 	const struct ingest *ingest;
 };
 

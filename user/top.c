@@ -39,6 +39,24 @@ static int cmp_row(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
+/* Which frame gets the self time: the leaf, or for time off the CPU the
+ * function that waited (the reason and kernel frames are below it). */
+static uint32_t self_frame(const struct profile *p, const struct profile_entry *e)
+{
+	uint32_t i = e->nframes - 1;
+
+	if (!e->labels.offcpu)
+		return i;
+	while (i > 0) {
+		uint32_t kind = profile__frame_at(p, e->frames[i])->kind;
+
+		if (kind != FRAME_MARK && kind != FRAME_KERNEL)
+			break;
+		i--;
+	}
+	return i;
+}
+
 struct top_row *top__rows(const struct profile *p, size_t *n)
 {
 	size_t nframes = profile__nframes(p), cap = 0, pos = 0;
@@ -66,10 +84,12 @@ struct top_row *top__rows(const struct profile *p, size_t *n)
 	}
 	seen = xcalloc(*n + 1, sizeof(*seen));
 	while (profile__next(p, &pos, &e)) {
+		uint32_t why = e.labels.offcpu < OFFCPU__COUNT ? e.labels.offcpu : OFFCPU_OTHER;
+
 		entry++;
 		if (!e.nframes || !rows) /* rows: every frame has one, once there is a frame */
 			continue;
-		rows[func_of[e.frames[e.nframes - 1]] - 1].self += e.count;
+		rows[func_of[e.frames[self_frame(p, &e)]] - 1].self += e.count;
 		for (uint32_t i = 0; i < e.nframes; i++) {
 			uint32_t r = func_of[e.frames[i]] - 1;
 
@@ -77,6 +97,7 @@ struct top_row *top__rows(const struct profile *p, size_t *n)
 				continue;
 			seen[r] = entry;
 			rows[r].total += e.count;
+			rows[r].by_reason[why] += e.count;
 		}
 	}
 	if (*n)
@@ -94,6 +115,32 @@ void top__free(struct top_row *rows, size_t n)
 	free(rows);
 }
 
+/* Wall time: seconds on the CPU and off it for each reason seen, side by side. */
+static void print_wall(const struct profile *p, const struct top_row *rows, size_t n, size_t limit, FILE *out)
+{
+	double period_s = (double)profile__meta_of(p)->period_ns / 1e9;
+	uint64_t total = profile__total(p), seen[OFFCPU__COUNT] = { 0 };
+	static char name[4 * 4096 + 1];
+
+	for (size_t i = 0; i < n; i++)
+		for (int r = 0; r < OFFCPU__COUNT; r++)
+			seen[r] += rows[i].by_reason[r];
+	fprintf(out, "%7s %7s %9s %9s %9s", "SELF%", "TOTAL%", "SELF(s)", "WALL(s)", "CPU(s)");
+	for (int r = OFFCPU_RUNQUEUE; r < OFFCPU__COUNT; r++)
+		if (seen[r])
+			fprintf(out, " %9s", offcpu_reason_name((enum offcpu_reason)r));
+	fprintf(out, "  FUNCTION\n");
+	for (size_t i = 0; i < n && i < limit; i++) {
+		fprintf(out, "%6.1f%% %6.1f%% %9.3f %9.3f %9.3f", total ? 100.0 * rows[i].self / total : 0.0,
+			total ? 100.0 * rows[i].total / total : 0.0, rows[i].self * period_s,
+			rows[i].total * period_s, rows[i].by_reason[OFFCPU_NONE] * period_s);
+		for (int r = OFFCPU_RUNQUEUE; r < OFFCPU__COUNT; r++)
+			if (seen[r])
+				fprintf(out, " %9.3f", rows[i].by_reason[r] * period_s);
+		fprintf(out, "  %s\n", text_escape(rows[i].name, name, sizeof(name)));
+	}
+}
+
 int top__print(const struct profile *p, size_t limit, FILE *out)
 {
 	size_t n;
@@ -102,12 +149,17 @@ int top__print(const struct profile *p, size_t limit, FILE *out)
 
 	static char name[4 * 4096 + 1];
 
+	if (profile__meta_of(p)->wall) {
+		print_wall(p, rows, n, limit, out);
+		goto more;
+	}
 	fprintf(out, "%7s %7s %9s %9s  %s\n", "SELF%", "TOTAL%", "SELF", "TOTAL", "FUNCTION");
 	/* Names come from the profiled processes: no control character reaches the terminal. */
 	for (size_t i = 0; i < n && i < limit; i++)
 		fprintf(out, "%6.1f%% %6.1f%% %9" PRIu64 " %9" PRIu64 "  %s\n",
 			total ? 100.0 * rows[i].self / total : 0.0, total ? 100.0 * rows[i].total / total : 0.0,
 			rows[i].self, rows[i].total, text_escape(rows[i].name, name, sizeof(name)));
+more:
 	if (n > limit)
 		fprintf(out, "(%zu more functions; --top N shows more)\n", n - limit);
 	top__free(rows, n);

@@ -3,6 +3,9 @@
  * The top-N table of `pyebpf report`: functions by self samples (the
  * function was the leaf) and total samples (anywhere in the stack, counted
  * once per sample). A Python function is one row whatever its lines.
+ * A wall-clock recording (--mode wall/off-cpu) splits each function's total
+ * into time on the CPU and off it by reason; the self time of an off-CPU
+ * sample is the waiting function's, not the kernel's or the reason frame's.
  */
 #ifndef PYEBPF_TOP_H
 #define PYEBPF_TOP_H
@@ -13,9 +16,12 @@
 
 #include "profile.h"
 
+#include "offcpu.h"
+
 struct top_row {
 	char *name;
 	uint64_t self, total;
+	uint64_t by_reason[OFFCPU__COUNT]; /* total split: [OFFCPU_NONE] on the CPU, else off it by reason */
 };
 
 /* All functions, sorted by self, then total, then name; free with top__free(). */

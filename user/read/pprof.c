@@ -9,6 +9,7 @@
 
 #include "../gzip.h"
 #include "../hashmap.h"
+#include "../offcpu.h"
 #include "../util.h"
 #include "profile.pb-c.h"
 
@@ -268,6 +269,8 @@ static void read_samples(struct reader *r, int vi, bool by_period)
 				l.cgroup_path = profile__str(r->p, sv);
 			else if (!strcmp(key, "container"))
 				l.container = profile__str(r->p, sv);
+			else if (!strcmp(key, "off_cpu_reason"))
+				l.offcpu = offcpu_reason_parse(sv);
 			else if (!strcmp(key, "ns_pid"))
 				l.ns_pid = (uint32_t)num;
 			else if (!strcmp(key, "time") && num >= 0)
@@ -313,6 +316,12 @@ static struct profile *convert(const Profile *pp, char *why, size_t whylen)
 	m->start_epoch_ns = pp->time_nanos;
 	m->duration_ns = pp->duration_nanos;
 	vi = count_index(&r, &by_period);
+	for (size_t i = 0; i < pp->n_sample_type && !r.failed; i++) {
+		const char *type = str(&r, pp->sample_type[i]->type);
+
+		if (type && !strcmp(type, "wall"))
+			m->wall = 1;
+	}
 	r.funcs = index_ids(&r, "function", pp->n_function, func_id_at);
 	r.maps = index_ids(&r, "mapping", pp->n_mapping, map_id_at);
 	r.locs = index_ids(&r, "location", pp->n_location, loc_id_at);

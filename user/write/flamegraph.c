@@ -127,8 +127,11 @@ static void colour(const struct tree *t, const struct node *n, char *buf, size_t
 	case FRAME_NATIVE: /* the classic warm palette */
 		snprintf(buf, size, "rgb(%u,%u,%u)", 205 + v1 * 50 / 1000, v2 * 230 / 1000, 55 * v1 / 1000);
 		break;
-	default: /* marks */
-		snprintf(buf, size, "rgb(160,160,160)");
+	default: /* marks; time off the CPU in the cool colours of off-CPU flame graphs */
+		if (!strncmp(n->name, "[off-cpu:", 9))
+			snprintf(buf, size, "rgb(%u,%u,%u)", 150 + v1 * 40 / 1000, 120 + v2 * 30 / 1000, 235 + v1 % 20);
+		else
+			snprintf(buf, size, "rgb(160,160,160)");
 	}
 }
 
@@ -283,8 +286,12 @@ int flamegraph__write(const struct profile *p, const struct flamegraph_opts *o, 
 	} legend[] = { { "Python", "rgb(120,165,245)" },
 		       { "native", "rgb(230,115,27)" },
 		       { "kernel", "rgb(85,220,160)" },
-		       { "process / thread", "rgb(205,205,215)" } };
-	for (size_t i = 0; i < sizeof(legend) / sizeof(legend[0]); i++)
+		       { "process / thread", "rgb(205,205,215)" },
+		       { "off-CPU: why it waited", "rgb(170,135,245)" } };
+	/* The off-CPU swatch only where there can be such time. */
+	size_t nlegend = sizeof(legend) / sizeof(legend[0]) - !profile__meta_of(p)->wall;
+
+	for (size_t i = 0; i < nlegend; i++)
 		fprintf(out,
 			"<rect x=\"%zu\" y=\"34\" width=\"12\" height=\"12\" fill=\"%s\"/>"
 			"<text x=\"%zu\" y=\"44\">%s</text>\n",

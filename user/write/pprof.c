@@ -9,6 +9,7 @@
 #include "../frame_format.h"
 #include "../gzip.h"
 #include "../hashmap.h"
+#include "../offcpu.h"
 #include "../strtab.h"
 #include "../util.h"
 #include "profile.pb-c.h"
@@ -144,7 +145,7 @@ static ValueType *value_type(struct builder *b, const char *type, const char *un
 }
 
 /* The labels every sample of an entry shares. */
-#define ENTRY_LABELS 10
+#define ENTRY_LABELS 11
 
 struct entry_out {
 	uint64_t *location_ids; /* leaf first */
@@ -175,6 +176,8 @@ static void entry_out(struct builder *b, const struct profile_entry *e, struct e
 		o->labels[o->nlabels++] = label(b, "container", profile__str_at(p, e->labels.container), 0);
 	if (e->labels.ns_pid && e->labels.ns_pid != e->labels.pid)
 		o->labels[o->nlabels++] = label(b, "ns_pid", NULL, e->labels.ns_pid);
+	if (e->labels.offcpu)
+		o->labels[o->nlabels++] = label(b, "off_cpu_reason", offcpu_reason_name(e->labels.offcpu), 0);
 }
 
 /* The samples: one per add, sharing their entry's locations and labels. */
@@ -200,7 +203,7 @@ static void samples_build(struct builder *b, const struct profile_meta *m, struc
 	so->ptrs = xcalloc(so->nev + 1, sizeof(*so->ptrs));
 	so->times = xcalloc(so->nev + 1, sizeof(*so->times));
 	so->labels = xcalloc((so->nev + 1) * (ENTRY_LABELS + 1), sizeof(*so->labels));
-	so->values = xcalloc((so->nev + 1) * 2, sizeof(*so->values));
+	so->values = xcalloc((so->nev + 1) * 3, sizeof(*so->values));
 	for (uint32_t i = 0; i < so->nentries; i++) {
 		profile__entry(b->p, i, &e);
 		entry_out(b, &e, &so->eo[i]);
@@ -214,10 +217,12 @@ static void samples_build(struct builder *b, const struct profile_meta *m, struc
 		perftools__profiles__sample__init(s);
 		s->n_location_id = e.nframes;
 		s->location_id = o->location_ids;
-		s->n_value = 2;
-		s->value = &so->values[i * 2];
+		/* samples, cpu time (none off the CPU) and, recording wall time, wall time */
+		s->n_value = m->wall ? 3 : 2;
+		s->value = &so->values[i * 3];
 		s->value[0] = ev[i].count;
-		s->value[1] = (int64_t)(ev[i].count * m->period_ns);
+		s->value[1] = e.labels.offcpu ? 0 : (int64_t)(ev[i].count * m->period_ns);
+		s->value[2] = (int64_t)(ev[i].count * m->period_ns);
 		memcpy(l, o->labels, o->nlabels * sizeof(*l));
 		s->label = l;
 		s->n_label = o->nlabels;
@@ -253,11 +258,15 @@ static void header_build(struct builder *b, const struct profile_meta *m, Profil
 	size_t ncomments;
 	const char *const *comments = profile__comments(b->p, &ncomments);
 
-	prof->n_sample_type = 2;
-	prof->sample_type = xcalloc(2, sizeof(*prof->sample_type));
+	/* The last type is what viewers show first: wall time when it was
+	 * recorded (Pyroscope also tells a wall profile by it). */
+	prof->n_sample_type = m->wall ? 3 : 2;
+	prof->sample_type = xcalloc(3, sizeof(*prof->sample_type));
 	prof->sample_type[0] = value_type(b, "samples", "count");
 	prof->sample_type[1] = value_type(b, "cpu", "nanoseconds");
-	prof->period_type = value_type(b, "cpu", "nanoseconds");
+	if (m->wall)
+		prof->sample_type[2] = value_type(b, "wall", "nanoseconds");
+	prof->period_type = value_type(b, m->wall ? "wall" : "cpu", "nanoseconds");
 	prof->period = (int64_t)m->period_ns;
 	prof->time_nanos = m->start_epoch_ns;
 	prof->duration_nanos = m->duration_ns;

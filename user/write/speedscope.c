@@ -45,33 +45,64 @@ static uint32_t thread_name(const struct hashmap *names, const struct profile_en
 	return v ? (uint32_t)*v : e->labels.thread;
 }
 
+/* One add of the profile, with its time: a thread's samples go in time order. */
+struct timed_entry {
+	struct profile_entry e; /* e.count: this add's */
+	uint64_t time_ns;       /* PROFILE_NO_TIME sorts last */
+	size_t event;           /* ties keep their order */
+	uint32_t entry;
+};
+
 static int cmp_thread(const void *a, const void *b)
 {
-	const struct profile_entry *x = a, *y = b;
+	const struct timed_entry *x = a, *y = b;
 
-	if (x->labels.pid != y->labels.pid)
-		return x->labels.pid < y->labels.pid ? -1 : 1;
-	if (x->labels.tid != y->labels.tid)
-		return x->labels.tid < y->labels.tid ? -1 : 1;
-	return x->labels.thread < y->labels.thread ? -1 : x->labels.thread > y->labels.thread;
+	if (x->e.labels.pid != y->e.labels.pid)
+		return x->e.labels.pid < y->e.labels.pid ? -1 : 1;
+	if (x->e.labels.tid != y->e.labels.tid)
+		return x->e.labels.tid < y->e.labels.tid ? -1 : 1;
+	if (x->time_ns != y->time_ns)
+		return x->time_ns < y->time_ns ? -1 : 1;
+	return x->event < y->event ? -1 : x->event > y->event;
+}
+
+/* The adds in (pid, tid, time) order, consecutive ones of the same entry as one. */
+static struct timed_entry *timed_entries(const struct profile *p, size_t *n)
+{
+	size_t nev, m = 0;
+	const struct profile_event *ev = profile__events(p, &nev);
+	struct timed_entry *v = xcalloc(nev + 1, sizeof(*v));
+
+	for (size_t i = 0; i < nev; i++) {
+		profile__entry(p, ev[i].entry, &v[i].e);
+		v[i].e.count = ev[i].count;
+		v[i].time_ns = ev[i].time_ns;
+		v[i].event = i;
+		v[i].entry = ev[i].entry;
+	}
+	if (nev)
+		qsort(v, nev, sizeof(*v), cmp_thread);
+	for (size_t i = 0; i < nev; i++) {
+		if (m && v[m - 1].entry == v[i].entry) {
+			v[m - 1].e.count += v[i].e.count;
+			continue;
+		}
+		v[m++] = v[i];
+	}
+	*n = m;
+	return v;
 }
 
 int speedscope__write(const struct profile *p, FILE *out)
 {
 	uint64_t period_ns = profile__meta_of(p)->period_ns;
-	size_t n = 0, cap = 0, pos = 0, nframes = profile__nframes(p);
-	struct profile_entry *v = NULL, e;
+	size_t n = 0, nframes = profile__nframes(p);
+	struct timed_entry *v = timed_entries(p, &n);
 	int64_t *index = xmalloc((nframes + 1) * sizeof(*index)); /* frame id → shared index */
 	char name[4096];
 	int64_t next = 0;
 	struct hashmap *names = latest_thread_names(p);
 
-	while (profile__next(p, &pos, &e)) {
-		xgrow(&v, &cap, n + 1, sizeof(*v));
-		v[n++] = e;
-	}
-	if (n)
-		qsort(v, n, sizeof(*v), cmp_thread);
 	for (size_t i = 0; i <= nframes; i++)
 		index[i] = -1;
 
@@ -80,8 +111,8 @@ int speedscope__write(const struct profile *p, FILE *out)
 	      out);
 	/* Shared frames, in order of first use. */
 	for (size_t i = 0; i < n; i++)
-		for (uint32_t k = 0; k < v[i].nframes; k++) {
-			uint32_t id = v[i].frames[k];
+		for (uint32_t k = 0; k < v[i].e.nframes; k++) {
+			uint32_t id = v[i].e.frames[k];
 			const struct frame *f = profile__frame_at(p, id);
 
 			if (index[id] >= 0)
@@ -101,28 +132,29 @@ int speedscope__write(const struct profile *p, FILE *out)
 			fputc('}', out);
 		}
 	fputs("]},\"profiles\":[", out);
-	/* One sampled profile per thread. */
+	/* One sampled profile per thread, in time order: speedscope's "Time Order"
+	 * view is the thread's timeline (with --mode wall, off-CPU time too). */
 	for (size_t i = 0; i < n;) {
 		size_t end = i;
 		uint64_t total = 0;
 
-		while (end < n && v[end].labels.pid == v[i].labels.pid && v[end].labels.tid == v[i].labels.tid)
-			total += v[end++].count * period_ns;
+		while (end < n && v[end].e.labels.pid == v[i].e.labels.pid && v[end].e.labels.tid == v[i].e.labels.tid)
+			total += v[end++].e.count * period_ns;
 		fputs(i ? ",{\"type\":\"sampled\",\"name\":" : "{\"type\":\"sampled\",\"name\":", out);
-		snprintf(name, sizeof(name), "%s pid %u: %s (tid %u)", profile__str_at(p, v[i].labels.comm),
-			 v[i].labels.pid, profile__str_at(p, thread_name(names, &v[i])), v[i].labels.tid);
+		snprintf(name, sizeof(name), "%s pid %u: %s (tid %u)", profile__str_at(p, v[i].e.labels.comm),
+			 v[i].e.labels.pid, profile__str_at(p, thread_name(names, &v[i].e)), v[i].e.labels.tid);
 		json_str(out, name);
 		fprintf(out, ",\"unit\":\"nanoseconds\",\"startValue\":0,\"endValue\":%" PRIu64 ",\"samples\":[",
 			total);
 		for (size_t k = i; k < end; k++) {
 			fputs(k > i ? ",[" : "[", out);
-			for (uint32_t j = 0; j < v[k].nframes; j++) /* root first */
-				fprintf(out, j ? ",%" PRId64 : "%" PRId64, index[v[k].frames[j]]);
+			for (uint32_t j = 0; j < v[k].e.nframes; j++) /* root first */
+				fprintf(out, j ? ",%" PRId64 : "%" PRId64, index[v[k].e.frames[j]]);
 			fputc(']', out);
 		}
 		fputs("],\"weights\":[", out);
 		for (size_t k = i; k < end; k++)
-			fprintf(out, k > i ? ",%" PRIu64 : "%" PRIu64, v[k].count * period_ns);
+			fprintf(out, k > i ? ",%" PRIu64 : "%" PRIu64, v[k].e.count * period_ns);
 		fputs("]}", out);
 		i = end;
 	}

@@ -27,6 +27,7 @@ static FILE *next_event(struct tout *o)
 struct timed {
 	uint32_t pid, tid;
 	uint64_t time_ns;
+	uint64_t end_ns; /* on the CPU: one period on; off it (--mode wall): the interval's end */
 	size_t event; /* index in the profile's events: ties keep their order */
 	uint32_t entry;
 };
@@ -44,7 +45,7 @@ static int cmp_timed(const void *a, const void *b)
 	return x->event < y->event ? -1 : x->event > y->event;
 }
 
-static const char *category(const struct frame *f)
+static const char *category(const struct profile *p, const struct frame *f)
 {
 	switch (f->kind) {
 	case FRAME_PYTHON:
@@ -54,7 +55,7 @@ static const char *category(const struct frame *f)
 	case FRAME_NATIVE:
 		return "native";
 	default:
-		return "mark";
+		return strncmp(profile__str_at(p, f->name), "[off-cpu:", 9) ? "mark" : "off-cpu";
 	}
 }
 
@@ -68,7 +69,7 @@ static void slice_edge(struct tout *o, char ph, const struct profile *p, uint32_
 
 	frame__format(p, f, name, sizeof(name));
 	fprintf(out, "{\"ph\":\"%c\",\"pid\":%u,\"tid\":%u,\"ts\":%" PRIu64 ".%03u,\"cat\":\"%s\",\"name\":", ph, pid,
-		tid, ns / 1000, (unsigned)(ns % 1000), category(f));
+		tid, ns / 1000, (unsigned)(ns % 1000), category(p, f));
 	json_str(out, name);
 	fputc('}', out);
 }
@@ -98,18 +99,22 @@ static uint32_t latest_name(const struct profile *p, const struct timed *v, size
 /* Shorter gaps between samples than this (and than two periods) are not shown. */
 #define TRACE_MIN_GAP_NS (20 * 1000000ULL)
 
-/* One thread's samples v[from, to) as B/E slices. */
+/*
+ * One thread's samples v[from, to) as B/E slices. A wall-clock recording
+ * (--mode wall) makes it the thread's whole timeline: its off-CPU samples
+ * span their intervals, their stacks ending in the reason.
+ */
 static void thread_slices(struct tout *out, const struct profile *p, const struct timed *v, size_t from, size_t to,
 			  uint64_t period)
 {
 	uint32_t pid = v[from].pid, tid = v[from].tid, nopen = 0;
 	const uint32_t *open = NULL; /* frames of the open slices, root first */
-	uint64_t last = 0, gap = 2 * period > TRACE_MIN_GAP_NS ? 2 * period : TRACE_MIN_GAP_NS;
+	uint64_t last_end = 0, gap = 2 * period > TRACE_MIN_GAP_NS ? 2 * period : TRACE_MIN_GAP_NS;
 
 	for (size_t i = from; i <= to; i++) {
 		struct profile_entry e = { 0 };
 		uint32_t common = 0;
-		uint64_t t = i < to ? v[i].time_ns : last + period;
+		uint64_t t = i < to ? v[i].time_ns : last_end;
 
 		if (i < to)
 			profile__entry(p, v[i].entry, &e);
@@ -117,11 +122,13 @@ static void thread_slices(struct tout *out, const struct profile *p, const struc
 		 * (preemption, timer jitter on a busy host) does not split the
 		 * slices the samples around it share: the file grows with changes
 		 * of stack, not with samples times depth. */
-		if (i < to && nopen && t > last + gap) {
+		if (i < to && nopen && t > last_end + gap) {
 			for (uint32_t k = nopen; k-- > 0;)
-				slice_edge(out, 'E', p, open[k], pid, tid, last + period);
+				slice_edge(out, 'E', p, open[k], pid, tid, last_end);
 			nopen = 0;
 		}
+		if (t < last_end && nopen) /* a sample inside the last one's interval: end that there */
+			t = last_end;
 		while (common < nopen && common < e.nframes && open[common] == e.frames[common])
 			common++;
 		for (uint32_t k = nopen; k-- > common;)
@@ -130,7 +137,8 @@ static void thread_slices(struct tout *out, const struct profile *p, const struc
 			slice_edge(out, 'B', p, e.frames[k], pid, tid, t);
 		open = e.frames;
 		nopen = e.nframes;
-		last = t;
+		if (i < to)
+			last_end = v[i].end_ns > t ? v[i].end_ns : t + period;
 	}
 }
 
@@ -153,6 +161,7 @@ int trace__write(const struct profile *p, FILE *out)
 		v[n++] = (struct timed){ .pid = e.labels.pid,
 					 .tid = e.labels.tid,
 					 .time_ns = ev[i].time_ns,
+					 .end_ns = ev[i].time_ns + (e.labels.offcpu ? ev[i].count : 1) * period,
 					 .event = i,
 					 .entry = ev[i].entry };
 	}
