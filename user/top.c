@@ -43,18 +43,19 @@ static int cmp_row(const void *a, const void *b)
  * function that waited (the reason and kernel frames are below it). */
 static uint32_t self_frame(const struct profile *p, const struct profile_entry *e)
 {
-	uint32_t i = e->nframes - 1;
+	uint32_t leaf = e->nframes - 1, last_kernel = leaf;
 
 	if (!e->labels.offcpu)
-		return i;
-	while (i > 0) {
+		return leaf;
+	for (uint32_t i = leaf + 1; i-- > 0;) {
 		uint32_t kind = profile__frame_at(p, e->frames[i])->kind;
 
-		if (kind != FRAME_MARK && kind != FRAME_KERNEL)
-			break;
-		i--;
+		if (kind == FRAME_KERNEL && last_kernel == leaf)
+			last_kernel = i;
+		else if (kind != FRAME_MARK && kind != FRAME_KERNEL)
+			return i;
 	}
-	return i;
+	return last_kernel; /* no user frame: where in the kernel it waited */
 }
 
 struct top_row *top__rows(const struct profile *p, size_t *n)
