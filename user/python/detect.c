@@ -22,6 +22,12 @@ enum {
 	SYM_CODE_TYPE,
 	SYM_INTERP_HEAD,
 	SYM_TSTATE_CURRENT,
+	/* 3.6 keeps its GIL in statics (ceval_gil.h): a futex wait on one of
+	 * them is a wait for the GIL (user/offcpu.c). */
+	SYM_GIL_COND,
+	SYM_GIL_MUTEX,
+	SYM_SWITCH_COND,
+	SYM_SWITCH_MUTEX,
 	NSYMS
 };
 static const char *const sym_names[NSYMS] = {
@@ -30,6 +36,10 @@ static const char *const sym_names[NSYMS] = {
 	[SYM_CODE_TYPE] = "PyCode_Type",
 	[SYM_INTERP_HEAD] = "interp_head",
 	[SYM_TSTATE_CURRENT] = "_PyThreadState_Current",
+	[SYM_GIL_COND] = "gil_cond",
+	[SYM_GIL_MUTEX] = "gil_mutex",
+	[SYM_SWITCH_COND] = "switch_cond",
+	[SYM_SWITCH_MUTEX] = "switch_mutex",
 };
 
 /* What one file holds, cached by (device, inode). */
@@ -123,6 +133,27 @@ static enum py_detect_result unsupported(char *why, size_t whylen, const char *f
 	return PY_UNSUPPORTED;
 }
 
+/* 3.6: the span of its static GIL variables (condition variables 48 bytes,
+ * mutexes 40), when the symbol table names all four. */
+static void static_gil(const uint64_t *addr, struct py_interp *out)
+{
+	static const int syms[] = { SYM_GIL_COND, SYM_GIL_MUTEX, SYM_SWITCH_COND, SYM_SWITCH_MUTEX };
+	uint64_t lo = UINT64_MAX, hi = 0;
+
+	out->static_gil_lo = out->static_gil_hi = 0;
+	for (size_t i = 0; i < sizeof(syms) / sizeof(syms[0]); i++) {
+		if (!addr[syms[i]])
+			return;
+		lo = addr[syms[i]] < lo ? addr[syms[i]] : lo;
+		hi = addr[syms[i]] + 48 > hi ? addr[syms[i]] + 48 : hi;
+	}
+	if (hi - lo <= 4096) { /* neighbours in .bss, or not what we think */
+		out->static_gil_lo = lo;
+		out->static_gil_hi = hi;
+	}
+}
+
+
 static enum py_detect_result describe(pid_t pid, const struct file_info *fi, uint64_t bias, struct py_interp *out,
 				      char *why, size_t whylen)
 {
@@ -191,6 +222,7 @@ static enum py_detect_result describe(pid_t pid, const struct file_info *fi, uin
 		if (!out->gil_addr)
 			out->layout.bpf.gil_kind = PYEBPF_GIL_NONE;
 	}
+	static_gil(addr, out);
 	return PY_SUPPORTED;
 }
 

@@ -22,6 +22,8 @@ struct py_interp {
 	uint64_t interp_head_addr; /* where the pointer to the first interpreter is */
 	uint64_t gil_addr;         /* GIL_TSTATE_CURRENT: the current-tstate pointer */
 	uint64_t code_type;        /* &PyCode_Type: code objects are checked against it */
+	uint64_t static_gil_lo;    /* 3.6: [lo, hi) holds its static GIL mutexes and conditions; else 0 */
+	uint64_t static_gil_hi;
 	char path[512];            /* the file that holds the interpreter */
 };
 

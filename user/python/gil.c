@@ -15,11 +15,15 @@ int py_gil_range(pid_t pid, const struct py_interp *in, struct gil_range *out)
 	const struct pyebpf_py_offsets *o = &in->layout.bpf;
 	uint64_t interp, gil;
 
+	if (in->static_gil_hi) { /* 3.6, from its symbol table */
+		out->lo = in->static_gil_lo;
+		out->hi = in->static_gil_hi;
+		return 0;
+	}
 	switch (o->gil_kind) {
 	case PYEBPF_GIL_TSTATE_CURRENT:
 		/* 3.7-3.11: _PyRuntime.ceval ends with the GIL, and gilstate,
-		 * whose second field is tstate_current, follows it. 3.6 keeps
-		 * its GIL in statics elsewhere. */
+		 * whose second field is tstate_current, follows it. */
 		if (!in->runtime || in->major != 3 || in->minor < 7 || in->gil_addr < in->runtime + 8 + GIL_STRUCT_SIZE)
 			return -1;
 		out->hi = in->gil_addr - 8;

@@ -11,7 +11,7 @@
 #include "../offcpu.h"
 #include "detect.h"
 
-/* 0 and *out set, or -1: not known for this version (2.7, 3.6) or unreadable. */
+/* 0 and *out set, or -1: not known (2.7; 3.6 without a symbol table) or unreadable. */
 int py_gil_range(pid_t pid, const struct py_interp *in, struct gil_range *out);
 
 #endif
