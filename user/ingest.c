@@ -287,10 +287,13 @@ static enum offcpu_reason offcpu_reason_of(struct ingest *in, const struct sampl
 
 	if (r != OFFCPU_LOCK || !v->regs)
 		return r;
-	for (uint32_t i = 0; i < n; i++) {
+	for (uint32_t i = 0; i < n; i++) { /* root first: frames[i - 1] called frames[i] */
 		const struct frame *f = profile__frame_at(in->prof, frames[i]);
+		const struct frame *caller = i ? profile__frame_at(in->prof, frames[i - 1]) : NULL;
 
-		if (f->kind == FRAME_NATIVE && offcpu_gil_function(profile__str_at(in->prof, f->name)))
+		if (f->kind == FRAME_NATIVE &&
+		    offcpu_gil_call(caller ? profile__str_at(in->prof, caller->name) : "",
+				    caller && caller->kind == FRAME_PYTHON, profile__str_at(in->prof, f->name)))
 			return OFFCPU_GIL;
 	}
 	return r;

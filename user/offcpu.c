@@ -122,15 +122,26 @@ enum offcpu_reason offcpu_classify(const struct pyebpf_offcpu *o, const struct g
 	return of_syscall(o->syscall, o->wait_arg, gil);
 }
 
-bool offcpu_gil_function(const char *name)
+static bool one_of(const char *name, const char *const *v, size_t n)
 {
-	static const char *const gil[] = { "take_gil", "PyEval_RestoreThread", "PyEval_AcquireThread",
-					   "PyEval_AcquireLock", "_PyEval_AcquireLock" };
-
-	for (size_t i = 0; i < sizeof(gil) / sizeof(gil[0]); i++)
-		if (!strcmp(name, gil[i]))
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(name, v[i]))
 			return true;
 	return false;
+}
+
+bool offcpu_gil_call(const char *caller, bool caller_python, const char *callee)
+{
+	static const char *const takers[] = { "take_gil", "PyEval_RestoreThread", "PyEval_AcquireThread",
+					      "PyEval_AcquireLock", "_PyEval_AcquireLock" };
+	static const char *const evals[] = { "PyEval_EvalFrameEx", "_PyEval_EvalFrameDefault", "PyEval_RestoreThread",
+					     "PyEval_AcquireThread", "PyEval_AcquireLock" };
+
+	if (one_of(callee, takers, sizeof(takers) / sizeof(takers[0])))
+		return true;
+	if (strcmp(callee, "PyThread_acquire_lock") && strcmp(callee, "PyThread_acquire_lock_timed"))
+		return false;
+	return caller_python || one_of(caller, evals, sizeof(evals) / sizeof(evals[0]));
 }
 
 bool offcpu_scheduler_function(const char *name)

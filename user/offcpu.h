@@ -30,9 +30,15 @@ struct gil_range {
 };
 
 enum offcpu_reason offcpu_classify(const struct pyebpf_offcpu *o, const struct gil_range *gil);
-/* A native function that is only on a stack while taking the GIL (take_gil,
- * PyEval_RestoreThread...): with --native it turns a lock wait into a GIL wait. */
-bool offcpu_gil_function(const char *name);
+/*
+ * With --native: does a call from `caller` (a Python frame when
+ * caller_python) to `callee` show a thread taking the GIL? take_gil and
+ * PyEval_RestoreThread do (3.x); so does 2.7's PyThread_acquire_lock called
+ * by the evaluation loop itself (a Python frame once merged) or by
+ * PyEval_RestoreThread, never by a lock object's acquire. It turns a lock
+ * wait into a GIL wait.
+ */
+bool offcpu_gil_call(const char *caller, bool caller_python, const char *callee);
 /* A kernel function of the scheduler itself, dropped from the leaf of off-CPU stacks. */
 bool offcpu_scheduler_function(const char *name);
 

@@ -144,6 +144,40 @@ Test(wall, two_spinning_threads_wait_for_the_gil_half_the_time)
 	}
 }
 
+/* 2.7's GIL has no address we know; the native stack shows the evaluation
+ * loop taking it (PyThread_acquire_lock called from Python code). */
+Test(wall, native_stacks_tell_the_gil_of_python_2_7)
+{
+	const char *opts[] = { "--mode", "wall", "--threads", "--native", NULL }, *args[] = { "gil", "2", NULL };
+	int tried = 0;
+
+	for (int i = 0; i < npys; i++) {
+		struct folded f;
+		struct run_result r;
+
+		if (pys[i].major != 2)
+			continue;
+		tried++;
+		record_script(opts, pys[i].path, script, args, 90, &f, &r);
+		uint64_t all = count_all(&f, "spinner-", NULL), gil = count_all(&f, "spinner-", "[off-cpu: gil]");
+		uint64_t lock = count_all(&f, "spinner-", "[off-cpu: lock]");
+		uint64_t joined = count_all(&f, "MainThread [tid ", "[off-cpu: lock]");
+
+		cr_log_info("%s: spinners %llu samples, %llu gil, %llu lock\n", pys[i].path, (unsigned long long)all,
+			    (unsigned long long)gil, (unsigned long long)lock);
+		cr_assert_geq(gil * 100, all * 5, "%s: %llu of %llu samples waiting for the GIL", pys[i].path,
+			      (unsigned long long)gil, (unsigned long long)all);
+		cr_assert_leq(lock * 100, all, "%s: %llu samples still read as a lock", pys[i].path,
+			      (unsigned long long)lock);
+		/* Thread.join waits on a real lock. */
+		cr_assert_gt(joined, 1000, "%s: the main thread's join is not a lock wait", pys[i].path);
+		folded_free(&f);
+		run_result_free(&r);
+	}
+	if (!tried)
+		cr_skip_test("no Python 2.7");
+}
+
 Test(wall, a_server_blocked_all_along_is_counted_up_to_the_stop)
 {
 	for (int i = 0; i < npys; i++) {

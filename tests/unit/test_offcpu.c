@@ -102,9 +102,14 @@ Test(offcpu_reason, names_frames_and_native_gil_functions)
 		cr_assert_str_eq(offcpu_reason_frame((enum offcpu_reason)r), frame);
 	}
 	cr_assert_eq(offcpu_reason_parse("cpu"), OFFCPU_NONE);
-	cr_assert(offcpu_gil_function("take_gil"));
-	cr_assert(offcpu_gil_function("PyEval_RestoreThread"));
-	cr_assert_not(offcpu_gil_function("PyThread_acquire_lock_timed"));
+	cr_assert(offcpu_gil_call("drop_gil", false, "take_gil"));
+	cr_assert(offcpu_gil_call("time_sleep", false, "PyEval_RestoreThread"));
+	/* 2.7: the evaluation loop (a Python frame once merged) takes the GIL itself. */
+	cr_assert(offcpu_gil_call("spin", true, "PyThread_acquire_lock"));
+	cr_assert(offcpu_gil_call("PyEval_EvalFrameEx", false, "PyThread_acquire_lock"));
+	/* threading.Lock.acquire is a lock. */
+	cr_assert_not(offcpu_gil_call("lock_PyThread_acquire_lock", false, "PyThread_acquire_lock"));
+	cr_assert_not(offcpu_gil_call("acquire_timed", false, "PyThread_acquire_lock_timed"));
 	cr_assert(offcpu_scheduler_function("finish_task_switch.isra.0"));
 	cr_assert(offcpu_scheduler_function("__schedule"));
 	cr_assert_not(offcpu_scheduler_function("schedule_hrtimeout_range"));
