@@ -1,22 +1,24 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
  * Off-CPU time (--mode wall/off-cpu). Cost must not grow with the switch
- * rate, so no stack is walked per switch:
+ * rate, so no stack is walked per switch, and sched_switch is the only
+ * hook every switch pays for:
  *
- * - sched_switch, prev side: note when the thread left and what it was
- *   doing (task state, syscall in progress, its first argument);
- * - sched_switch, next side: weigh the interval in timer ticks
- *   (offcpu_weight.h); most weigh nothing and cost nothing more. One that
- *   is worth a sample keeps the kernel stack it waited in (the task is not
- *   running yet, so its stack can be read) and becomes pending;
- * - the pending sample is sent from the thread's own context, where its
- *   user memory can be read: the return from the syscall it waited in
- *   (sys_exit, which asks one per-CPU word whether this thread is the one),
- *   or, for a thread preempted in user code, its next switch out.
+ * - prev side: note when the thread left and what it was doing (task
+ *   state, syscall in progress, its first argument);
+ * - next side: weigh the interval in timer ticks (offcpu_weight.h); most
+ *   weigh nothing and cost nothing more. One that is worth a sample keeps
+ *   the kernel stack it waited in (the task is not running yet, so its
+ *   stack can be read) and becomes pending, and a task work is scheduled
+ *   for the thread;
+ * - the task work runs in the thread's own context as it returns to user
+ *   mode (from the syscall it waited in, or from the preemption): its user
+ *   and Python stacks are still those of the wait, and its memory can be
+ *   read. It sends the sample.
  *
  * The OpenTelemetry profiler walks at finish_task_switch instead; that
  * takes kprobes or fentry, which kernels may not offer (this one has
- * neither): tracepoints are always there.
+ * neither). bpf_task_work_schedule_resume is Linux 6.18's.
  */
 #define SCRATCH_SLOT() (offcpu_slot_base + bpf_get_smp_processor_id())
 #include "capture.bpf.h"
@@ -24,11 +26,13 @@
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
-/* Per CPU: the thread switched in with a sample pending (0: none), and
- * whether this CPU's off-CPU scratch slot is in use (a tracepoint program
+typedef int (*task_work_fn)(struct bpf_map *map, void *key, void *value);
+extern int bpf_task_work_schedule_resume_impl(struct task_struct *task, struct bpf_task_work *tw, void *map__map,
+					      task_work_fn callback, void *aux__prog) __ksym;
+
+/* Per CPU: whether this CPU's off-CPU scratch slot is in use (a task work
  * can be preempted by another task's). */
 struct pending_cpu {
-	__u64 tid;
 	__u64 busy; /* 64 bits: BPF exchanges no less */
 };
 
@@ -39,15 +43,30 @@ struct {
 	__type(value, struct pending_cpu);
 } pending_cpu SEC(".maps");
 
+/* The task works, one per thread with a sample pending (LRU: the entries of
+ * threads that are gone make room by themselves). */
+struct send_work {
+	struct bpf_task_work tw;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32); /* tid */
+	__type(value, struct send_work);
+} send_works SEC(".maps");
+
 /* Send the current task's pending interval, stacks read now. */
-static __always_inline void send_pending(struct task_struct *task, struct off_task *t, struct pending_cpu *pc)
+static __always_inline void send_pending(struct task_struct *task, struct off_task *t)
 {
+	struct pending_cpu *pc;
 	struct pyebpf_sample *s;
-	__u32 kn;
+	__u32 kn, zero = 0;
 	__u64 weight;
 	long ubytes;
 
-	if (!t->pending || __sync_lock_test_and_set(&pc->busy, 1))
+	pc = bpf_map_lookup_elem(&pending_cpu, &zero);
+	if (!pc || !t->pending || __sync_lock_test_and_set(&pc->busy, 1))
 		return; /* the slot is taken: the next chance sends it */
 	s = sample_buf();
 	/* Taken, not read: the stop flush may be sending it too. */
@@ -73,10 +92,21 @@ out:
 	pc->busy = 0; /* this CPU's word: a plain store will do */
 }
 
-/* prev leaves the CPU; current is still prev. */
-static __always_inline void switch_out(struct task_struct *prev, bool preempt, unsigned int prev_state,
-				       struct pending_cpu *pc)
+/* The task work: the thread is about to return to user mode. */
+static int send_work_fn(struct bpf_map *map, void *key, void *value)
 {
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct off_task *t = bpf_task_storage_get(&off_tasks, task, 0, 0);
+
+	if (t && !offcpu_stop_ns)
+		send_pending(task, t);
+	return 0;
+}
+
+/* prev leaves the CPU at `now`; current is still prev. */
+static __always_inline void switch_out(struct task_struct *prev, bool preempt, unsigned int prev_state, __u64 now)
+{
+	struct pt_regs *regs;
 	struct off_task *t;
 
 	if (!prev->mm || !wanted((__u32)prev->tgid))
@@ -86,24 +116,32 @@ static __always_inline void switch_out(struct task_struct *prev, bool preempt, u
 		count(PYEBPF_CNT_OFFCPU_STORAGE);
 		return;
 	}
-	if (t->pending) /* preempted in user code since: this is its own context */
-		send_pending(prev, t, pc);
-	if (pc->tid == (__u32)prev->pid)
-		pc->tid = 0;
+	if (t->pending) /* its task work has not run (yet): this is its own context too */
+		send_pending(prev, t);
 	/* Preempted while runnable: waiting for a CPU, whatever the syscall. */
 	t->state = preempt ? 0 : prev_state;
-	syscall_in_progress(prev, &t->syscall, &t->wait_arg);
-	t->since = bpf_ktime_get_ns();
+	t->syscall = -1;
+	t->wait_arg = 0;
+	regs = (struct pt_regs *)bpf_task_pt_regs(prev);
+	if (regs) {
+		t->syscall = (__s32)regs->orig_ax;
+		t->wait_arg = regs->di;
+	}
+	t->since = now;
 }
 
 /* next is about to run: weigh its time away. */
-static __always_inline void switch_in(struct task_struct *next, struct pending_cpu *pc)
+static __always_inline void switch_in(struct task_struct *next, __u64 now)
 {
-	struct off_task *t = bpf_task_storage_get(&off_tasks, next, 0, 0);
-	__u64 since, now;
-	__u32 weight, flags = 0;
+	struct off_task *t;
+	struct send_work *w, fresh = {};
+	__u64 since;
+	__u32 weight, flags = 0, tid;
 	long kbytes;
 
+	if (!next->mm)
+		return;
+	t = bpf_task_storage_get(&off_tasks, next, 0, 0);
 	if (t) {
 		/* Taken, not read: the stop flush may be counting it too. */
 		since = __sync_lock_test_and_set(&t->since, 0);
@@ -126,7 +164,6 @@ static __always_inline void switch_in(struct task_struct *next, struct pending_c
 		t->state = 0;
 		flags = PYEBPF_OFFCPU_STATE_UNKNOWN;
 	}
-	now = bpf_ktime_get_ns();
 	weight = offcpu_weight(now > since ? now - since : 0, offcpu_freq, bpf_get_prandom_u32());
 	if (!weight)
 		return;
@@ -145,41 +182,27 @@ static __always_inline void switch_in(struct task_struct *next, struct pending_c
 			count(PYEBPF_CNT_KSTACK_ERR);
 	}
 	t->pending = weight;
-	pc->tid = (__u32)next->pid;
+	tid = (__u32)next->pid;
+	w = bpf_map_lookup_elem(&send_works, &tid);
+	if (!w) {
+		bpf_map_update_elem(&send_works, &tid, &fresh, BPF_NOEXIST);
+		w = bpf_map_lookup_elem(&send_works, &tid);
+	}
+	/* Not scheduled (no room, or one still queued): its next switch out, or
+	 * the stop flush, sends it. */
+	if (w)
+		bpf_task_work_schedule_resume_impl(next, &w->tw, &send_works, send_work_fn, NULL);
 }
 
 SEC("tp_btf/sched_switch")
 int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_struct *next, unsigned int prev_state)
 {
-	__u32 zero = 0;
-	struct pending_cpu *pc;
+	__u64 now;
 
 	if (!offcpu_start_ns || offcpu_stop_ns)
 		return 0;
-	pc = bpf_map_lookup_elem(&pending_cpu, &zero);
-	if (!pc)
-		return 0;
-	switch_out(prev, preempt, prev_state, pc);
-	switch_in(next, pc);
-	return 0;
-}
-
-/* Every syscall on the machine returns through here: one per-CPU word says
- * whether it is the thread with a sample pending. */
-SEC("tp_btf/sys_exit")
-int BPF_PROG(on_sys_exit)
-{
-	__u32 zero = 0, tid = (__u32)bpf_get_current_pid_tgid();
-	struct pending_cpu *pc = bpf_map_lookup_elem(&pending_cpu, &zero);
-	struct task_struct *task;
-	struct off_task *t;
-
-	if (!pc || !pc->tid || pc->tid != tid || offcpu_stop_ns)
-		return 0;
-	pc->tid = 0;
-	task = bpf_get_current_task_btf();
-	t = bpf_task_storage_get(&off_tasks, task, 0, 0);
-	if (t)
-		send_pending(task, t, pc);
+	now = bpf_ktime_get_ns();
+	switch_out(prev, preempt, prev_state, now);
+	switch_in(next, now);
 	return 0;
 }

@@ -27,8 +27,10 @@ static inline __u32 offcpu_weight(__u64 d_ns, __u32 freq, __u32 rand32)
 	if (d_ns > OFFCPU_MAX_NS)
 		d_ns = OFFCPU_MAX_NS;
 	ticks_ns = d_ns * freq; /* <= 2.6e15 * 1e4: fits */
-	whole = ticks_ns / OFFCPU_NS_PER_S;
-	rem = ticks_ns % OFFCPU_NS_PER_S;
+	/* Most waits are shorter than a period: no division for them (the
+	 * switch hook runs this at every switch). */
+	whole = ticks_ns < OFFCPU_NS_PER_S ? 0 : ticks_ns / OFFCPU_NS_PER_S;
+	rem = ticks_ns - whole * OFFCPU_NS_PER_S;
 	/* P(rand32 * 1e9 / 2^32 < rem) = rem / 1e9 */
 	if ((((__u64)rand32 * OFFCPU_NS_PER_S) >> 32) < rem)
 		whole++;

@@ -32,7 +32,7 @@ struct sampler {
 	int nperf;
 	int ncpus; /* CPUs sampled by the last start: still known after the stop */
 	struct bpf_link *fork_link, *exec_link, *exit_link;
-	struct bpf_link *switch_link, *sys_exit_link; /* --mode wall/off-cpu */
+	struct bpf_link *switch_link; /* --mode wall/off-cpu */
 	bool on_cpu, off_cpu;
 	int stats_fd;
 	int ncpus_possible;
@@ -134,7 +134,6 @@ static int load(struct sampler *s, const struct sampler_config *c)
 	/* Programs of a mode not asked for are not even verified. */
 	bpf_program__set_autoload(s->skel->progs.on_sample, c->on_cpu);
 	bpf_program__set_autoload(s->skel->progs.on_switch, c->off_cpu);
-	bpf_program__set_autoload(s->skel->progs.on_sys_exit, c->off_cpu);
 	bpf_program__set_autoload(s->skel->progs.flush_offcpu, c->off_cpu);
 
 	err = sample_bpf__load(s->skel);
@@ -169,9 +168,8 @@ static int bounded_event(void *ctx, void *data, size_t size)
 static int attach_switch(struct sampler *s)
 {
 	s->switch_link = bpf_program__attach(s->skel->progs.on_switch);
-	s->sys_exit_link = bpf_program__attach(s->skel->progs.on_sys_exit);
-	if (!s->switch_link || !s->sys_exit_link) {
-		err_msg("cannot attach the off-CPU tracepoints (sched_switch, sys_exit): %s", strerror(errno));
+	if (!s->switch_link) {
+		err_msg("cannot attach the off-CPU tracepoint (sched_switch): %s", strerror(errno));
 		return -1;
 	}
 	return 0;
@@ -194,7 +192,7 @@ static int attach(struct sampler *s)
 		return -1;
 	}
 	/* Run-time statistics of our programs, for the cost line of the summary. */
-	s->stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
+	s->stats_fd = getenv("PYEBPF_NO_STATS") ? -1 : bpf_enable_stats(BPF_STATS_RUN_TIME);
 	return 0;
 }
 
@@ -232,7 +230,6 @@ void sampler__free(struct sampler *s)
 	bpf_link__destroy(s->exec_link);
 	bpf_link__destroy(s->exit_link);
 	bpf_link__destroy(s->switch_link);
-	bpf_link__destroy(s->sys_exit_link);
 	ring_buffer__free(s->rb);
 	sample_bpf__destroy(s->skel);
 	if (s->stats_fd >= 0)
@@ -475,12 +472,11 @@ double sampler__us_per_sample(const struct sampler *s)
 
 int sampler__switch_stats(const struct sampler *s, uint64_t *runs, uint64_t *run_ns)
 {
-	struct bpf_prog_info sw, sx;
+	struct bpf_prog_info sw;
 
-	if (!s->off_cpu || prog_stats(s, s->skel->progs.on_switch, &sw) ||
-	    prog_stats(s, s->skel->progs.on_sys_exit, &sx))
+	if (!s->off_cpu || prog_stats(s, s->skel->progs.on_switch, &sw))
 		return -1;
 	*runs = sw.run_cnt;
-	*run_ns = sw.run_time_ns + sx.run_time_ns;
+	*run_ns = sw.run_time_ns;
 	return 0;
 }

@@ -58,8 +58,8 @@ int sampler__drain(struct sampler *s);
 void sampler__counters(const struct sampler *s, uint64_t *totals);
 /* The sample program's mean run time in microseconds, or -1 when unknown. */
 double sampler__us_per_sample(const struct sampler *s);
-/* --mode wall/off-cpu: context switches seen, and the BPF time of the
- * switch and syscall-exit hooks together. */
+/* --mode wall/off-cpu: context switches seen and the switch hook's BPF time
+ * (its task works, which send the samples, not included). */
 int sampler__switch_stats(const struct sampler *s, uint64_t *runs, uint64_t *run_ns);
 
 #endif
