@@ -110,6 +110,12 @@ $(BUILD):
 	mkdir -p $@
 
 # ---- tests ---------------------------------------------------------------
+# bench/offcpu.sh's workloads.
+BENCH_BINS := $(BUILD)/bench/pingpong $(BUILD)/bench/sleepers
+$(BUILD)/bench/%: bench/%.c
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) -O2 -Wall -Wextra -Werror -pthread $< -o $@
+
 $(BUILD)/fixtures/busy: tests/fixtures/busy.c
 	@mkdir -p $(dir $@)
 	$(CC) -O0 -g -fno-omit-frame-pointer -fno-inline $< -o $@
@@ -230,10 +236,11 @@ demo: $(BUILD)/pyebpf
 
 # C, Python, and Python with --native; Python under the pyenv 3.12 build when there is one.
 BENCH_PYTHON ?= $(firstword $(wildcard $(HOME)/.pyenv/versions/3.12*/bin/python3.12) python3)
-bench: $(BUILD)/pyebpf $(FIXTURES)
+bench: $(BUILD)/pyebpf $(FIXTURES) $(BENCH_BINS)
 	bash bench/overhead.sh 7 c
 	PYTHON=$(BENCH_PYTHON) bash bench/overhead.sh 7 python
 	PYTHON=$(BENCH_PYTHON) bash bench/overhead.sh 7 native
+	bash bench/offcpu.sh 7
 
 clean:
 	rm -rf $(BUILD)

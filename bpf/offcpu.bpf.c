@@ -103,10 +103,14 @@ static int send_work_fn(struct bpf_map *map, void *key, void *value)
 	return 0;
 }
 
-/* prev leaves the CPU at `now`; current is still prev. */
-static __always_inline void switch_out(struct task_struct *prev, bool preempt, unsigned int prev_state, __u64 now)
+/*
+ * prev leaves the CPU at `now`; current is still prev. The one store every
+ * switch of a target pays: when, and whether it was preempted (bit 0). What
+ * it waits in is read only for an interval worth a sample, at the switch
+ * in: until then the thread does not run, so its syscall is still the same.
+ */
+static __always_inline void switch_out(struct task_struct *prev, bool preempt, __u64 now)
 {
-	struct pt_regs *regs;
 	struct off_task *t;
 
 	if (!prev->mm || !wanted((__u32)prev->tgid))
@@ -119,15 +123,7 @@ static __always_inline void switch_out(struct task_struct *prev, bool preempt, u
 	if (t->pending) /* its task work has not run (yet): this is its own context too */
 		send_pending(prev, t);
 	/* Preempted while runnable: waiting for a CPU, whatever the syscall. */
-	t->state = preempt ? 0 : prev_state;
-	t->syscall = -1;
-	t->wait_arg = 0;
-	regs = (struct pt_regs *)bpf_task_pt_regs(prev);
-	if (regs) {
-		t->syscall = (__s32)regs->orig_ax;
-		t->wait_arg = regs->di;
-	}
-	t->since = now;
+	t->since = (now & ~SINCE_PREEMPTED) | (preempt ? SINCE_PREEMPTED : 0);
 }
 
 /* next is about to run: weigh its time away. */
@@ -136,17 +132,21 @@ static __always_inline void switch_in(struct task_struct *next, __u64 now)
 	struct off_task *t;
 	struct send_work *w, fresh = {};
 	__u64 since;
-	__u32 weight, flags = 0, tid;
+	__u32 weight, flags = 0, tid, state = 0;
 	long kbytes;
 
 	if (!next->mm)
 		return;
 	t = bpf_task_storage_get(&off_tasks, next, 0, 0);
 	if (t) {
-		/* Taken, not read: the stop flush may be counting it too. */
-		since = __sync_lock_test_and_set(&t->since, 0);
+		/* A plain load and store, not an exchange: only the stop flush could
+		 * race it, and the hook stands still once the stop is set. */
+		since = t->since;
 		if (!since || t->pending)
 			return;
+		t->since = 0;
+		state = since & SINCE_PREEMPTED ? 0 : 1;
+		since &= ~SINCE_PREEMPTED;
 		if (since < offcpu_start_ns)
 			since = offcpu_start_ns;
 	} else {
@@ -160,8 +160,6 @@ static __always_inline void switch_in(struct task_struct *next, __u64 now)
 			return;
 		}
 		since = first_since(next);
-		syscall_in_progress(next, &t->syscall, &t->wait_arg);
-		t->state = 0;
 		flags = PYEBPF_OFFCPU_STATE_UNKNOWN;
 	}
 	weight = offcpu_weight(now > since ? now - since : 0, offcpu_freq, bpf_get_prandom_u32());
@@ -169,9 +167,8 @@ static __always_inline void switch_in(struct task_struct *next, __u64 now)
 		return;
 	t->pending_since = since;
 	t->pending_until = now;
-	t->pending_arg = t->wait_arg;
-	t->pending_syscall = t->syscall;
-	t->pending_state = t->state;
+	syscall_in_progress(next, &t->pending_syscall, &t->pending_arg);
+	t->pending_state = state;
 	t->pending_flags = flags;
 	t->kstack_len = 0;
 	if (kernel_stacks) {
@@ -202,7 +199,7 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 	if (!offcpu_start_ns || offcpu_stop_ns)
 		return 0;
 	now = bpf_ktime_get_ns();
-	switch_out(prev, preempt, prev_state, now);
+	switch_out(prev, preempt, now);
 	switch_in(next, now);
 	return 0;
 }

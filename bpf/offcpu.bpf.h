@@ -24,11 +24,10 @@ __u32 offcpu_freq __weak; /* Hz: what one tick is worth (follows --rate-limit) *
  * thread's own context (its syscall's return, or its next switch out), where
  * its user memory can be read.
  */
+#define SINCE_PREEMPTED 1ULL /* bit 0 of off_task.since */
+
 struct off_task {
-	__u64 since;    /* left the CPU at (bpf_ktime_get_ns); 0: on it */
-	__u64 wait_arg; /* see struct pyebpf_offcpu */
-	__s32 syscall;
-	__u32 state;
+	__u64 since; /* left the CPU at (bpf_ktime_get_ns), bit 0: preempted; 0: on it */
 	/* The interval weighed at the switch in, waiting to be sent. */
 	__u64 pending; /* its weight; 0: none (64 bits: BPF exchanges no less) */
 	__u64 pending_since;
@@ -67,8 +66,8 @@ static __always_inline void syscall_in_progress(struct task_struct *task, __s32 
 	if (!regs)
 		return;
 #ifdef __TARGET_ARCH_x86
-	*nr = (__s32)BPF_CORE_READ(regs, orig_ax);
-	*arg = BPF_CORE_READ(regs, di);
+	*nr = (__s32)regs->orig_ax;
+	*arg = regs->di;
 #endif
 }
 

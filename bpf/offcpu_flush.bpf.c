@@ -140,6 +140,8 @@ int flush_offcpu(struct bpf_iter__task *ctx)
 		since = __sync_lock_test_and_set(&t->since, 0);
 		if (!since)
 			return 0; /* on a CPU */
+		t->pending_state = since & SINCE_PREEMPTED ? 0 : 1;
+		since &= ~SINCE_PREEMPTED;
 		if (since < offcpu_start_ns)
 			since = offcpu_start_ns;
 		t->pending_flags = 0;
@@ -152,8 +154,7 @@ int flush_offcpu(struct bpf_iter__task *ctx)
 			return 0;
 		}
 		since = first_since(task);
-		syscall_in_progress(task, &t->syscall, &t->wait_arg);
-		t->state = 0;
+		t->pending_state = 0;
 		t->pending_flags = PYEBPF_OFFCPU_STATE_UNKNOWN;
 	}
 	weight = offcpu_weight(until > since ? until - since : 0, offcpu_freq, bpf_get_prandom_u32());
@@ -161,9 +162,7 @@ int flush_offcpu(struct bpf_iter__task *ctx)
 		return 0;
 	t->pending_since = since;
 	t->pending_until = until;
-	t->pending_arg = t->wait_arg;
-	t->pending_syscall = t->syscall;
-	t->pending_state = t->state;
+	syscall_in_progress(task, &t->pending_syscall, &t->pending_arg);
 	t->pending_flags |= PYEBPF_OFFCPU_AT_STOP;
 	t->kstack_len = 0;
 	offcpu_sample(s, task, t, BPF_CORE_READ(task, cgroups, dfl_cgrp, kn, id), weight);

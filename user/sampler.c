@@ -175,6 +175,13 @@ static int attach_switch(struct sampler *s)
 	return 0;
 }
 
+static bool getenv_flag(const char *name)
+{
+	const char *v = getenv(name);
+
+	return v && !strcmp(v, "1");
+}
+
 static int attach(struct sampler *s)
 {
 	s->fork_link = bpf_program__attach(s->skel->progs.on_fork);
@@ -191,8 +198,13 @@ static int attach(struct sampler *s)
 		err_msg("cannot open the ring buffer: %s", strerror(errno));
 		return -1;
 	}
-	/* Run-time statistics of our programs, for the cost line of the summary. */
-	s->stats_fd = getenv("PYEBPF_NO_STATS") ? -1 : bpf_enable_stats(BPF_STATS_RUN_TIME);
+	/*
+	 * Run-time statistics of our programs, for the cost line of the summary.
+	 * They time every run of every BPF program on the machine (two clock
+	 * reads): nothing per timer sample, but ~70 ns on each context switch
+	 * for the off-CPU hook, so there only on request (PYEBPF_BPF_STATS=1).
+	 */
+	s->stats_fd = s->off_cpu && !getenv_flag("PYEBPF_BPF_STATS") ? -1 : bpf_enable_stats(BPF_STATS_RUN_TIME);
 	return 0;
 }
 

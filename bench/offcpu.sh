@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# What --mode wall costs, measured side by side.
+#  1. A context-switch-heavy workload (build/bench/pingpong: two processes on
+#     one CPU handing a byte over pipes, every hand-over a switch) alone,
+#     under `pyebpf record -a --mode wall -F 99`, alone, under `--mode cpu`,
+#     alone: a run's slowdown is its time over the mean of the two alone runs
+#     around it; the median over ROUNDS.
+#  2. The BPF time of the switch hook per context switch (bpf_stats, in
+#     separate runs: the statistics cost a switch ~70 ns themselves).
+#  3. pyebpf's own CPU in `--mode wall -a -F 99` on an idle machine with
+#     1000 sleeping threads (build/bench/sleepers).
+#   bash bench/offcpu.sh [ROUNDS] [SWITCH_ROUNDS]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROUNDS=${1:-7}
+PP_ROUNDS=${2:-1000000}
+PYEBPF=build/pyebpf
+PINGPONG=build/bench/pingpong
+SLEEPERS=build/bench/sleepers
+[ "$(id -u)" = 0 ] || { echo "bench: run as root" >&2; exit 1; }
+[ -x $PYEBPF ] && [ -x $PINGPONG ] && [ -x $SLEEPERS ] || { echo "bench: run 'make bench'" >&2; exit 1; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+pp() { $PINGPONG "$PP_ROUNDS" | awk '{print $4}'; } # its own time, in seconds
+
+under() { # MODE: one pingpong run under pyebpf -a; its summary to $tmp/err.MODE
+	local mode=$1 pid t
+	$PYEBPF record -a --mode "$mode" -F 99 -o "$tmp/p.folded" 2>"$tmp/err" &
+	pid=$!
+	until grep -q "pyebpf: sampling" "$tmp/err" 2>/dev/null; do sleep 0.05; done
+	t=$(pp)
+	kill -INT $pid
+	wait $pid
+	cat "$tmp/err" >>"$tmp/err.$mode"
+	echo "$t"
+}
+
+median() { sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
+
+for i in $(seq "$ROUNDS"); do
+	before=$(pp)
+	for mode in wall cpu; do
+		t=$(under $mode)
+		after=$(pp)
+		echo "$t / (($before + $after) / 2)" | bc -l >>"$tmp/ratio.$mode"
+		echo "$before" >>"$tmp/alone"
+		before=$after
+	done
+	echo "round $i/$ROUNDS done" >&2
+done
+# The hook's own time, from the kernel's statistics.
+for i in 1 2 3; do
+	PYEBPF_BPF_STATS=1 $PYEBPF record -a --mode wall -F 99 -o "$tmp/p.folded" -- $PINGPONG "$PP_ROUNDS" \
+		>>"$tmp/stats" 2>&1
+done
+# pyebpf's own CPU with 1000 threads asleep and nothing else running.
+$SLEEPERS 1000 40 >"$tmp/sleepers.out" &
+sleepers=$!
+until grep -q asleep "$tmp/sleepers.out" 2>/dev/null; do sleep 0.05; done
+$PYEBPF record -a --mode wall -F 99 -d 20 -o "$tmp/idle.folded" 2>"$tmp/idle"
+kill $sleepers
+wait $sleepers 2>/dev/null || true
+
+switches=$(grep -o '([0-9]*/s)' "$tmp/stats" | tr -d '(/s)' | median)
+printf 'workload: %s %s (%s context switches a second alone, on one CPU), %s rounds\n' "$PINGPONG" "$PP_ROUNDS" \
+	"$switches" "$ROUNDS"
+printf '%-44s median %.3f s\n' "alone" "$(median <"$tmp/alone")"
+for mode in wall cpu; do
+	printf '%-44s slowdown %+.2f%% (median of paired ratios)\n' "under pyebpf record -a --mode $mode -F 99" \
+		"$(echo "($(median <"$tmp/ratio.$mode") - 1) * 100" | bc -l)"
+done
+printf '%-44s %s ns per context switch (bpf_stats, median of 3 runs)\n' "BPF time of the switch hook" \
+	"$(grep -o 'BPF [0-9]* ns each' "$tmp/stats" | awk '{print $2}' | median)"
+cpu=$(grep -o 'pyebpf [0-9.]* s CPU' "$tmp/idle" | awk '{print $2}')
+secs=$(grep -o ' in [0-9.]* s ' "$tmp/idle" | awk '{print $2}')
+printf '%-44s %.2f%% of a core (%s s CPU in %s s; %s)\n' "pyebpf, idle machine, 1000 sleeping threads" \
+	"$(echo "$cpu * 100 / $secs" | bc -l)" "$cpu" "$secs" \
+	"$(grep -o 'off-CPU: [0-9]* samples standing for [0-9.]* s' "$tmp/idle")"
