@@ -3,8 +3,10 @@
 #  1. A context-switch-heavy workload (build/bench/pingpong: two processes on
 #     one CPU handing a byte over pipes, every hand-over a switch) alone,
 #     under `pyebpf record -a --mode wall -F 99`, alone, under `--mode cpu`,
-#     alone: a run's slowdown is its time over the mean of the two alone runs
-#     around it; the median over ROUNDS.
+#     alone, under --mode wall with a switch hook that returns at once (the
+#     floor of any design that runs a program per switch), alone: a run's
+#     slowdown is its time over the mean of the two alone runs around it; the
+#     median over ROUNDS.
 #  2. The BPF time of the switch hook per context switch (bpf_stats, in
 #     separate runs: the statistics cost a switch ~70 ns themselves).
 #  3. pyebpf's own CPU in `--mode wall -a -F 99` on an idle machine with
@@ -26,7 +28,13 @@ pp() { $PINGPONG "$PP_ROUNDS" | awk '{print $4}'; } # its own time, in seconds
 
 under() { # MODE: one pingpong run under pyebpf -a; its summary to $tmp/err.MODE
 	local mode=$1 pid t
-	$PYEBPF record -a --mode "$mode" -F 99 -o "$tmp/p.folded" 2>"$tmp/err" &
+	# "empty": --mode wall with a switch hook that returns at once (the floor:
+	# what running any BPF program at each context switch costs here).
+	if [ "$mode" = empty ]; then
+		PYEBPF_BENCH_EMPTY_HOOK=1 $PYEBPF record -a --mode wall -F 99 -o "$tmp/p.folded" 2>"$tmp/err" &
+	else
+		$PYEBPF record -a --mode "$mode" -F 99 -o "$tmp/p.folded" 2>"$tmp/err" &
+	fi
 	pid=$!
 	until grep -q "pyebpf: sampling" "$tmp/err" 2>/dev/null; do sleep 0.05; done
 	t=$(pp)
@@ -40,7 +48,7 @@ median() { sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+
 
 for i in $(seq "$ROUNDS"); do
 	before=$(pp)
-	for mode in wall cpu; do
+	for mode in wall cpu empty; do
 		t=$(under $mode)
 		after=$(pp)
 		echo "$t / (($before + $after) / 2)" | bc -l >>"$tmp/ratio.$mode"
@@ -66,8 +74,10 @@ switches=$(grep -o '([0-9]*/s)' "$tmp/stats" | tr -d '(/s)' | median)
 printf 'workload: %s %s (%s context switches a second alone, on one CPU), %s rounds\n' "$PINGPONG" "$PP_ROUNDS" \
 	"$switches" "$ROUNDS"
 printf '%-44s median %.3f s\n' "alone" "$(median <"$tmp/alone")"
-for mode in wall cpu; do
-	printf '%-44s slowdown %+.2f%% (median of paired ratios)\n' "under pyebpf record -a --mode $mode -F 99" \
+for mode in wall cpu empty; do
+	label="under pyebpf record -a --mode $mode -F 99"
+	[ $mode = empty ] && label="an empty BPF program on sched_switch"
+	printf '%-44s slowdown %+.2f%% (median of paired ratios)\n' "$label" \
 		"$(echo "($(median <"$tmp/ratio.$mode") - 1) * 100" | bc -l)"
 done
 printf '%-44s %s ns per context switch (bpf_stats, median of 3 runs)\n' "BPF time of the switch hook" \

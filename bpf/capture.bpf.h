@@ -89,7 +89,7 @@ static __always_inline __u32 capture_current(void *ctx, struct pyebpf_sample *s)
 
 	/* --native unwinds the copied stack with DWARF CFI instead. */
 	ubytes = ustack_copy ? 0
-		 : ctx	     ? bpf_get_stack(ctx, &s->stack[kn], PYEBPF_MAX_STACK * 8, BPF_F_USER_STACK)
+		 : ctx       ? bpf_get_stack(ctx, &s->stack[kn], PYEBPF_MAX_STACK * 8, BPF_F_USER_STACK)
 			     : bpf_get_task_stack(task, &s->stack[kn], PYEBPF_MAX_STACK * 8, BPF_F_USER_STACK);
 	if (ubytes < 0) {
 		/* Kernel threads have no user stack: not a failure. */

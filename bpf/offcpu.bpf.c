@@ -79,8 +79,7 @@ static __always_inline void send_pending(struct task_struct *task, struct off_ta
 	kn = offcpu_sample(s, task, t, bpf_get_current_cgroup_id(), (__u32)weight);
 	if (kn > PYEBPF_MAX_STACK)
 		kn = PYEBPF_MAX_STACK;
-	ubytes = ustack_copy ? 0
-			     : bpf_get_task_stack(task, &s->stack[kn], PYEBPF_MAX_STACK * 8, BPF_F_USER_STACK);
+	ubytes = ustack_copy ? 0 : bpf_get_task_stack(task, &s->stack[kn], PYEBPF_MAX_STACK * 8, BPF_F_USER_STACK);
 	if (ubytes < 0) {
 		s->flags |= PYEBPF_SAMPLE_USTACK_ERR;
 		count(PYEBPF_CNT_USTACK_ERR);
@@ -196,7 +195,7 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 {
 	__u64 now;
 
-	if (!offcpu_start_ns || offcpu_stop_ns)
+	if (offcpu_empty_hook || !offcpu_start_ns || offcpu_stop_ns)
 		return 0;
 	now = bpf_ktime_get_ns();
 	switch_out(prev, preempt, now);

@@ -16,6 +16,9 @@
 __u64 offcpu_start_ns __weak;
 __u64 offcpu_stop_ns __weak;
 __u32 offcpu_freq __weak; /* Hz: what one tick is worth (follows --rate-limit) */
+/* bench/offcpu.sh only: the switch hook returns at once, to measure what
+ * running any program at each switch costs (PYEBPF_BENCH_EMPTY_HOOK=1). */
+const volatile __u8 offcpu_empty_hook __weak = 0;
 
 /*
  * One thread's off-CPU record. An interval runs from `since` (switch out) to

@@ -16,13 +16,13 @@
 #include "pyebpf.h"
 
 /* Set through skel->rodata between open and load. */
-const volatile __u32 self_pid __weak = 0;      /* never sample pyebpf itself */
-const volatile __u8 filter_pids __weak = 0;    /* only sample pids in `targets` */
-const volatile __u8 follow_forks __weak = 0;   /* children of targets become targets */
-const volatile __u8 kernel_stacks __weak = 1;  /* --no-kernel clears it */
-const volatile __u8 filter_cgroups __weak = 0; /* only tasks in (or below) a cgroup of `target_cgroups` */
-const volatile __u32 ustack_copy __weak = 0;   /* --native: user stack bytes to copy (0: frame-pointer walk) */
-const volatile __u32 flush_slot __weak = 0;    /* the scratch slot of the stop flush: after the CPUs' */
+const volatile __u32 self_pid __weak = 0;         /* never sample pyebpf itself */
+const volatile __u8 filter_pids __weak = 0;       /* only sample pids in `targets` */
+const volatile __u8 follow_forks __weak = 0;      /* children of targets become targets */
+const volatile __u8 kernel_stacks __weak = 1;     /* --no-kernel clears it */
+const volatile __u8 filter_cgroups __weak = 0;    /* only tasks in (or below) a cgroup of `target_cgroups` */
+const volatile __u32 ustack_copy __weak = 0;      /* --native: user stack bytes to copy (0: frame-pointer walk) */
+const volatile __u32 flush_slot __weak = 0;       /* the scratch slot of the stop flush: after the CPUs' */
 const volatile __u32 offcpu_slot_base __weak = 0; /* the off-CPU hooks' slots, one per CPU: after the flush's */
 
 struct {

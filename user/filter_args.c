@@ -2,6 +2,7 @@
 #include "filter_args.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -81,12 +82,13 @@ static int parse_reasons(const char *arg, uint32_t *out)
 		err_msg("invalid reason list for --reason (runqueue, sleep, io, lock, gil, other or cpu)");
 		return -1;
 	}
-	strcpy(buf, arg);
+	snprintf(buf, sizeof(buf), "%s", arg);
 	for (char *r = strtok_r(buf, ",", &save); r; r = strtok_r(NULL, ",", &save)) {
 		enum offcpu_reason why = offcpu_reason_parse(r);
 
-		if (why == OFFCPU_NONE && strcmp(r, "cpu")) {
-			err_msg("unknown reason '%.64s' for --reason (runqueue, sleep, io, lock, gil, other or cpu)", r);
+		if (why == OFFCPU_NONE && strcmp(r, "cpu") != 0) {
+			err_msg("unknown reason '%.64s' for --reason (runqueue, sleep, io, lock, gil, other or cpu)",
+				r);
 			return -1;
 		}
 		*out |= 1u << why;

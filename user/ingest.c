@@ -307,7 +307,8 @@ static uint32_t kernel_frames(struct ingest *in, const struct sample_view *v, ui
 
 	if (v->s->flags & PYEBPF_SAMPLE_OFFCPU)
 		while (skip < v->nkstack && in->ksyms) {
-			const char *name = kallsyms__lookup(in->ksyms, skip ? v->kstack[skip] - 1 : v->kstack[skip], NULL);
+			const char *name = kallsyms__lookup(in->ksyms, skip ? v->kstack[skip] - 1 : v->kstack[skip],
+							    NULL);
 
 			if (!name || !offcpu_scheduler_function(name))
 				break;

@@ -36,9 +36,9 @@ struct ingest_config {
 };
 
 struct ingest_stats {
-	uint64_t samples;  /* sample events received */
-	uint64_t bad;      /* malformed events ignored */
-	uint64_t filtered; /* samples left out by the filters */
+	uint64_t samples;      /* sample events received */
+	uint64_t bad;          /* malformed events ignored */
+	uint64_t filtered;     /* samples left out by the filters */
 	uint64_t offcpu_ticks; /* timer ticks of off-CPU time received (--mode wall/off-cpu) */
 };
 

@@ -139,7 +139,7 @@ bool offcpu_gil_call(const char *caller, bool caller_python, const char *callee)
 
 	if (one_of(callee, takers, sizeof(takers) / sizeof(takers[0])))
 		return true;
-	if (strcmp(callee, "PyThread_acquire_lock") && strcmp(callee, "PyThread_acquire_lock_timed"))
+	if (strcmp(callee, "PyThread_acquire_lock") != 0 && strcmp(callee, "PyThread_acquire_lock_timed") != 0)
 		return false;
 	return caller_python || one_of(caller, evals, sizeof(evals) / sizeof(evals[0]));
 }
@@ -152,8 +152,8 @@ bool offcpu_scheduler_function(const char *name)
 }
 
 static const char *const names[OFFCPU__COUNT] = {
-	[OFFCPU_NONE] = "",	      [OFFCPU_RUNQUEUE] = "runqueue", [OFFCPU_SLEEP] = "sleep", [OFFCPU_IO] = "io",
-	[OFFCPU_LOCK] = "lock",	      [OFFCPU_GIL] = "gil",	      [OFFCPU_OTHER] = "other",
+	[OFFCPU_NONE] = "",     [OFFCPU_RUNQUEUE] = "runqueue", [OFFCPU_SLEEP] = "sleep", [OFFCPU_IO] = "io",
+	[OFFCPU_LOCK] = "lock", [OFFCPU_GIL] = "gil",           [OFFCPU_OTHER] = "other",
 };
 static const char *const frames[OFFCPU__COUNT] = {
 	[OFFCPU_NONE] = "",

@@ -14,13 +14,13 @@
 #include "pyebpf.h"
 
 enum offcpu_reason {
-	OFFCPU_NONE = 0,  /* on the CPU: not an off-CPU sample */
-	OFFCPU_RUNQUEUE,  /* runnable, waiting for a CPU (preempted) */
-	OFFCPU_SLEEP,     /* a timed sleep: nanosleep, clock_nanosleep, select/poll on no fd */
-	OFFCPU_IO,        /* waiting on file descriptors: read, recv, accept, epoll, select, poll, fsync */
-	OFFCPU_LOCK,      /* a futex that is not the GIL, flock, semop */
-	OFFCPU_GIL,       /* a Python thread waiting to take the GIL */
-	OFFCPU_OTHER,     /* anything else: page faults, wait4, pause, unknown */
+	OFFCPU_NONE = 0, /* on the CPU: not an off-CPU sample */
+	OFFCPU_RUNQUEUE, /* runnable, waiting for a CPU (preempted) */
+	OFFCPU_SLEEP,    /* a timed sleep: nanosleep, clock_nanosleep, select/poll on no fd */
+	OFFCPU_IO,       /* waiting on file descriptors: read, recv, accept, epoll, select, poll, fsync */
+	OFFCPU_LOCK,     /* a futex that is not the GIL, flock, semop */
+	OFFCPU_GIL,      /* a Python thread waiting to take the GIL */
+	OFFCPU_OTHER,    /* anything else: page faults, wait4, pause, unknown */
 	OFFCPU__COUNT,
 };
 

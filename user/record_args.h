@@ -21,11 +21,11 @@ struct record_opts {
 	bool all;       /* -a; also the default with no -p and no command */
 	uint32_t *pids; /* -p */
 	size_t npids;
-	char **cmd;         /* -- CMD ARGS...: NULL-terminated, points into argv */
-	uint64_t freq;      /* -F, Hz */
+	char **cmd;            /* -- CMD ARGS...: NULL-terminated, points into argv */
+	uint64_t freq;         /* -F, Hz */
 	enum record_mode mode; /* --mode */
-	double duration;    /* -d, seconds; 0: until stopped */
-	const char *output; /* -o */
+	double duration;       /* -d, seconds; 0: until stopped */
+	const char *output;    /* -o */
 	enum output_format format;
 	bool verbose;         /* -v */
 	bool threads;         /* --threads: a frame per thread */

@@ -107,6 +107,13 @@ static int add_cgroups(struct sampler *s, const struct sampler_config *c)
 	return 0;
 }
 
+static bool getenv_flag(const char *name)
+{
+	const char *v = getenv(name);
+
+	return v && !strcmp(v, "1");
+}
+
 static int load(struct sampler *s, const struct sampler_config *c)
 {
 	uint32_t slots;
@@ -125,6 +132,7 @@ static int load(struct sampler *s, const struct sampler_config *c)
 	s->skel->rodata->ustack_copy = c->ustack_copy;
 	s->skel->rodata->flush_slot = (uint32_t)s->ncpus_possible;
 	s->skel->rodata->offcpu_slot_base = (uint32_t)s->ncpus_possible + 1;
+	s->skel->rodata->offcpu_empty_hook = getenv_flag("PYEBPF_BENCH_EMPTY_HOOK");
 	bpf_map__set_max_entries(s->skel->maps.events, RINGBUF_BYTES);
 	/* Sample buffers: one per CPU, the stop flush's, and with the off-CPU
 	 * hooks one more per CPU (see bpf/shared.bpf.h). */
@@ -173,13 +181,6 @@ static int attach_switch(struct sampler *s)
 		return -1;
 	}
 	return 0;
-}
-
-static bool getenv_flag(const char *name)
-{
-	const char *v = getenv(name);
-
-	return v && !strcmp(v, "1");
 }
 
 static int attach(struct sampler *s)

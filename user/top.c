@@ -133,8 +133,8 @@ static void print_wall(const struct profile *p, const struct top_row *rows, size
 	fprintf(out, "  FUNCTION\n");
 	for (size_t i = 0; i < n && i < limit; i++) {
 		fprintf(out, "%6.1f%% %6.1f%% %9.3f %9.3f %9.3f", total ? 100.0 * rows[i].self / total : 0.0,
-			total ? 100.0 * rows[i].total / total : 0.0, rows[i].self * period_s,
-			rows[i].total * period_s, rows[i].by_reason[OFFCPU_NONE] * period_s);
+			total ? 100.0 * rows[i].total / total : 0.0, rows[i].self * period_s, rows[i].total * period_s,
+			rows[i].by_reason[OFFCPU_NONE] * period_s);
 		for (int r = OFFCPU_RUNQUEUE; r < OFFCPU__COUNT; r++)
 			if (seen[r])
 				fprintf(out, " %9.3f", rows[i].by_reason[r] * period_s);

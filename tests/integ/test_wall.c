@@ -182,7 +182,8 @@ Test(wall, a_server_blocked_all_along_is_counted_up_to_the_stop)
 {
 	for (int i = 0; i < npys; i++) {
 		const char *dir = temp_dir();
-		char *out = temp_path(dir, "wall.folded"), *err = temp_path(dir, "err"), *ready = temp_path(dir, "ready");
+		char *out = temp_path(dir, "wall.folded"), *err = temp_path(dir, "err"),
+		     *ready = temp_path(dir, "ready");
 		char pidbuf[16], cmd[40000];
 		struct folded f;
 		double elapsed = 0;
@@ -192,9 +193,9 @@ Test(wall, a_server_blocked_all_along_is_counted_up_to_the_stop)
 		pid_t srv = spawn((const char *const[]){ "sh", "-c", cmd, NULL });
 		wait_for_text(ready, "ready", 30);
 		snprintf(pidbuf, sizeof(pidbuf), "%d", srv);
-		pid_t rec = spawn_capture(
-			(const char *const[]){ PYEBPF, "record", "--mode", "wall", "-F", "999", "-p", pidbuf, "-o", out, NULL },
-			err);
+		pid_t rec = spawn_capture((const char *const[]){ PYEBPF, "record", "--mode", "wall", "-F", "999", "-p",
+								 pidbuf, "-o", out, NULL },
+					  err);
 		wait_for_text(err, SAMPLING, 30);
 		sleep_s(2);
 		kill(rec, SIGINT);
@@ -233,8 +234,8 @@ Test(wall, pprof_carries_wall_time_and_report_splits_it)
 	struct run_result r, top, red;
 	struct folded f;
 
-	run((const char *const[]){ PYEBPF, "record", "--mode", "wall", "-F", "499", "-o", pb, "--", pys[0].path,
-				   script, "split", "2", NULL },
+	run((const char *const[]){ PYEBPF, "record", "--mode", "wall", "-F", "499", "-o", pb, "--", pys[0].path, script,
+				   "split", "2", NULL },
 	    60, &r);
 	cr_assert_eq(r.status, 0, "%s", r.err);
 	cr_assert(strstr(r.err, "pyebpf: off-CPU: "), "no off-CPU line in the summary: %s", r.err);

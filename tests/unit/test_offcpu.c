@@ -26,11 +26,12 @@ Test(offcpu_weight, the_expected_weight_is_d_times_f)
 	static const struct {
 		uint64_t d_ns;
 		uint32_t freq;
-	} cases[] = { { 1000, 99 },	    { 50000, 99 },	{ 3000000, 99 },   { 10101010, 99 },
+	} cases[] = { { 1000, 99 },          { 50000, 99 },       { 3000000, 99 }, { 10101010, 99 },
 		      { 25 * 1000000, 999 }, { 123456789, 1000 }, { 7777, 10000 }, { 2500000000ULL, 97 } };
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		double want = (double)cases[i].d_ns * cases[i].freq / 1e9, got = mean_weight(cases[i].d_ns, cases[i].freq);
+		double want = (double)cases[i].d_ns * cases[i].freq / 1e9,
+		       got = mean_weight(cases[i].d_ns, cases[i].freq);
 
 		cr_assert(got > want - 1e-3 - want * 1e-4 && got < want + 1e-3 + want * 1e-4,
 			  "d=%llu ns F=%u: mean weight %.6f, want %.6f", (unsigned long long)cases[i].d_ns,

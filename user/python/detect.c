@@ -153,7 +153,6 @@ static void static_gil(const uint64_t *addr, struct py_interp *out)
 	}
 }
 
-
 static enum py_detect_result describe(pid_t pid, const struct file_info *fi, uint64_t bias, struct py_interp *out,
 				      char *why, size_t whylen)
 {

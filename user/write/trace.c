@@ -28,7 +28,7 @@ struct timed {
 	uint32_t pid, tid;
 	uint64_t time_ns;
 	uint64_t end_ns; /* on the CPU: one period on; off it (--mode wall): the interval's end */
-	size_t event; /* index in the profile's events: ties keep their order */
+	size_t event;    /* index in the profile's events: ties keep their order */
 	uint32_t entry;
 };
 
