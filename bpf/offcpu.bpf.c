@@ -4,17 +4,19 @@
  * rate, so no stack is walked per switch, and sched_switch is the only
  * hook every switch pays for:
  *
- * - prev side: note when the thread left and what it was doing (task
- *   state, syscall in progress, its first argument);
+ * - prev side: note when the thread left, and whether it was preempted
+ *   (one store);
  * - next side: weigh the interval in timer ticks (offcpu_weight.h); most
  *   weigh nothing and cost nothing more. One that is worth a sample keeps
  *   the kernel stack it waited in (the task is not running yet, so its
- *   stack can be read) and becomes pending, and a task work is scheduled
- *   for the thread;
+ *   stack can be read), its syscall and the argument, and becomes pending;
+ *   a task work is scheduled for the thread;
  * - the task work runs in the thread's own context as it returns to user
  *   mode (from the syscall it waited in, or from the preemption): its user
  *   and Python stacks are still those of the wait, and its memory can be
- *   read. It sends the sample.
+ *   read. It sends the sample. A thread that wakes and waits again inside
+ *   the same syscall (it has not returned to user mode) adds the new
+ *   interval to the pending one: same wait, same stacks.
  *
  * The OpenTelemetry profiler walks at finish_task_switch instead; that
  * takes kprobes or fentry, which kernels may not offer (this one has
@@ -25,6 +27,8 @@
 #include "offcpu.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+#define EBUSY 16 /* errno.h is not for BPF programs */
 
 typedef int (*task_work_fn)(struct bpf_map *map, void *key, void *value);
 extern int bpf_task_work_schedule_resume_impl(struct task_struct *task, struct bpf_task_work *tw, void *map__map,
@@ -119,7 +123,9 @@ static __always_inline void switch_out(struct task_struct *prev, bool preempt, _
 		count(PYEBPF_CNT_OFFCPU_STORAGE);
 		return;
 	}
-	if (t->pending) /* its task work has not run (yet): this is its own context too */
+	/* A pending sample whose task work could not be scheduled: sent now, from
+	 * its own context (rare: never a stack walk per switch otherwise). */
+	if (t->pending && t->unscheduled)
 		send_pending(prev, t);
 	/* Preempted while runnable: waiting for a CPU, whatever the syscall. */
 	t->since = (now & ~SINCE_PREEMPTED) | (preempt ? SINCE_PREEMPTED : 0);
@@ -133,6 +139,7 @@ static __always_inline void switch_in(struct task_struct *next, __u64 now)
 	__u64 since;
 	__u32 weight, flags = 0, tid, state = 0;
 	long kbytes;
+	int err;
 
 	if (!next->mm)
 		return;
@@ -141,13 +148,19 @@ static __always_inline void switch_in(struct task_struct *next, __u64 now)
 		/* A plain load and store, not an exchange: only the stop flush could
 		 * race it, and the hook stands still once the stop is set. */
 		since = t->since;
-		if (!since || t->pending)
+		if (!since)
 			return;
 		t->since = 0;
 		state = since & SINCE_PREEMPTED ? 0 : 1;
 		since &= ~SINCE_PREEMPTED;
 		if (since < offcpu_start_ns)
 			since = offcpu_start_ns;
+		if (t->pending) { /* still in the wait its task work will send */
+			weight = offcpu_weight(now > since ? now - since : 0, offcpu_freq, bpf_get_prandom_u32());
+			__sync_fetch_and_add(&t->pending, weight);
+			t->pending_until = now;
+			return;
+		}
 	} else {
 		/* Off the CPU since before the recording (or since it became a
 		 * target): counted from then, its state when it left unseen. */
@@ -184,10 +197,10 @@ static __always_inline void switch_in(struct task_struct *next, __u64 now)
 		bpf_map_update_elem(&send_works, &tid, &fresh, BPF_NOEXIST);
 		w = bpf_map_lookup_elem(&send_works, &tid);
 	}
-	/* Not scheduled (no room, or one still queued): its next switch out, or
-	 * the stop flush, sends it. */
-	if (w)
-		bpf_task_work_schedule_resume_impl(next, &w->tw, &send_works, send_work_fn, NULL);
+	/* One still queued (-EBUSY) sends this one too. Not scheduled at all: its
+	 * next switch out sends it. */
+	err = w ? bpf_task_work_schedule_resume_impl(next, &w->tw, &send_works, send_work_fn, NULL) : -1;
+	t->unscheduled = err && err != -EBUSY;
 }
 
 SEC("tp_btf/sched_switch")

@@ -40,6 +40,8 @@ struct off_task {
 	__u32 pending_state;
 	__u32 pending_flags;
 	__u32 kstack_len;
+	__u32 unscheduled; /* no task work will send it: its next switch out does */
+	__u32 reserved;
 	__u64 kstack[PYEBPF_MAX_STACK];
 };
 
