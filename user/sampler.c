@@ -261,7 +261,12 @@ int sampler__add_target(struct sampler *s, uint32_t pid)
 	return 0;
 }
 
-static void close_perf(struct sampler *s);
+static void close_perf(struct sampler *s)
+{
+	for (int i = 0; i < s->nperf; i++)
+		bpf_link__destroy(s->perf_links[i]); /* also closes the perf event */
+	s->nperf = 0;
+}
 
 static int cpus_counted(const bool *online)
 {
@@ -323,13 +328,6 @@ int sampler__start(struct sampler *s, uint64_t freq)
 			__atomic_store_n(&s->skel->bss->offcpu_start_ns, now_ns(), __ATOMIC_RELEASE);
 	}
 	return 0;
-}
-
-static void close_perf(struct sampler *s)
-{
-	for (int i = 0; i < s->nperf; i++)
-		bpf_link__destroy(s->perf_links[i]); /* also closes the perf event */
-	s->nperf = 0;
 }
 
 static int run_iter(struct bpf_program *p)
