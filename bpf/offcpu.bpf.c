@@ -4,8 +4,8 @@
  * rate, so no stack is walked per switch, and sched_switch is the only
  * hook every switch pays for:
  *
- * - prev side: note when the thread left, and whether it was preempted
- *   (one store);
+ * - prev side: note when the thread left, and whether it was still
+ *   runnable (one store);
  * - next side: weigh the interval in timer ticks (offcpu_weight.h); most
  *   weigh nothing and cost nothing more. One that is worth a sample keeps
  *   the kernel stack it waited in (the task is not running yet, so its
@@ -108,11 +108,11 @@ static int send_work_fn(struct bpf_map *map, void *key, void *value)
 
 /*
  * prev leaves the CPU at `now`; current is still prev. The one store every
- * switch of a target pays: when, and whether it was preempted (bit 0). What
+ * switch of a target pays: when, and whether it was runnable (bit 0). What
  * it waits in is read only for an interval worth a sample, at the switch
  * in: until then the thread does not run, so its syscall is still the same.
  */
-static __always_inline void switch_out(struct task_struct *prev, bool preempt, __u64 now)
+static __always_inline void switch_out(struct task_struct *prev, bool runnable, __u64 now)
 {
 	struct off_task *t;
 
@@ -127,8 +127,9 @@ static __always_inline void switch_out(struct task_struct *prev, bool preempt, _
 	 * its own context (rare: never a stack walk per switch otherwise). */
 	if (t->pending && t->unscheduled)
 		send_pending(prev, t);
-	/* Preempted while runnable: waiting for a CPU, whatever the syscall. */
-	t->since = (now & ~SINCE_PREEMPTED) | (preempt ? SINCE_PREEMPTED : 0);
+	/* Still runnable (preempted, or yielding at the return to user mode):
+	 * waiting for a CPU, whatever the syscall. */
+	t->since = (now & ~SINCE_PREEMPTED) | (runnable ? SINCE_PREEMPTED : 0);
 }
 
 /* next is about to run: weigh its time away. */
@@ -211,7 +212,7 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 	if (offcpu_empty_hook || !offcpu_start_ns || offcpu_stop_ns)
 		return 0;
 	now = bpf_ktime_get_ns();
-	switch_out(prev, preempt, now);
+	switch_out(prev, preempt || prev_state == 0 /* TASK_RUNNING */, now);
 	switch_in(next, now);
 	return 0;
 }

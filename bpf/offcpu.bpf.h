@@ -27,10 +27,10 @@ const volatile __u8 offcpu_empty_hook __weak = 0;
  * thread's own context (its syscall's return, or its next switch out), where
  * its user memory can be read.
  */
-#define SINCE_PREEMPTED 1ULL /* bit 0 of off_task.since */
+#define SINCE_PREEMPTED 1ULL /* bit 0 of off_task.since: it left the CPU runnable */
 
 struct off_task {
-	__u64 since; /* left the CPU at (bpf_ktime_get_ns), bit 0: preempted; 0: on it */
+	__u64 since; /* left the CPU at (bpf_ktime_get_ns), bit 0: runnable; 0: on it */
 	/* The interval weighed at the switch in, waiting to be sent. */
 	__u64 pending; /* its weight; 0: none (64 bits: BPF exchanges no less) */
 	__u64 pending_since;
