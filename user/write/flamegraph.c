@@ -129,7 +129,7 @@ static void colour(const struct tree *t, const struct node *n, char *buf, size_t
 		break;
 	default: /* marks; time off the CPU in the cool colours of off-CPU flame graphs */
 		if (!strncmp(n->name, "[off-cpu:", 9))
-			snprintf(buf, size, "rgb(%u,%u,%u)", 150 + v1 * 40 / 1000, 120 + v2 * 30 / 1000, 235 + v1 % 20);
+			snprintf(buf, size, "rgb(%u,%u,%u)", 160 + v1 * 30 / 1000, 95 + v2 * 25 / 1000, 215 + v1 % 25);
 		else
 			snprintf(buf, size, "rgb(160,160,160)");
 	}
@@ -287,7 +287,7 @@ int flamegraph__write(const struct profile *p, const struct flamegraph_opts *o, 
 		       { "native", "rgb(230,115,27)" },
 		       { "kernel", "rgb(85,220,160)" },
 		       { "process / thread", "rgb(205,205,215)" },
-		       { "off-CPU: why it waited", "rgb(170,135,245)" } };
+		       { "off-CPU: why it waited", "rgb(175,105,228)" } };
 	/* The off-CPU swatch only where there can be such time. */
 	size_t nlegend = sizeof(legend) / sizeof(legend[0]) - !profile__meta_of(p)->wall;
 
