@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
 /*
- * One sample of the current task: kernel stack, user stack, Python stack
- * and (--native) the user stack copy, sized for the ring buffer. The timer
- * sampler (sample.bpf.c) and the switch-in hook (offcpu.bpf.c) take their
- * samples here; the stop flush (offcpu_flush.bpf.c) reads the stacks of a
- * blocked task its own way and shares finish_sample().
+ * One sample: the header, then after the kernel and user stacks the Python
+ * stack and (--native) the user stack copy, sized for the ring buffer. The
+ * timer sampler (sample.bpf.c) takes all of a running task here
+ * (capture_current); the off-CPU programs (offcpu.bpf.c,
+ * offcpu_flush.bpf.c) read the kernel and user stacks their own way and
+ * share finish_sample().
  */
 #ifndef PYEBPF_CAPTURE_BPF_H
 #define PYEBPF_CAPTURE_BPF_H
@@ -65,8 +66,7 @@ static __always_inline __u32 finish_sample(struct pyebpf_sample *s, struct task_
 }
 
 /* The stacks of the current task, as the kernel hands them to `ctx` (a
- * perf event's registers), or (ctx NULL: a program without registers) as
- * the task's saved state has them. */
+ * perf event's registers). */
 static __always_inline __u32 capture_current(void *ctx, struct pyebpf_sample *s)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
@@ -75,8 +75,7 @@ static __always_inline __u32 capture_current(void *ctx, struct pyebpf_sample *s)
 
 	bpf_get_current_comm(s->comm, sizeof(s->comm));
 	if (kernel_stacks) {
-		kbytes = ctx ? bpf_get_stack(ctx, s->stack, PYEBPF_MAX_STACK * 8, 0)
-			     : bpf_get_task_stack(task, s->stack, PYEBPF_MAX_STACK * 8, 0);
+		kbytes = bpf_get_stack(ctx, s->stack, PYEBPF_MAX_STACK * 8, 0);
 		if (kbytes < 0) {
 			s->flags |= PYEBPF_SAMPLE_KSTACK_ERR;
 			count(PYEBPF_CNT_KSTACK_ERR);
@@ -88,9 +87,7 @@ static __always_inline __u32 capture_current(void *ctx, struct pyebpf_sample *s)
 		kn = PYEBPF_MAX_STACK;
 
 	/* --native unwinds the copied stack with DWARF CFI instead. */
-	ubytes = ustack_copy ? 0
-		 : ctx       ? bpf_get_stack(ctx, &s->stack[kn], PYEBPF_MAX_STACK * 8, BPF_F_USER_STACK)
-			     : bpf_get_task_stack(task, &s->stack[kn], PYEBPF_MAX_STACK * 8, BPF_F_USER_STACK);
+	ubytes = ustack_copy ? 0 : bpf_get_stack(ctx, &s->stack[kn], PYEBPF_MAX_STACK * 8, BPF_F_USER_STACK);
 	if (ubytes < 0) {
 		/* Kernel threads have no user stack: not a failure. */
 		if (task->mm) {

@@ -35,17 +35,13 @@ extern int bpf_task_work_schedule_resume_impl(struct task_struct *task, struct b
 					      task_work_fn callback, void *aux__prog) __ksym;
 
 /* Per CPU: whether this CPU's off-CPU scratch slot is in use (a task work
- * can be preempted by another task's). */
-struct pending_cpu {
-	__u64 busy; /* 64 bits: BPF exchanges no less */
-};
-
+ * can be preempted by another task's). 64 bits: BPF exchanges no less. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct pending_cpu);
-} pending_cpu SEC(".maps");
+	__type(value, __u64);
+} slot_busy SEC(".maps");
 
 /* The task works, one per thread with a sample pending (LRU: the entries of
  * threads that are gone make room by themselves). */
@@ -63,14 +59,13 @@ struct {
 /* Send the current task's pending interval, stacks read now. */
 static __always_inline void send_pending(struct task_struct *task, struct off_task *t)
 {
-	struct pending_cpu *pc;
 	struct pyebpf_sample *s;
 	__u32 kn, zero = 0;
-	__u64 weight;
+	__u64 weight, *busy;
 	long ubytes;
 
-	pc = bpf_map_lookup_elem(&pending_cpu, &zero);
-	if (!pc || !t->pending || __sync_lock_test_and_set(&pc->busy, 1))
+	busy = bpf_map_lookup_elem(&slot_busy, &zero);
+	if (!busy || !t->pending || __sync_lock_test_and_set(busy, 1))
 		return; /* the slot is taken: the next chance sends it */
 	s = sample_buf();
 	/* Taken, not read: the stop flush may be sending it too. */
@@ -92,7 +87,7 @@ static __always_inline void send_pending(struct task_struct *task, struct off_ta
 	if (!send_sample(s, finish_sample(s, task, kn, (__u32)ubytes / 8)))
 		count(PYEBPF_CNT_OFFCPU);
 out:
-	pc->busy = 0; /* this CPU's word: a plain store will do */
+	*busy = 0; /* this CPU's word: a plain store will do */
 }
 
 /* The task work: the thread is about to return to user mode. */
@@ -137,7 +132,7 @@ static __always_inline void switch_in(struct task_struct *next, __u64 now)
 {
 	struct off_task *t;
 	struct send_work *w, fresh = {};
-	__u64 since;
+	__u64 since, raw;
 	__u32 weight, flags = 0, tid, state = 0;
 	long kbytes;
 	int err;
@@ -148,20 +143,11 @@ static __always_inline void switch_in(struct task_struct *next, __u64 now)
 	if (t) {
 		/* A plain load and store, not an exchange: only the stop flush could
 		 * race it, and the hook stands still once the stop is set. */
-		since = t->since;
-		if (!since)
+		raw = t->since;
+		if (!raw)
 			return;
 		t->since = 0;
-		state = since & SINCE_PREEMPTED ? 0 : 1;
-		since &= ~SINCE_PREEMPTED;
-		if (since < offcpu_start_ns)
-			since = offcpu_start_ns;
-		if (t->pending) { /* still in the wait its task work will send */
-			weight = offcpu_weight(now > since ? now - since : 0, offcpu_freq, bpf_get_prandom_u32());
-			__sync_fetch_and_add(&t->pending, weight);
-			t->pending_until = now;
-			return;
-		}
+		since = since_of(raw, &state);
 	} else {
 		/* Off the CPU since before the recording (or since it became a
 		 * target): counted from then, its state when it left unseen. */
@@ -175,7 +161,12 @@ static __always_inline void switch_in(struct task_struct *next, __u64 now)
 		since = first_since(next);
 		flags = PYEBPF_OFFCPU_STATE_UNKNOWN;
 	}
-	weight = offcpu_weight(now > since ? now - since : 0, offcpu_freq, bpf_get_prandom_u32());
+	weight = interval_weight(since, now);
+	if (t->pending) { /* still in the wait its task work will send */
+		__sync_fetch_and_add(&t->pending, weight);
+		t->pending_until = now;
+		return;
+	}
 	if (!weight)
 		return;
 	t->pending_since = since;

@@ -24,8 +24,8 @@ const volatile __u8 offcpu_empty_hook __weak = 0;
  * One thread's off-CPU record. An interval runs from `since` (switch out) to
  * the switch back in, where it is weighed; one worth a sample becomes
  * `pending` with the kernel stack it waited in, and is sent from the
- * thread's own context (its syscall's return, or its next switch out), where
- * its user memory can be read.
+ * thread's own context (a task work as it returns to user mode), where its
+ * user memory can be read.
  */
 #define SINCE_PREEMPTED 1ULL /* bit 0 of off_task.since: it left the CPU runnable */
 
@@ -59,6 +59,22 @@ static __always_inline __u64 first_since(struct task_struct *task)
 	__u64 born = BPF_CORE_READ(task, start_time);
 
 	return born > offcpu_start_ns ? born : offcpu_start_ns;
+}
+
+/* Ticks worth an interval from `since` to `until` (offcpu_weight.h). */
+static __always_inline __u32 interval_weight(__u64 since, __u64 until)
+{
+	return offcpu_weight(until > since ? until - since : 0, offcpu_freq, bpf_get_prandom_u32());
+}
+
+/* An off_task.since taken from the record: the time, clipped to the
+ * recording's start, and the state it left in (0: runnable, 1: blocked). */
+static __always_inline __u64 since_of(__u64 raw, __u32 *state)
+{
+	__u64 since = raw & ~SINCE_PREEMPTED;
+
+	*state = raw & SINCE_PREEMPTED ? 0 : 1;
+	return since < offcpu_start_ns ? offcpu_start_ns : since;
 }
 
 /* The user syscall in progress (-1: none) and its first argument. */

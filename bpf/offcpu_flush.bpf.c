@@ -140,10 +140,7 @@ int flush_offcpu(struct bpf_iter__task *ctx)
 		since = __sync_lock_test_and_set(&t->since, 0);
 		if (!since)
 			return 0; /* on a CPU */
-		t->pending_state = since & SINCE_PREEMPTED ? 0 : 1;
-		since &= ~SINCE_PREEMPTED;
-		if (since < offcpu_start_ns)
-			since = offcpu_start_ns;
+		since = since_of(since, &t->pending_state);
 		t->pending_flags = 0;
 	} else {
 		if (task->on_cpu) /* running since before the recording */
@@ -157,7 +154,7 @@ int flush_offcpu(struct bpf_iter__task *ctx)
 		t->pending_state = 0;
 		t->pending_flags = PYEBPF_OFFCPU_STATE_UNKNOWN;
 	}
-	weight = offcpu_weight(until > since ? until - since : 0, offcpu_freq, bpf_get_prandom_u32());
+	weight = interval_weight(since, until);
 	if (!weight)
 		return 0;
 	t->pending_since = since;

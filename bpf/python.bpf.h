@@ -55,7 +55,7 @@ struct py_scratch {
 	__u8 frame[PYEBPF_MAX_FRAME_READ];
 };
 
-/* Indexed like `scratch` (shared.bpf.h): a slot per CPU and the flush's. */
+/* Indexed like `scratch` (shared.bpf.h), by SCRATCH_SLOT(). */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);

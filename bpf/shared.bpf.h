@@ -57,11 +57,10 @@ struct {
  * the 512-byte BPF stack and the 32 KiB limit of a per-CPU map value), so an
  * array indexed by CPU. Userspace sets max_entries to the number of possible
  * CPUs. A perf_event program never nests on its CPU, so a CPU's buffer is
- * its own while the program runs; nor does a kprobe nest with it (the
- * kernel runs one of them per CPU at a time). The sleepable stop flush can
- * be preempted: it has a slot of its own, flush_slot, after the CPUs'. The
- * off-CPU tracepoint programs, which a timer sample can interrupt, have a
- * slot per CPU after that (offcpu.bpf.c).
+ * its own while the program runs. The sleepable stop flush can be
+ * preempted: it has a slot of its own, flush_slot, after the CPUs'. The
+ * off-CPU task work, which a timer sample can interrupt, has a slot per CPU
+ * after that, taken with a busy flag (offcpu.bpf.c).
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
