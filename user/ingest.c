@@ -278,25 +278,20 @@ static uint32_t user_frames(struct ingest *in, const struct sample_view *v, stru
 	return n;
 }
 
-/* Why an off-CPU sample's thread waited: from what BPF saw when it left,
- * made exact by a native GIL function on the stack (--native). */
-static enum offcpu_reason offcpu_reason_of(struct ingest *in, const struct sample_view *v, struct py_proc *py,
-					   const uint32_t *frames, uint32_t n)
+/* --native: does the stack (root first) show the thread taking the GIL? It
+ * turns a lock wait into a GIL wait where the GIL's address is not known. */
+static bool native_gil_wait(struct ingest *in, const uint32_t *frames, uint32_t n)
 {
-	enum offcpu_reason r = offcpu_classify(&v->s->off, py ? py_proc__gil(py) : NULL);
-
-	if (r != OFFCPU_LOCK || !v->regs)
-		return r;
-	for (uint32_t i = 0; i < n; i++) { /* root first: frames[i - 1] called frames[i] */
+	for (uint32_t i = 0; i < n; i++) { /* frames[i - 1] called frames[i] */
 		const struct frame *f = profile__frame_at(in->prof, frames[i]);
 		const struct frame *caller = i ? profile__frame_at(in->prof, frames[i - 1]) : NULL;
 
 		if (f->kind == FRAME_NATIVE &&
 		    offcpu_gil_call(caller ? profile__str_at(in->prof, caller->name) : "",
 				    caller && caller->kind == FRAME_PYTHON, profile__str_at(in->prof, f->name)))
-			return OFFCPU_GIL;
+			return true;
 	}
-	return r;
+	return false;
 }
 
 /* Kernel frames, root first; an off-CPU stack leaves out the scheduler at its
@@ -326,7 +321,8 @@ static void ingest_sample(struct ingest *in, const void *data, size_t size)
 	uint64_t now = now_ns(), t, at;
 	struct py_proc *py;
 	struct proc *p;
-	uint32_t n, weight = 1;
+	uint32_t n = 0, weight = 1;
+	bool framed = false; /* the user frames are in in->frames already */
 
 	if (sample_decode(data, size, &v) != SAMPLE_OK || (v.regs && !in->native)) {
 		in->stats.bad++;
@@ -343,16 +339,25 @@ static void ingest_sample(struct ingest *in, const void *data, size_t size)
 	 * from there, weight x period long. */
 	at = v.s->flags & PYEBPF_SAMPLE_OFFCPU ? v.s->off.since_ns : v.s->h.ts_ns;
 	t = at > in->time_base_ns ? at - in->time_base_ns : 0;
-	n = user_frames(in, &v, p, py, now, in->frames);
 	if (v.s->flags & PYEBPF_SAMPLE_OFFCPU) {
-		l.offcpu = offcpu_reason_of(in, &v, py, in->frames, n);
+		l.offcpu = offcpu_classify(&v.s->off, py ? py_proc__gil(py) : NULL);
 		weight = v.s->off.weight ? v.s->off.weight : 1;
 		in->stats.offcpu_ticks += weight;
+		/* A lock wait may be the GIL's, as the native frames tell: named
+		 * before the filters then, which may ask for the reason. */
+		if (l.offcpu == OFFCPU_LOCK && v.regs) {
+			n = user_frames(in, &v, p, py, now, in->frames);
+			framed = true;
+			if (native_gil_wait(in, in->frames, n))
+				l.offcpu = OFFCPU_GIL;
+		}
 	}
 	if (!filter__keep(in->filter, in->prof, &l, t)) {
 		in->stats.filtered++;
 		return;
 	}
+	if (!framed) /* samples the filters leave out are never named */
+		n = user_frames(in, &v, p, py, now, in->frames);
 	n += kernel_frames(in, &v, in->frames + n);
 	n = filter__frames(in->filter, in->prof, in->frames, n);
 	if (!n && in->filter->python_only) {

@@ -14,7 +14,6 @@ enum {
 	NR_readv = 19,
 	NR_writev = 20,
 	NR_select = 23,
-	NR_pause = 34,
 	NR_nanosleep = 35,
 	NR_sendfile = 40,
 	NR_connect = 42,

@@ -177,6 +177,42 @@ const struct profile_event *profile__events(const struct profile *p, size_t *n)
 	return p->events;
 }
 
+static int cmp_thread_event(const void *a, const void *b)
+{
+	const struct profile_thread_event *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	if (x->time_ns != y->time_ns)
+		return x->time_ns < y->time_ns ? -1 : 1;
+	return x->event < y->event ? -1 : x->event > y->event;
+}
+
+struct profile_thread_event *profile__events_by_thread(const struct profile *p, bool timed_only, size_t *n)
+{
+	struct profile_thread_event *v = xcalloc(p->nevents + 1, sizeof(*v));
+
+	*n = 0;
+	for (size_t i = 0; i < p->nevents; i++) {
+		const struct profile_event *ev = &p->events[i];
+		const struct stack_key *k = p->entries[ev->entry].key;
+
+		if (timed_only && ev->time_ns == PROFILE_NO_TIME)
+			continue;
+		v[(*n)++] = (struct profile_thread_event){ .pid = k->labels.pid,
+							   .tid = k->labels.tid,
+							   .time_ns = ev->time_ns,
+							   .event = i,
+							   .entry = ev->entry,
+							   .count = ev->count };
+	}
+	if (*n)
+		qsort(v, *n, sizeof(*v), cmp_thread_event);
+	return v;
+}
+
 size_t profile__nstrs(const struct profile *p)
 {
 	return p->strs.n;

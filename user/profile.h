@@ -8,6 +8,7 @@
 #ifndef PYEBPF_PROFILE_H
 #define PYEBPF_PROFILE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -99,6 +100,17 @@ size_t profile__nstacks(const struct profile *p); /* distinct (labels, stack): e
 size_t profile__nstrs(const struct profile *p);   /* strings: ids 0 .. n-1 */
 /* Every add, in the order made. */
 const struct profile_event *profile__events(const struct profile *p, size_t *n);
+
+/* One add, placed on its thread's timeline. */
+struct profile_thread_event {
+	uint32_t pid, tid;
+	uint64_t time_ns; /* PROFILE_NO_TIME: after the thread's timed adds */
+	size_t event;     /* index in profile__events(): ties keep their order */
+	uint32_t entry, count;
+};
+/* The adds (only the timed ones if asked) by pid, tid, time, then order
+ * made: the timelines of the trace and speedscope writers. Free with free(). */
+struct profile_thread_event *profile__events_by_thread(const struct profile *p, bool timed_only, size_t *n);
 
 struct profile_entry {
 	struct sample_labels labels;

@@ -22,7 +22,7 @@ struct record_summary {
 	const uint64_t *counters; /* [PYEBPF_CNT__COUNT] */
 	bool off_cpu;             /* --mode wall/off-cpu */
 	uint64_t switches;        /* context switches the off-CPU hooks saw */
-	uint64_t switch_bpf_ns;   /* their BPF time, syscall exits included */
+	uint64_t switch_bpf_ns;   /* their BPF time (with PYEBPF_BPF_STATS=1), else 0 */
 	const struct ingest *ingest;
 };
 

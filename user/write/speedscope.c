@@ -45,50 +45,29 @@ static uint32_t thread_name(const struct hashmap *names, const struct profile_en
 	return v ? (uint32_t)*v : e->labels.thread;
 }
 
-/* One add of the profile, with its time: a thread's samples go in time order. */
+/* One add, or consecutive adds of the same entry merged, on a thread's timeline. */
 struct timed_entry {
-	struct profile_entry e; /* e.count: this add's */
-	uint64_t time_ns;       /* PROFILE_NO_TIME sorts last */
-	size_t event;           /* ties keep their order */
+	struct profile_entry e; /* e.count: these adds' */
 	uint32_t entry;
 };
-
-static int cmp_thread(const void *a, const void *b)
-{
-	const struct timed_entry *x = a, *y = b;
-
-	if (x->e.labels.pid != y->e.labels.pid)
-		return x->e.labels.pid < y->e.labels.pid ? -1 : 1;
-	if (x->e.labels.tid != y->e.labels.tid)
-		return x->e.labels.tid < y->e.labels.tid ? -1 : 1;
-	if (x->time_ns != y->time_ns)
-		return x->time_ns < y->time_ns ? -1 : 1;
-	return x->event < y->event ? -1 : x->event > y->event;
-}
 
 /* The adds in (pid, tid, time) order, consecutive ones of the same entry as one. */
 static struct timed_entry *timed_entries(const struct profile *p, size_t *n)
 {
 	size_t nev, m = 0;
-	const struct profile_event *ev = profile__events(p, &nev);
+	struct profile_thread_event *ev = profile__events_by_thread(p, false, &nev);
 	struct timed_entry *v = xcalloc(nev + 1, sizeof(*v));
 
 	for (size_t i = 0; i < nev; i++) {
-		profile__entry(p, ev[i].entry, &v[i].e);
-		v[i].e.count = ev[i].count;
-		v[i].time_ns = ev[i].time_ns;
-		v[i].event = i;
-		v[i].entry = ev[i].entry;
-	}
-	if (nev)
-		qsort(v, nev, sizeof(*v), cmp_thread);
-	for (size_t i = 0; i < nev; i++) {
-		if (m && v[m - 1].entry == v[i].entry) {
-			v[m - 1].e.count += v[i].e.count;
+		if (m && v[m - 1].entry == ev[i].entry) {
+			v[m - 1].e.count += ev[i].count;
 			continue;
 		}
-		v[m++] = v[i];
+		profile__entry(p, ev[i].entry, &v[m].e);
+		v[m].e.count = ev[i].count;
+		v[m++].entry = ev[i].entry;
 	}
+	free(ev);
 	*n = m;
 	return v;
 }

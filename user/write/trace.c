@@ -24,27 +24,6 @@ static FILE *next_event(struct tout *o)
 	return o->f;
 }
 
-struct timed {
-	uint32_t pid, tid;
-	uint64_t time_ns;
-	uint64_t end_ns; /* on the CPU: one period on; off it (--mode wall): the interval's end */
-	size_t event;    /* index in the profile's events: ties keep their order */
-	uint32_t entry;
-};
-
-static int cmp_timed(const void *a, const void *b)
-{
-	const struct timed *x = a, *y = b;
-
-	if (x->pid != y->pid)
-		return x->pid < y->pid ? -1 : 1;
-	if (x->tid != y->tid)
-		return x->tid < y->tid ? -1 : 1;
-	if (x->time_ns != y->time_ns)
-		return x->time_ns < y->time_ns ? -1 : 1;
-	return x->event < y->event ? -1 : x->event > y->event;
-}
-
 static const char *category(const struct profile *p, const struct frame *f)
 {
 	switch (f->kind) {
@@ -88,7 +67,7 @@ static void metadata(struct tout *o, const char *what, uint32_t pid, uint32_t ti
  * thread: a thread's first samples may carry the OS name, from before its
  * Python name was known; a process that exec'd shows its final name.
  */
-static uint32_t latest_name(const struct profile *p, const struct timed *v, size_t to, bool thread)
+static uint32_t latest_name(const struct profile *p, const struct profile_thread_event *v, size_t to, bool thread)
 {
 	struct profile_entry e;
 
@@ -104,8 +83,8 @@ static uint32_t latest_name(const struct profile *p, const struct timed *v, size
  * (--mode wall) makes it the thread's whole timeline: its off-CPU samples
  * span their intervals, their stacks ending in the reason.
  */
-static void thread_slices(struct tout *out, const struct profile *p, const struct timed *v, size_t from, size_t to,
-			  uint64_t period)
+static void thread_slices(struct tout *out, const struct profile *p, const struct profile_thread_event *v, size_t from,
+			  size_t to, uint64_t period)
 {
 	uint32_t pid = v[from].pid, tid = v[from].tid, nopen = 0;
 	const uint32_t *open = NULL; /* frames of the open slices, root first */
@@ -137,8 +116,12 @@ static void thread_slices(struct tout *out, const struct profile *p, const struc
 			slice_edge(out, 'B', p, e.frames[k], pid, tid, t);
 		open = e.frames;
 		nopen = e.nframes;
+		/* On the CPU a sample stands for one period; off it (--mode wall), for
+		 * its interval, `count` periods from its start. */
 		if (i < to)
-			last_end = v[i].end_ns > t ? v[i].end_ns : t + period;
+			last_end = v[i].time_ns + (e.labels.offcpu ? v[i].count : 1) * period;
+		if (i < to && last_end <= t)
+			last_end = t + period;
 	}
 }
 
@@ -146,26 +129,10 @@ int trace__write(const struct profile *p, FILE *out)
 {
 	const struct profile_meta *m = profile__meta_of(p);
 	uint64_t period = m->period_ns ? m->period_ns : 10000000;
-	size_t nev, n = 0;
-	const struct profile_event *ev = profile__events(p, &nev);
-	struct timed *v = xcalloc(nev + 1, sizeof(*v));
+	size_t n;
+	struct profile_thread_event *v = profile__events_by_thread(p, true, &n);
 	char name[4096];
 	struct tout o = { .f = out };
-
-	for (size_t i = 0; i < nev; i++) {
-		struct profile_entry e;
-
-		if (ev[i].time_ns == PROFILE_NO_TIME)
-			continue;
-		profile__entry(p, ev[i].entry, &e);
-		v[n++] = (struct timed){ .pid = e.labels.pid,
-					 .tid = e.labels.tid,
-					 .time_ns = ev[i].time_ns,
-					 .end_ns = ev[i].time_ns + (e.labels.offcpu ? ev[i].count : 1) * period,
-					 .event = i,
-					 .entry = ev[i].entry };
-	}
-	qsort(v, n, sizeof(*v), cmp_timed);
 
 	fprintf(out,
 		"{\"displayTimeUnit\":\"ms\",\"otherData\":{\"producer\":\"pyebpf\",\"start_epoch_ns\":%" PRId64
