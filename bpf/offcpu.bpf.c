@@ -30,9 +30,11 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 #define EBUSY 16 /* errno.h is not for BPF programs */
 
+/* __weak: before Linux 6.18 --mode cpu still loads (sampler.c says why wall
+ * mode cannot). */
 typedef int (*task_work_fn)(struct bpf_map *map, void *key, void *value);
 extern int bpf_task_work_schedule_resume_impl(struct task_struct *task, struct bpf_task_work *tw, void *map__map,
-					      task_work_fn callback, void *aux__prog) __ksym;
+					      task_work_fn callback, void *aux__prog) __ksym __weak;
 
 /* Per CPU: whether this CPU's off-CPU scratch slot is in use (a task work
  * can be preempted by another task's). 64 bits: BPF exchanges no less. */

@@ -78,8 +78,10 @@ struct {
  * bpf_loop callbacks reach them).
  */
 #ifdef READ_OTHER_TASK
-extern struct task_struct *bpf_task_from_pid(s32 pid) __ksym;
-extern void bpf_task_release(struct task_struct *p) __ksym;
+/* __weak: a kernel without them still loads the programs that do not call
+ * them (--mode cpu); userspace checks before asking for the ones that do. */
+extern struct task_struct *bpf_task_from_pid(s32 pid) __ksym __weak;
+extern void bpf_task_release(struct task_struct *p) __ksym __weak;
 
 __u32 walk_tid;
 __u64 walk_fsbase;

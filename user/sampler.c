@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
 #include "cpus.h"
@@ -92,6 +93,30 @@ static int probe_kernel(void)
 			return -1;
 		}
 	return 0;
+}
+
+/*
+ * --mode wall/off-cpu sends its samples from a task work
+ * (bpf_task_work_schedule_resume, Linux 6.18) and reads blocked threads with
+ * bpf_task_from_pid: one line naming what the kernel lacks, not a verifier log.
+ */
+static int probe_offcpu(void)
+{
+	static const char *const kfuncs[] = { "bpf_task_work_schedule_resume_impl", "bpf_task_from_pid" };
+	struct btf *btf = btf__load_vmlinux_btf();
+	int missing = -1;
+
+	if (!btf)
+		return 0; /* the load will say why */
+	for (size_t i = 0; i < sizeof(kfuncs) / sizeof(kfuncs[0]) && missing < 0; i++)
+		if (btf__find_by_name_kind(btf, kfuncs[i], BTF_KIND_FUNC) < 0)
+			missing = (int)i;
+	btf__free(btf);
+	if (missing < 0)
+		return 0;
+	err_msg("--mode wall/off-cpu needs the kernel function %s (Linux 6.18); this kernel can do --mode cpu",
+		kfuncs[missing]);
+	return -1;
 }
 
 static int add_cgroups(struct sampler *s, const struct sampler_config *c)
@@ -225,7 +250,7 @@ struct sampler *sampler__new(const struct sampler_config *c, sampler_event_fn fn
 	s->ctx = ctx;
 	s->on_cpu = c->on_cpu;
 	s->off_cpu = c->off_cpu;
-	if (probe_kernel() || load(s, c) || attach(s))
+	if (probe_kernel() || (c->off_cpu && probe_offcpu()) || load(s, c) || attach(s))
 		goto fail;
 	return s;
 fail:
