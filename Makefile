@@ -111,10 +111,15 @@ $(BUILD):
 
 # ---- tests ---------------------------------------------------------------
 # bench/offcpu.sh's workloads.
-BENCH_BINS := $(BUILD)/bench/pingpong $(BUILD)/bench/sleepers
+BENCH_BINS := $(BUILD)/bench/pingpong $(BUILD)/bench/sleepers $(BUILD)/bench/replay
 $(BUILD)/bench/%: bench/%.c
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) -O2 -Wall -Wextra -Werror -pthread $< -o $@
+# bench/replay.sh's replayer: the ingest path alone, fed recorded samples.
+$(BUILD)/bench/replay: bench/replay.c $(PURE_OBJS)
+	@mkdir -p $(dir $@)
+	$(call msg,CC      ,$<)
+	$(Q)$(CC) $(CFLAGS) $(WARN) $(CPPFLAGS) $< $(PURE_OBJS) -o $@ $(LDLIBS)
 
 $(BUILD)/fixtures/busy: tests/fixtures/busy.c
 	@mkdir -p $(dir $@)

@@ -32,5 +32,9 @@ bool hashmap__next(const struct hashmap *h, size_t *pos, const void **key, size_
 bool hashmap__next_ptr(const struct hashmap *h, size_t *pos, const void **key, size_t *len, void **value);
 
 uint64_t hash_bytes(const void *data, size_t len);
+/* 128 bits of a key, under a seed: a digest that stands for a long key
+ * (stack_cache.c) where comparing the key itself would cost more than the
+ * rest of the work; with a secret seed no input picks a collision. */
+void hash128_bytes(const void *data, size_t len, uint64_t seed, uint64_t out[2]);
 
 #endif

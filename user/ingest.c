@@ -17,11 +17,34 @@
 #include "python/symbolize.h"
 #include "python/threadname.h"
 #include "sample_view.h"
+#include "stack_cache.h"
 #include "threads.h"
 #include "util.h"
 
 /* How long after first sight or exec a process may still turn out to be Python. */
 #define YOUNG_NS (2 * 1000000000ULL)
+/* Raw stacks named before: at most this much memory, named again after a
+ * second (as often as a code object's identity is checked). */
+#define STACK_CACHE_BYTES (64u << 20)
+#define STACK_CACHE_AGE_NS 1000000000ULL
+
+/* What decides a sample's frames, besides the arrays that follow it in the
+ * cache key (Python frames or user addresses, then kernel addresses). */
+struct raw_stack_head {
+	uint64_t maps_gen; /* the process and its mappings: unique over time (procs.h) */
+	uint32_t flags;    /* the sample's flags that change how it is named */
+	uint32_t py_cycle;
+	uint32_t npy, nustack, nkstack;
+	uint32_t python; /* the process is known to be Python */
+	uint32_t offcpu; /* the reason (the stack's leaf) */
+	uint32_t zero;   /* hashed as bytes: no padding */
+};
+
+#define RAW_STACK_NAMING_FLAGS \
+	(PYEBPF_SAMPLE_PY | PYEBPF_SAMPLE_PY_TRUNCATED | PYEBPF_SAMPLE_PY_LOOP | PYEBPF_SAMPLE_OFFCPU)
+#define RAW_STACK_MAX                                                                           \
+	(sizeof(struct raw_stack_head) + PYEBPF_MAX_PY_FRAMES * sizeof(struct pyebpf_pyframe) + \
+	 2 * PYEBPF_MAX_STACK * sizeof(uint64_t))
 
 struct ingest {
 	struct profile *prof;
@@ -33,6 +56,7 @@ struct ingest {
 	struct pyprocs *py;
 	struct threads *threads;
 	struct native_stacks *native; /* --native */
+	struct stack_cache *stacks;   /* raw stack → frames */
 	struct ingest_stats stats;
 	/* Processes found to be Python, by pid until they exit: an exec (a
 	 * shell that execs python, python re-exec'ing itself) is not a second one. */
@@ -40,6 +64,7 @@ struct ingest {
 	uint64_t python_seen;
 	uint64_t time_base_ns;
 	uint32_t frames[INGEST_MAX_FRAMES];
+	uint8_t raw_key[RAW_STACK_MAX];
 };
 
 struct ingest *ingest__new(struct profile *prof, const struct ingest_config *c, const struct ingest_hooks *h)
@@ -57,6 +82,7 @@ struct ingest *ingest__new(struct profile *prof, const struct ingest_config *c, 
 	in->py = pyprocs__new(prof);
 	in->python_pids = hashmap__new();
 	in->threads = threads__new(prof);
+	in->stacks = stack_cache__new(STACK_CACHE_BYTES, STACK_CACHE_AGE_NS);
 	if (c->native)
 		in->native = native_stacks__new(prof, in->procs, in->py);
 	if (c->kallsyms) {
@@ -74,6 +100,7 @@ void ingest__free(struct ingest *in)
 	kallsyms__free(in->ksyms);
 	pyprocs__free(in->py);
 	threads__free(in->threads);
+	stack_cache__free(in->stacks);
 	native_stacks__free(in->native);
 	procs__free(in->procs);
 	filter__free(&in->keep_all);
@@ -169,7 +196,8 @@ static uint32_t thread_label(struct ingest *in, const struct pyebpf_sample *s, s
 
 	if (!py || !s->tstate || !ask)
 		return name_id;
-	name = py_thread_name((pid_t)s->h.pid, py_proc__interp(py), s->tstate);
+	name = py_thread_name((pid_t)s->h.pid, py_proc__interp(py), s->tstate,
+			      threads__hint(in->threads, s->h.pid, s->h.tid));
 	if (!name && s->h.tid == s->h.pid)
 		name = xstrdup("MainThread");
 	threads__set_python_name(in->threads, s->h.pid, s->h.tid, name, now);
@@ -314,6 +342,76 @@ static uint32_t kernel_frames(struct ingest *in, const struct sample_view *v, ui
 	return n;
 }
 
+/* The cache key of a sample's stack: only what user_frames(),
+ * kernel_frames() and the reason mark read (a Python sample's native
+ * addresses are not: they change from sample to sample in the eval loop). */
+static size_t raw_stack_key(struct ingest *in, const struct sample_view *v, struct proc *p, struct py_proc *py,
+			    uint32_t offcpu)
+{
+	bool python = py && v->npy;
+	struct raw_stack_head h = {
+		.maps_gen = procs__maps_gen(p),
+		.flags = v->s->flags & RAW_STACK_NAMING_FLAGS,
+		.py_cycle = v->s->py_cycle,
+		.npy = python ? v->npy : 0,
+		.nustack = python ? 0 : v->nustack,
+		.nkstack = v->nkstack,
+		.python = python,
+		.offcpu = offcpu,
+	};
+	size_t n = sizeof(h);
+
+	memcpy(in->raw_key, &h, sizeof(h));
+	if (python) {
+		memcpy(in->raw_key + n, v->py, h.npy * sizeof(*v->py));
+		n += h.npy * sizeof(*v->py);
+	} else {
+		memcpy(in->raw_key + n, v->ustack, h.nustack * sizeof(*v->ustack));
+		n += h.nustack * sizeof(*v->ustack);
+	}
+	memcpy(in->raw_key + n, v->kstack, h.nkstack * sizeof(*v->kstack));
+	return n + h.nkstack * sizeof(*v->kstack);
+}
+
+#define STACK_FILTERED UINT32_MAX
+
+/* Name a sample's stack: user frames (nuser of them already in in->frames,
+ * or -1), kernel frames, the filters, the off-CPU reason as the leaf. */
+static uint32_t name_stack(struct ingest *in, const struct sample_view *v, struct proc *p, struct py_proc *py,
+			   int nuser, uint32_t offcpu, uint64_t now)
+{
+	uint32_t n = nuser >= 0 ? (uint32_t)nuser : user_frames(in, v, p, py, now, in->frames);
+
+	n += kernel_frames(in, v, in->frames + n);
+	n = filter__frames(in->filter, in->prof, in->frames, n);
+	if (!n && in->filter->python_only)
+		return STACK_FILTERED;
+	if (offcpu) /* the reason is the leaf, whatever the filters kept */
+		in->frames[n++] = mark_frame(in, offcpu_reason_frame(offcpu));
+	return profile__stack(in->prof, in->frames, n);
+}
+
+/* The profile's stack id of a sample, or STACK_FILTERED: named once per raw
+ * stack and second (stack_cache.h); --native stacks are unwound every time. */
+static uint32_t sample_stack(struct ingest *in, const struct sample_view *v, struct proc *p, struct py_proc *py,
+			     int nuser, uint32_t offcpu, uint64_t now)
+{
+	uint64_t gen = profile__stacks_gen(in->prof);
+	uint32_t id;
+	size_t len;
+
+	if (v->regs || nuser >= 0)
+		return name_stack(in, v, p, py, nuser, offcpu, now);
+	len = raw_stack_key(in, v, p, py, offcpu);
+	if (stack_cache__get(in->stacks, in->raw_key, len, now, gen, &id))
+		return id;
+	id = name_stack(in, v, p, py, -1, offcpu, now);
+	/* Naming may have read the maps again (an address outside them): the key
+	 * holds the generation it was asked with, later samples the new one. */
+	stack_cache__put(in->stacks, in->raw_key, len, now, gen, id);
+	return id;
+}
+
 static void ingest_sample(struct ingest *in, const void *data, size_t size)
 {
 	struct sample_view v;
@@ -321,8 +419,8 @@ static void ingest_sample(struct ingest *in, const void *data, size_t size)
 	uint64_t now = now_ns(), t, at;
 	struct py_proc *py;
 	struct proc *p;
-	uint32_t n = 0, weight = 1;
-	bool framed = false; /* the user frames are in in->frames already */
+	uint32_t weight = 1, stack;
+	int nuser = -1; /* the user frames are in in->frames already when >= 0 */
 
 	if (sample_decode(data, size, &v) != SAMPLE_OK || (v.regs && !in->native)) {
 		in->stats.bad++;
@@ -346,9 +444,8 @@ static void ingest_sample(struct ingest *in, const void *data, size_t size)
 		/* A lock wait may be the GIL's, as the native frames tell: named
 		 * before the filters then, which may ask for the reason. */
 		if (l.offcpu == OFFCPU_LOCK && v.regs) {
-			n = user_frames(in, &v, p, py, now, in->frames);
-			framed = true;
-			if (native_gil_wait(in, in->frames, n))
+			nuser = (int)user_frames(in, &v, p, py, now, in->frames);
+			if (native_gil_wait(in, in->frames, (uint32_t)nuser))
 				l.offcpu = OFFCPU_GIL;
 		}
 	}
@@ -356,17 +453,13 @@ static void ingest_sample(struct ingest *in, const void *data, size_t size)
 		in->stats.filtered++;
 		return;
 	}
-	if (!framed) /* samples the filters leave out are never named */
-		n = user_frames(in, &v, p, py, now, in->frames);
-	n += kernel_frames(in, &v, in->frames + n);
-	n = filter__frames(in->filter, in->prof, in->frames, n);
-	if (!n && in->filter->python_only) {
+	/* Samples the filters leave out are never named. */
+	stack = sample_stack(in, &v, p, py, nuser, l.offcpu, now);
+	if (stack == STACK_FILTERED) {
 		in->stats.filtered++;
 		return;
 	}
-	if (l.offcpu) /* the reason is the leaf, whatever the filters kept */
-		in->frames[n++] = mark_frame(in, offcpu_reason_frame(l.offcpu));
-	profile__add_at(in->prof, &l, in->frames, n, weight, t);
+	profile__add_stack_at(in->prof, &l, stack, weight, t);
 }
 
 int ingest__event(void *ctx, void *data, size_t size)

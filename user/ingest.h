@@ -29,9 +29,10 @@ struct ingest_hooks {
 };
 
 struct ingest_config {
-	const struct filter *filter;   /* kept, not copied; NULL: keep everything */
-	bool native;                   /* --native: samples may carry registers and a stack copy */
-	const char *kallsyms;          /* kernel symbols file; NULL: kernel frames read [unknown] */
+	const struct filter
+		*filter;      /* kept, not copied, not to change: stacks are cached filtered; NULL: keep everything */
+	bool native;          /* --native: samples may carry registers and a stack copy */
+	const char *kallsyms; /* kernel symbols file; NULL: kernel frames read [unknown] */
 	const char *const *debug_dirs; /* --debug-dir, NULL-terminated; NULL: the default */
 };
 

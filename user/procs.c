@@ -59,6 +59,7 @@ struct procs {
 	struct hashmap *files;  /* file_key → struct file_syms * */
 	size_t seen;
 	uint64_t now, swept_ns;        /* the latest time seen; the last sweep of idle files */
+	uint64_t gens;                 /* maps generations handed out: one is never seen twice */
 	const char *const *debug_dirs; /* NULL-terminated */
 };
 
@@ -151,17 +152,18 @@ static void proc_scan_gen(struct procs *t, struct proc *p, uint64_t now, bool bu
 	p->scanned_ns = now ? now : 1;
 	if (maps__read((int)p->pid, true, &maps, &nmaps)) {
 		if (p->nmaps) /* gone already: its addresses stay unknown */
-			p->maps_gen++;
+			p->maps_gen = ++t->gens;
 		proc_drop_maps(t, p);
 		return;
 	}
 	if (p->maps && same_maps(p->maps, p->nmaps, maps, nmaps)) {
 		maps__free(maps, nmaps);
-		p->maps_gen += bump;
+		if (bump)
+			p->maps_gen = ++t->gens;
 		return;
 	}
 	proc_drop_maps(t, p);
-	p->maps_gen++;
+	p->maps_gen = ++t->gens;
 	p->maps = maps;
 	p->nmaps = nmaps;
 	p->files = xcalloc(p->nmaps, sizeof(*p->files));
@@ -194,6 +196,7 @@ struct proc *procs__get(struct procs *t, uint32_t pid, uint64_t now)
 	p = xcalloc(1, sizeof(*p));
 	p->pid = pid;
 	p->born_ns = now;
+	p->maps_gen = ++t->gens; /* a reused pid is a new process */
 	*v = p;
 	t->seen++;
 	proc_scan(t, p, now);
@@ -206,6 +209,7 @@ void procs__exec(struct procs *t, uint32_t pid)
 
 	if (p) {
 		proc_drop_maps(t, p);
+		p->maps_gen = ++t->gens; /* a new image: nothing named before applies */
 		p->scanned_ns = 0;
 		p->exited_ns = 0;
 		p->born_ns = 0; /* set again at the next sample */

@@ -42,7 +42,9 @@ void procs__refresh_young(struct procs *t, struct proc *p, uint64_t now, uint64_
  * since, JIT code): re-read them, at most every 10 ms. True when they changed. */
 bool procs__rescan_unknown(struct procs *t, struct proc *p, uint64_t now);
 /* Changes whenever the maps of the process changed, and at every re-read
- * of a young process (procs__refresh_young): look at it again. */
+ * of a young process (procs__refresh_young): look at it again. Unique
+ * among all processes and over time: a process that exec'd, or a new one
+ * under a reused pid, never has a generation seen before. */
 uint64_t procs__maps_gen(const struct proc *p);
 /* Processes seen so far, alive or not. */
 size_t procs__seen(const struct procs *t);

@@ -15,7 +15,13 @@ struct profile {
 	struct frame *frames;
 	size_t nframes, frames_cap;
 
-	struct hashmap *stack_ids; /* stack_key bytes → entry id */
+	/* Distinct frame lists (root first), shared by every entry that has one. */
+	struct hashmap *stack_ids; /* frame ids' bytes → stack id */
+	struct stack **stacks;
+	size_t nstacks, stacks_cap, stack_bytes;
+	uint64_t stacks_gen;
+
+	struct hashmap *entry_ids; /* entry_key bytes → entry id */
 	struct entry *entries;
 	size_t nentries, entries_cap;
 
@@ -28,17 +34,26 @@ struct profile {
 	size_t ncomments;
 };
 
-/* Hash key of an aggregated sample: labels, then the frame ids. */
-struct stack_key {
-	struct sample_labels labels;
-	uint32_t nframes;
+struct stack {
+	uint32_t n;
 	uint32_t frames[];
 };
 
+/* Hash key of an aggregated sample: its labels and stack. */
+struct entry_key {
+	struct sample_labels labels;
+	uint32_t stack;
+	uint32_t zero; /* hashed as bytes: no padding */
+};
+
 struct entry {
-	struct stack_key *key;
+	struct entry_key key;
 	uint64_t count;
 };
+
+/* Stacks are kept from one interval to the next (continuous mode: the same
+ * stacks come back) until they take this much memory. */
+#define PROFILE_STACKS_KEPT_BYTES (64u << 20)
 
 struct profile *profile__new(void)
 {
@@ -47,6 +62,7 @@ struct profile *profile__new(void)
 	strtab__init(&p->strs); /* "" is 0 */
 	p->frame_ids = hashmap__new();
 	p->stack_ids = hashmap__new();
+	p->entry_ids = hashmap__new();
 	return p;
 }
 
@@ -56,8 +72,9 @@ void profile__free(struct profile *p)
 		return;
 	strtab__free(&p->strs);
 	free(p->frames);
-	for (size_t i = 0; i < p->nentries; i++)
-		free(p->entries[i].key);
+	for (size_t i = 0; i < p->nstacks; i++)
+		free(p->stacks[i]);
+	free(p->stacks);
 	free(p->entries);
 	free(p->events);
 	for (size_t i = 0; i < p->ncomments; i++)
@@ -65,6 +82,7 @@ void profile__free(struct profile *p)
 	free(p->comments);
 	hashmap__free(p->frame_ids);
 	hashmap__free(p->stack_ids);
+	hashmap__free(p->entry_ids);
 	free(p);
 }
 
@@ -96,30 +114,53 @@ const struct frame *profile__frame_at(const struct profile *p, uint32_t id)
 	return id < p->nframes ? &p->frames[id] : NULL;
 }
 
-void profile__add_at(struct profile *p, const struct sample_labels *l, const uint32_t *frames, uint32_t n,
-		     uint32_t count, uint64_t time_ns)
+uint32_t profile__stack(struct profile *p, const uint32_t *frames, uint32_t n)
 {
-	size_t len = sizeof(struct stack_key) + n * sizeof(uint32_t);
-	struct stack_key *k = xcalloc(1, len);
+	size_t len = (size_t)n * sizeof(*frames);
 	bool created;
-	uint64_t *v;
+	uint64_t *v = hashmap__put(p->stack_ids, n ? (const void *)frames : "", len, &created);
 
-	k->labels = *l;
-	k->nframes = n;
-	if (n)
-		memcpy(k->frames, frames, n * sizeof(uint32_t));
-	v = hashmap__put(p->stack_ids, k, len, &created);
+	if (created) {
+		struct stack *st = xmalloc(sizeof(*st) + len);
+
+		st->n = n;
+		if (n)
+			memcpy(st->frames, frames, len);
+		xgrow(&p->stacks, &p->stacks_cap, p->nstacks + 1, sizeof(*p->stacks));
+		p->stacks[p->nstacks] = st;
+		p->stack_bytes += sizeof(*st) + 2 * len + 64; /* the list, the map's copy, their slots */
+		*v = p->nstacks++;
+	}
+	return (uint32_t)*v;
+}
+
+uint64_t profile__stacks_gen(const struct profile *p)
+{
+	return p->stacks_gen;
+}
+
+void profile__add_stack_at(struct profile *p, const struct sample_labels *l, uint32_t stack, uint32_t count,
+			   uint64_t time_ns)
+{
+	struct entry_key k = { .labels = *l, .stack = stack };
+	bool created;
+	uint64_t *v = hashmap__put(p->entry_ids, &k, sizeof(k), &created);
+
 	if (created) {
 		xgrow(&p->entries, &p->entries_cap, p->nentries + 1, sizeof(*p->entries));
 		p->entries[p->nentries] = (struct entry){ .key = k };
 		*v = p->nentries++;
-	} else {
-		free(k);
 	}
 	p->entries[*v].count += count;
 	xgrow(&p->events, &p->events_cap, p->nevents + 1, sizeof(*p->events));
 	p->events[p->nevents++] = (struct profile_event){ .time_ns = time_ns, .entry = (uint32_t)*v, .count = count };
 	p->total += count;
+}
+
+void profile__add_at(struct profile *p, const struct sample_labels *l, const uint32_t *frames, uint32_t n,
+		     uint32_t count, uint64_t time_ns)
+{
+	profile__add_stack_at(p, l, profile__stack(p, frames, n), count, time_ns);
 }
 
 void profile__add(struct profile *p, const struct sample_labels *l, const uint32_t *frames, uint32_t n, uint32_t count)
@@ -129,8 +170,16 @@ void profile__add(struct profile *p, const struct sample_labels *l, const uint32
 
 void profile__clear_samples(struct profile *p)
 {
-	for (size_t i = 0; i < p->nentries; i++)
-		free(p->entries[i].key);
+	if (p->stack_bytes > PROFILE_STACKS_KEPT_BYTES) { /* stack ids held elsewhere are stale now */
+		for (size_t i = 0; i < p->nstacks; i++)
+			free(p->stacks[i]);
+		free(p->stacks);
+		p->stacks = NULL;
+		p->nstacks = p->stacks_cap = p->stack_bytes = 0;
+		hashmap__free(p->stack_ids);
+		p->stack_ids = hashmap__new();
+		p->stacks_gen++;
+	}
 	free(p->entries);
 	p->entries = NULL;
 	p->nentries = p->entries_cap = 0;
@@ -142,8 +191,8 @@ void profile__clear_samples(struct profile *p)
 	free(p->comments);
 	p->comments = NULL;
 	p->ncomments = 0;
-	hashmap__free(p->stack_ids);
-	p->stack_ids = hashmap__new();
+	hashmap__free(p->entry_ids);
+	p->entry_ids = hashmap__new();
 	p->total = 0;
 }
 
@@ -197,7 +246,7 @@ struct profile_thread_event *profile__events_by_thread(const struct profile *p, 
 	*n = 0;
 	for (size_t i = 0; i < p->nevents; i++) {
 		const struct profile_event *ev = &p->events[i];
-		const struct stack_key *k = p->entries[ev->entry].key;
+		const struct entry_key *k = &p->entries[ev->entry].key;
 
 		if (timed_only && ev->time_ns == PROFILE_NO_TIME)
 			continue;
@@ -238,11 +287,12 @@ size_t profile__nstacks(const struct profile *p)
 
 void profile__entry(const struct profile *p, uint32_t id, struct profile_entry *e)
 {
-	const struct stack_key *k = p->entries[id].key;
+	const struct entry_key *k = &p->entries[id].key;
+	const struct stack *st = p->stacks[k->stack];
 
 	e->labels = k->labels;
-	e->frames = k->frames;
-	e->nframes = k->nframes;
+	e->frames = st->frames;
+	e->nframes = st->n;
 	e->count = p->entries[id].count;
 }
 

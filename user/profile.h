@@ -76,6 +76,16 @@ const char *profile__str_at(const struct profile *p, uint32_t id);
 uint32_t profile__frame(struct profile *p, const struct frame *f);
 const struct frame *profile__frame_at(const struct profile *p, uint32_t id);
 
+/*
+ * A frame list (root first) interned: its stack id. Ids stay valid while
+ * profile__stacks_gen() does not change (profile__clear_samples may drop
+ * them when they take too much memory).
+ */
+uint32_t profile__stack(struct profile *p, const uint32_t *frames, uint32_t n);
+uint64_t profile__stacks_gen(const struct profile *p);
+/* Add `count` samples of an interned stack, at time_ns (or PROFILE_NO_TIME). */
+void profile__add_stack_at(struct profile *p, const struct sample_labels *l, uint32_t stack, uint32_t count,
+			   uint64_t time_ns);
 /* Add `count` samples of a stack given root first, at time_ns (or PROFILE_NO_TIME). */
 void profile__add_at(struct profile *p, const struct sample_labels *l, const uint32_t *frames, uint32_t n,
 		     uint32_t count, uint64_t time_ns);
@@ -83,8 +93,9 @@ void profile__add_at(struct profile *p, const struct sample_labels *l, const uin
 void profile__add(struct profile *p, const struct sample_labels *l, const uint32_t *frames, uint32_t n, uint32_t count);
 
 /*
- * Drop the samples (entries, events, comments), keep strings and frames: the
- * ids that symbol caches hold stay valid. Continuous mode starts each interval so.
+ * Drop the samples (entries, events, comments), keep strings, frames and
+ * (up to a memory bound) stacks: the ids that symbol caches hold stay
+ * valid. Continuous mode starts each interval so.
  */
 void profile__clear_samples(struct profile *p);
 /* Notes about the recording (pprof comments), e.g. a lowered frequency. */

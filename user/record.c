@@ -47,6 +47,7 @@ struct recorder {
 	uint64_t elapsed_ns;
 	double setup_cpu; /* seconds of our CPU before sampling began */
 	bool failed;      /* a step after the start failed: exit non-zero */
+	FILE *raw;        /* PYEBPF_RAW_OUT: every record as it came, for bench/replay */
 };
 
 static volatile sig_atomic_t exiting;
@@ -92,7 +93,18 @@ static void hook_forget(void *ctx, uint32_t pid)
 
 static int on_event(void *ctx, void *data, size_t size)
 {
-	return ingest__event(((struct recorder *)ctx)->ingest, data, size);
+	struct recorder *r = ctx;
+
+	if (r->raw) { /* bench/replay.c reads these back: a u32 size, the bytes */
+		uint32_t n = (uint32_t)size;
+
+		if (fwrite(&n, sizeof(n), 1, r->raw) != 1 || fwrite(data, 1, size, r->raw) != size) {
+			err_msg("PYEBPF_RAW_OUT: %s", strerror(errno));
+			fclose(r->raw);
+			r->raw = NULL;
+		}
+	}
+	return ingest__event(r->ingest, data, size);
 }
 
 /* ---- steps -------------------------------------------------------------- */
@@ -144,6 +156,8 @@ static int open_and_load(struct recorder *r)
 		.debug_dirs = (const char *const *)o->debug_dirs,
 	};
 	struct ingest_hooks hooks = { .ctx = r, .python_changed = hook_python, .forget_pid = hook_forget };
+	/* For the replay benchmark (bench/replay.sh): a new file, never one that exists. */
+	const char *raw_out = getenv("PYEBPF_RAW_OUT");
 
 	/* BPF first: a refused load is the one error line, before any other work. */
 	r->sampler = sampler__new(&sc, on_event, r);
@@ -152,6 +166,10 @@ static int open_and_load(struct recorder *r)
 	r->prof = profile__new();
 	profile__meta(r->prof)->wall = o->mode != MODE_CPU; /* every interval's too */
 	r->ingest = ingest__new(r->prof, &ic, &hooks);
+	if (raw_out && !(r->raw = fopen(raw_out, "wxe"))) {
+		err_msg("PYEBPF_RAW_OUT %s: %s", raw_out, strerror(errno));
+		return -1;
+	}
 	for (size_t i = 0; i < o->npids; i++)
 		if (sampler__add_target(r->sampler, o->pids[i]))
 			return -1;
@@ -346,6 +364,8 @@ static int write_output(struct recorder *r)
 static void recorder_free(struct recorder *r)
 {
 	sampler__free(r->sampler);
+	if (r->raw && fclose(r->raw))
+		err_msg("PYEBPF_RAW_OUT: %s", strerror(errno));
 	ingest__free(r->ingest);
 	profile__free(r->prof);
 	free(r->cgroup_ids);

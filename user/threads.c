@@ -20,6 +20,7 @@ struct thread_info {
 	bool python;        /* the name came from Python */
 	uint64_t looked_ns; /* OS name read */
 	uint64_t asked_ns;  /* Python name looked for (0: never) */
+	struct py_thread_hint hint;
 };
 
 struct threads {
@@ -81,6 +82,13 @@ uint32_t threads__name(struct threads *t, uint32_t pid, uint32_t tid, uint64_t n
 	}
 	*ask_python = !ti->asked_ns || now - ti->asked_ns > (ti->python ? REFRESH_NS : RETRY_NS);
 	return ti->name;
+}
+
+struct py_thread_hint *threads__hint(struct threads *t, uint32_t pid, uint32_t tid)
+{
+	bool created;
+
+	return &info(t, pid, tid, &created)->hint;
 }
 
 void threads__set_python_name(struct threads *t, uint32_t pid, uint32_t tid, const char *name, uint64_t now)

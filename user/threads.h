@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "profile.h"
+#include "python/threadname.h"
 
 struct threads;
 
@@ -21,6 +22,8 @@ void threads__free(struct threads *t); /* accepts NULL */
  * its Python name (first sight, 50 ms after a failed look, a second after a
  * found one: threads get renamed) and report with threads__set_python_name(). */
 uint32_t threads__name(struct threads *t, uint32_t pid, uint32_t tid, uint64_t now, bool *ask_python);
+/* Where the thread's Python name was found last time (python/threadname.h). */
+struct py_thread_hint *threads__hint(struct threads *t, uint32_t pid, uint32_t tid);
 /* The Python name found, or NULL when there was none. */
 void threads__set_python_name(struct threads *t, uint32_t pid, uint32_t tid, const char *name, uint64_t now);
 /* Drop every thread of pid. */

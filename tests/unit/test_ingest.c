@@ -162,12 +162,14 @@ Test(ingest, malformed_events_are_counted_and_add_nothing)
 	rig_down(&g);
 }
 
+/* One rig per filter: an ingest names each raw stack once, under its filter. */
 Test(ingest, filters_count_what_they_leave_out)
 {
 	struct rig g;
 	struct pyebpf_sample *s;
 	size_t size;
 	uint32_t other = 1;
+	struct profile_entry e;
 
 	rig_up(&g, false);
 	g.filter.pids = &other; /* --pid 1: not us */
@@ -175,16 +177,24 @@ Test(ingest, filters_count_what_they_leave_out)
 	size = syscall_sample(&s, 1);
 	ingest__event(g.in, s, size);
 	cr_assert_eq(ingest__stats(g.in)->filtered, 1);
-	g.filter.npids = 0;
+	g.filter.npids = 0; /* not ours to free */
 	g.filter.pids = NULL;
+	rig_down(&g);
+
+	rig_up(&g, false);
 	g.filter.python_only = true; /* no Python frames: the sample goes */
 	ingest__event(g.in, s, size);
+	ingest__event(g.in, s, size); /* the second time from the stack cache */
 	cr_assert_eq(ingest__stats(g.in)->filtered, 2);
-	g.filter.python_only = false;
+	cr_assert_eq(profile__total(g.prof), 0);
+	rig_down(&g);
+
+	rig_up(&g, false);
 	g.filter.no_kernel = true;
 	ingest__event(g.in, s, size);
-	cr_assert_eq(profile__total(g.prof), 1);
-	struct profile_entry e;
+	ingest__event(g.in, s, size);
+	cr_assert_eq(profile__total(g.prof), 2);
+	cr_assert_eq(profile__nstacks(g.prof), 1);
 	profile__entry(g.prof, 0, &e);
 	cr_assert_eq(e.nframes, 2);
 	rig_down(&g);

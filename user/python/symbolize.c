@@ -18,6 +18,7 @@
 #define MAX_NAME 1024
 #define MAX_LINETABLE (1 << 20)
 #define CODE_READ 256 /* at most this much of a code object is read at once */
+#define CODE_MEMO 4
 
 struct py_code {
 	uint64_t name_ptr, file_ptr; /* identity, with firstlineno */
@@ -27,6 +28,12 @@ struct py_code {
 	uint32_t name, file; /* profile string ids */
 	uint8_t *linetable;
 	size_t linetable_len;
+	/* The last frames named, by instruction offset: a line is found by
+	 * decoding the line table from its start, and a hot function is named
+	 * at the same few offsets again and again. */
+	int32_t memo_lasti[CODE_MEMO];
+	uint32_t memo_frame[CODE_MEMO];
+	uint32_t memo_used, memo_next;
 };
 
 /* A code object is known by its address and the globals of the frame running it:
@@ -320,13 +327,23 @@ uint32_t py_proc__frame(struct pyprocs *t, struct py_proc *p, uint64_t code, uin
 		f.name = profile__str(t->prof, "[unreadable Python frame]");
 		return profile__frame(t->prof, &f);
 	}
+	for (uint32_t i = 0; i < c->memo_used; i++)
+		if (c->memo_lasti[i] == lasti)
+			return c->memo_frame[i];
 	int line = py_line_for_offset(p->interp.layout.linetable, c->linetable, c->linetable_len, c->firstlineno,
 				      lasti);
 	f.name = c->name;
 	f.module = c->file;
 	f.line = line >= 0 ? (uint32_t)line : (uint32_t)c->firstlineno;
 	f.start_line = c->firstlineno > 0 ? (uint32_t)c->firstlineno : 0;
-	return profile__frame(t->prof, &f);
+	uint32_t id = profile__frame(t->prof, &f);
+
+	c->memo_lasti[c->memo_next] = lasti;
+	c->memo_frame[c->memo_next] = id;
+	c->memo_next = (c->memo_next + 1) % CODE_MEMO;
+	if (c->memo_used < CODE_MEMO)
+		c->memo_used++;
+	return id;
 }
 
 void py_proc__frames(struct pyprocs *t, struct py_proc *p, const struct pyebpf_pyframe *leaf_first, uint32_t n,

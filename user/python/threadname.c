@@ -132,30 +132,74 @@ static uint64_t attr(const struct reader *r, uint64_t obj, const char *name)
 	return 0;
 }
 
-char *py_thread_name(pid_t pid, const struct py_interp *in, uint64_t tstate)
+/* The code object of a frame (0: a 3.12+ C-stack shim, or unreadable). */
+static uint64_t frame_code(const struct reader *r, uint64_t frame)
 {
-	const struct py_layout *l = &in->layout;
-	const struct pyebpf_py_offsets *o = &l->bpf;
-	struct reader r = { pid, l };
-	uint64_t frame = rd(&r, tstate + o->tstate_frame), boot = 0;
+	const struct pyebpf_py_offsets *o = &r->l->bpf;
+
+	if (o->frame_kind == PYEBPF_FRAMES_312 && rd8(r, frame + o->frame_owner) >= 3)
+		return 0;
+	return rd(r, frame + o->frame_code) & ~(uint64_t)o->executable_mask;
+}
+
+#define CODE_MEMO 8
+
+/* The Thread._bootstrap frame nearest the root, and its code object. Deep
+ * stacks are recursions of a few functions: each code's name is read once.
+ * *rooted: the walk reached the root frame. */
+static uint64_t find_bootstrap(const struct reader *r, uint64_t tstate, uint64_t *boot_code, bool *rooted)
+{
+	const struct pyebpf_py_offsets *o = &r->l->bpf;
+	uint64_t frame = rd(r, tstate + o->tstate_frame), boot = 0, seen[CODE_MEMO] = { 0 };
+	bool is_boot[CODE_MEMO] = { false };
+	unsigned next = 0;
 
 	if (o->cframe_current_frame != PYEBPF_NO_OFFSET && frame)
-		frame = rd(&r, frame + o->cframe_current_frame);
-	/* The Thread._bootstrap frame nearest the root. */
+		frame = rd(r, frame + o->cframe_current_frame);
 	for (int i = 0; frame && i < MAX_WALK; i++) {
-		uint64_t code = rd(&r, frame + o->frame_code) & ~(uint64_t)o->executable_mask;
-		bool shim = o->frame_kind == PYEBPF_FRAMES_312 && rd8(&r, frame + o->frame_owner) >= 3;
+		uint64_t code = frame_code(r, frame);
+		int k = -1;
 
-		if (!shim && code) {
-			char *n = py_read_str(pid, l, rd(&r, code + l->co_name), 64);
+		for (int j = 0; j < CODE_MEMO && code; j++)
+			if (seen[j] == code)
+				k = j;
+		if (code && k < 0) {
+			char *n = py_read_str(r->pid, r->l, rd(r, code + r->l->co_name), 64);
 
+			k = (int)(next++ % CODE_MEMO);
+			seen[k] = code;
 			/* 2.7 spells it __bootstrap */
-			if (n && (!strcmp(n, "_bootstrap") || !strcmp(n, "__bootstrap")))
-				boot = frame;
+			is_boot[k] = n && (!strcmp(n, "_bootstrap") || !strcmp(n, "__bootstrap"));
 			free(n);
 		}
-		frame = rd(&r, frame + o->frame_back);
+		if (k >= 0 && is_boot[k]) {
+			boot = frame;
+			*boot_code = code;
+		}
+		frame = rd(r, frame + o->frame_back);
+		*rooted = !frame;
 	}
+	return boot;
+}
+
+char *py_thread_name(pid_t pid, const struct py_interp *in, uint64_t tstate, struct py_thread_hint *hint)
+{
+	const struct py_layout *l = &in->layout;
+	struct reader r = { pid, l };
+	uint64_t boot = 0, code = 0;
+	bool rooted = false;
+
+	if (hint && hint->none) /* a whole stack without one: not a threading.Thread */
+		return NULL;
+	/* Where it was last time, if that frame still runs the same code. */
+	if (hint && hint->frame && frame_code(&r, hint->frame) == hint->code) {
+		boot = hint->frame;
+		code = hint->code;
+	} else {
+		boot = find_bootstrap(&r, tstate, &code, &rooted);
+	}
+	if (hint)
+		*hint = (struct py_thread_hint){ .frame = boot, .code = code, .none = !boot && rooted };
 	if (!boot)
 		return NULL;
 	uint64_t self = rd(&r, boot + l->frame_localsplus);

@@ -7,12 +7,27 @@
 #ifndef PYEBPF_PY_THREADNAME_H
 #define PYEBPF_PY_THREADNAME_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
 #include "detect.h"
 
-/* A new string, or NULL when the thread was not started by threading.Thread. */
-char *py_thread_name(pid_t pid, const struct py_interp *in, uint64_t tstate);
+/*
+ * Where the thread's Thread._bootstrap frame was found: it stays there while
+ * the thread runs, so the next look reads the name from it in a few reads
+ * instead of walking the whole stack again (a stack of hundreds of frames
+ * costs a millisecond to walk). Zero: not found yet. A thread whose stack
+ * was walked to its root without one never has one (threading.Thread's
+ * threads start in it): `none`, and it is not walked again.
+ */
+struct py_thread_hint {
+	uint64_t frame, code;
+	bool none;
+};
+
+/* A new string, or NULL when the thread was not started by threading.Thread.
+ * hint (may be NULL) is used and updated. */
+char *py_thread_name(pid_t pid, const struct py_interp *in, uint64_t tstate, struct py_thread_hint *hint);
 
 #endif
