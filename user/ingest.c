@@ -42,9 +42,9 @@ struct raw_stack_head {
 
 #define RAW_STACK_NAMING_FLAGS \
 	(PYEBPF_SAMPLE_PY | PYEBPF_SAMPLE_PY_TRUNCATED | PYEBPF_SAMPLE_PY_LOOP | PYEBPF_SAMPLE_OFFCPU)
-#define RAW_STACK_MAX                                                                           \
-	(sizeof(struct raw_stack_head) + PYEBPF_MAX_PY_FRAMES * sizeof(struct pyebpf_pyframe) + \
-	 2 * PYEBPF_MAX_STACK * sizeof(uint64_t))
+#define RAW_STACK_MAX                                                                                   \
+	(sizeof(struct raw_stack_head) + (size_t)PYEBPF_MAX_PY_FRAMES * sizeof(struct pyebpf_pyframe) + \
+	 2UL * PYEBPF_MAX_STACK * sizeof(uint64_t))
 
 struct ingest {
 	struct profile *prof;
