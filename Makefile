@@ -110,7 +110,7 @@ $(BUILD):
 	mkdir -p $@
 
 # ---- tests ---------------------------------------------------------------
-# bench/offcpu.sh's workloads.
+# bench/offcpu.sh's workloads; bench/replay.sh's replayer (below).
 BENCH_BINS := $(BUILD)/bench/pingpong $(BUILD)/bench/sleepers $(BUILD)/bench/replay
 $(BUILD)/bench/%: bench/%.c
 	@mkdir -p $(dir $@)
@@ -211,7 +211,7 @@ unit-test: $(BUILD)/unit-tests $(FIXTURES)
 	cd $(BUILD) && ASAN_OPTIONS=detect_leaks=1 ./unit-tests --jobs 1
 
 # Integration tests run the real binary with real BPF: root, one at a time.
-integ-test: $(BUILD)/pyebpf $(BUILD)/integ-tests $(FIXTURES)
+integ-test: $(BUILD)/pyebpf $(BUILD)/integ-tests $(FIXTURES) $(BUILD)/bench/replay
 	cd $(BUILD) && ./integ-tests --jobs 1
 
 test: unit-test fuzz integ-test
@@ -246,6 +246,8 @@ bench: $(BUILD)/pyebpf $(FIXTURES) $(BENCH_BINS)
 	PYTHON=$(BENCH_PYTHON) bash bench/overhead.sh 7 python
 	PYTHON=$(BENCH_PYTHON) bash bench/overhead.sh 7 native
 	bash bench/offcpu.sh 7
+	PYTHON=$(BENCH_PYTHON) bash bench/replay.sh 10 all
+	PYTHON=$(BENCH_PYTHON) bash bench/bpfcost.sh 3 5
 
 clean:
 	rm -rf $(BUILD)

@@ -30,9 +30,10 @@ static __always_inline void sample_header(struct pyebpf_sample *s, __u32 pid, __
 	s->off.syscall = -1;
 }
 
-/* Python frames and the --native copy after the native stacks
- * (kn + un frames in s->stack); returns the bytes to send. */
-static __always_inline __u32 finish_sample(struct pyebpf_sample *s, struct task_struct *task, __u32 kn, __u32 un)
+/* Python frames (unless py_done: read already) and the --native copy after
+ * the native stacks (kn + un frames in s->stack); returns the bytes to send. */
+static __always_inline __u32 finish_sample(struct pyebpf_sample *s, struct task_struct *task, __u32 kn, __u32 un,
+					   int py_done)
 {
 	__u32 n, size;
 
@@ -42,7 +43,8 @@ static __always_inline __u32 finish_sample(struct pyebpf_sample *s, struct task_
 		un = PYEBPF_MAX_STACK;
 	s->kstack_len = kn;
 	s->ustack_len = un;
-	python_stack(s, s->h.pid, s->h.tid);
+	if (!py_done)
+		python_stack(s, s->h.pid, s->h.tid);
 	if (ustack_copy) {
 		n = s->py_len;
 		if (n > PYEBPF_MAX_PY_FRAMES)
@@ -86,8 +88,13 @@ static __always_inline __u32 capture_current(void *ctx, struct pyebpf_sample *s)
 	if (kn > PYEBPF_MAX_STACK) /* bounds the offset below for the verifier */
 		kn = PYEBPF_MAX_STACK;
 
-	/* --native unwinds the copied stack with DWARF CFI instead. */
-	ubytes = ustack_copy ? 0 : bpf_get_stack(ctx, &s->stack[kn], PYEBPF_MAX_STACK * 8, BPF_F_USER_STACK);
+	/* A Python stack stands for the interpreter's native frames (userspace
+	 * reads no user addresses of a sample that has one): the user stack is
+	 * walked only without one, and --native unwinds a copy instead. */
+	python_stack(s, s->h.pid, s->h.tid);
+	ubytes = ustack_copy || ((s->flags & PYEBPF_SAMPLE_PY) && s->py_len)
+			 ? 0
+			 : bpf_get_stack(ctx, &s->stack[kn], PYEBPF_MAX_STACK * 8, BPF_F_USER_STACK);
 	if (ubytes < 0) {
 		/* Kernel threads have no user stack: not a failure. */
 		if (task->mm) {
@@ -96,7 +103,7 @@ static __always_inline __u32 capture_current(void *ctx, struct pyebpf_sample *s)
 		}
 		ubytes = 0;
 	}
-	return finish_sample(s, task, kn, (__u32)ubytes / 8);
+	return finish_sample(s, task, kn, (__u32)ubytes / 8, 1);
 }
 
 static __always_inline int send_sample(struct pyebpf_sample *s, __u32 size)

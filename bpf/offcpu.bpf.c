@@ -86,7 +86,7 @@ static __always_inline void send_pending(struct task_struct *task, struct off_ta
 		count(PYEBPF_CNT_USTACK_ERR);
 		ubytes = 0;
 	}
-	if (!send_sample(s, finish_sample(s, task, kn, (__u32)ubytes / 8)))
+	if (!send_sample(s, finish_sample(s, task, kn, (__u32)ubytes / 8, 0)))
 		count(PYEBPF_CNT_OFFCPU);
 out:
 	*busy = 0; /* this CPU's word: a plain store will do */

@@ -72,7 +72,7 @@ static __always_inline void send_blocked(struct pyebpf_sample *s, struct task_st
 		kn = PYEBPF_MAX_STACK;
 	walk_tid = (__u32)task->pid;
 	walk_fsbase = BPF_CORE_READ(task, thread.fsbase);
-	if (!send_sample(s, finish_sample(s, task, kn, ustack_copy ? 0 : user_stack_fp(task, s, kn))))
+	if (!send_sample(s, finish_sample(s, task, kn, ustack_copy ? 0 : user_stack_fp(task, s, kn), 0)))
 		count(PYEBPF_CNT_OFFCPU);
 }
 

@@ -51,8 +51,21 @@ struct {
 	__type(value, struct tstate_cache);
 } py_tstates SEC(".maps") __weak;
 
+/*
+ * 3.11+ frames live on the thread's data stack, each caller just below its
+ * callee: one read takes the frame and everything below it down to the
+ * start of its page (up to FRAME_BLOCK bytes), and the frames found in it
+ * are parsed from the copy instead of read one by one (a read costs about
+ * as much as the rest of a frame's work). Frames elsewhere (generators'
+ * frames live in their objects; <= 3.10's frames are heap objects) are read
+ * alone. Indexes are masked into a buffer twice the block: always in bounds.
+ */
+#define FRAME_PAGE 4096
+#define FRAME_BLOCK (FRAME_PAGE + PYEBPF_MAX_FRAME_READ)
+#define FRAME_BUF 8192 /* a power of two >= FRAME_BLOCK */
+
 struct py_scratch {
-	__u8 frame[PYEBPF_MAX_FRAME_READ];
+	__u8 blk[FRAME_BUF + 8];
 };
 
 /* Indexed like `scratch` (shared.bpf.h), by SCRATCH_SLOT(). */
@@ -223,6 +236,7 @@ static __always_inline int current_tstate(const struct pyebpf_py_proc *pp, const
 
 struct fwalk_ctx {
 	__u64 frame;
+	__u64 blk_lo, blk_hi; /* the user addresses the scratch block holds */
 	__u32 n;
 	__u32 kind;
 	__u32 read_size;
@@ -232,25 +246,50 @@ struct fwalk_ctx {
 	int err, truncated;
 };
 
-static __always_inline __u64 field_u64(const struct py_scratch *b, __u32 off)
+static __always_inline __u64 field_u64(const struct py_scratch *b, __u32 base, __u32 off)
 {
 	if (off > PYEBPF_MAX_FRAME_READ - 8)
 		return 0;
-	return *(const __u64 *)&b->frame[off];
+	return *(const __u64 *)&b->blk[(base + off) & (FRAME_BUF - 1)];
 }
 
-static __always_inline __u32 field_u32(const struct py_scratch *b, __u32 off)
+static __always_inline __u32 field_u32(const struct py_scratch *b, __u32 base, __u32 off)
 {
 	if (off > PYEBPF_MAX_FRAME_READ - 4)
 		return 0;
-	return *(const __u32 *)&b->frame[off];
+	return *(const __u32 *)&b->blk[(base + off) & (FRAME_BUF - 1)];
 }
 
-static __always_inline __u8 field_u8(const struct py_scratch *b, __u32 off)
+static __always_inline __u8 field_u8(const struct py_scratch *b, __u32 base, __u32 off)
 {
 	if (off > PYEBPF_MAX_FRAME_READ - 1)
 		return 0;
-	return b->frame[off];
+	return b->blk[(base + off) & (FRAME_BUF - 1)];
+}
+
+/* Where frame c->frame starts in the scratch block, read if it is not there
+ * yet; -1 when it cannot be read. */
+static __always_inline int frame_in_block(struct fwalk_ctx *c, struct py_scratch *b, __u32 size)
+{
+	__u64 start = c->frame, len;
+
+	if (c->frame >= c->blk_lo && c->frame + size <= c->blk_hi && c->blk_hi)
+		return (int)((c->frame - c->blk_lo) & (FRAME_PAGE - 1));
+	if (c->kind != PYEBPF_FRAMES_OBJECT)
+		start = c->frame & ~(__u64)(FRAME_PAGE - 1); /* its page is mapped: the frame is on it */
+	len = c->frame + size - start;
+	if (len > FRAME_BLOCK || len < 8)
+		return -1;
+	if (user_read(b->blk, len, (const void *)start)) {
+		/* The page start may be another object's, e.g. a guard: the frame alone. */
+		start = c->frame;
+		len = size;
+		if (len > PYEBPF_MAX_FRAME_READ || user_read(b->blk, len, (const void *)start))
+			return -1;
+	}
+	c->blk_lo = start;
+	c->blk_hi = start + len;
+	return (int)((c->frame - start) & (FRAME_PAGE - 1));
 }
 
 static long fwalk_step(__u32 i, void *data)
@@ -258,10 +297,11 @@ static long fwalk_step(__u32 i, void *data)
 	struct fwalk_ctx *c = data;
 	struct pyebpf_sample *s;
 	struct py_scratch *b;
-	__u32 slot = SCRATCH_SLOT(), size = c->read_size, n = c->n;
+	__u32 slot = SCRATCH_SLOT(), size = c->read_size, n = c->n, base;
 	__u64 code;
 	__s64 lasti;
 	__u32 flags = 0;
+	int at;
 
 	if (!c->frame)
 		return 1;
@@ -277,18 +317,20 @@ static long fwalk_step(__u32 i, void *data)
 		size = PYEBPF_MAX_FRAME_READ;
 	if (size < 8)
 		size = 8;
-	if (user_read(b->frame, size, (const void *)c->frame)) {
+	at = frame_in_block(c, b, size);
+	if (at < 0) {
 		c->err = 1;
 		return 1;
 	}
-	code = field_u64(b, c->off_code) & c->code_mask;
-	c->frame = field_u64(b, c->off_back);
+	base = (__u32)at;
+	code = field_u64(b, base, c->off_code) & c->code_mask;
+	c->frame = field_u64(b, base, c->off_back);
 
 	if (c->kind == PYEBPF_FRAMES_OBJECT) {
-		lasti = (__s32)field_u32(b, c->off_lasti) * (__s64)c->lasti_mult;
+		lasti = (__s32)field_u32(b, base, c->off_lasti) * (__s64)c->lasti_mult;
 		flags = PYEBPF_PYFRAME_ENTRY; /* one evaluation loop per frame */
 	} else {
-		__u8 owner = field_u8(b, c->off_owner);
+		__u8 owner = field_u8(b, base, c->off_owner);
 
 		if (c->kind == PYEBPF_FRAMES_312 && owner >= 3) {
 			/* A shim pushed where C entered the evaluation loop: the frame
@@ -299,13 +341,13 @@ static long fwalk_step(__u32 i, void *data)
 		}
 		if (c->kind == PYEBPF_FRAMES_311 && owner) /* is_entry */
 			flags = PYEBPF_PYFRAME_ENTRY;
-		lasti = (__s64)(field_u64(b, c->off_lasti) - (code + c->code_adaptive));
+		lasti = (__s64)(field_u64(b, base, c->off_lasti) - (code + c->code_adaptive));
 	}
 	if (lasti > 0x7fffffff || lasti < -0x7fffffff)
 		lasti = -1;
 	n &= PYEBPF_MAX_PY_FRAMES - 1;
 	s->py[n].code = code;
-	s->py[n].globals = field_u64(b, c->off_globals);
+	s->py[n].globals = field_u64(b, base, c->off_globals);
 	s->py[n].lasti = (__s32)lasti;
 	s->py[n].flags = flags;
 	c->n = n + 1;

@@ -129,8 +129,9 @@ static uint32_t import_frame(struct importer *im, uint32_t id)
 struct profile *filter__apply(const struct filter *f, const struct profile *in, uint64_t *dropped)
 {
 	struct importer im = { .in = in, .out = profile__new() };
-	size_t nev, cap = 0;
-	const struct profile_event *ev = profile__events(in, &nev);
+	size_t cap = 0;
+	struct profile_event_cursor c = { 0 };
+	struct profile_event ev;
 	uint32_t *frames = NULL;
 
 	im.str = xcalloc(profile__nstrs(in) + 1, sizeof(*im.str));
@@ -141,21 +142,21 @@ struct profile *filter__apply(const struct filter *f, const struct profile *in, 
 	for (size_t i = 0; i < nc; i++)
 		profile__add_comment(im.out, comments[i]);
 	*dropped = 0;
-	for (size_t i = 0; i < nev; i++) {
+	while (profile__next_event(in, &c, &ev)) {
 		struct profile_entry e;
 		struct sample_labels l;
 		uint32_t n;
 
-		profile__entry(in, ev[i].entry, &e);
-		if (!filter__keep(f, in, &e.labels, ev[i].time_ns)) {
-			*dropped += ev[i].count;
+		profile__entry(in, ev.entry, &e);
+		if (!filter__keep(f, in, &e.labels, ev.time_ns)) {
+			*dropped += ev.count;
 			continue;
 		}
 		xgrow(&frames, &cap, e.nframes + 1, sizeof(*frames));
 		memcpy(frames, e.frames, e.nframes * sizeof(*frames));
 		n = filter__frames(f, in, frames, e.nframes);
 		if (f->python_only && !n) {
-			*dropped += ev[i].count;
+			*dropped += ev.count;
 			continue;
 		}
 		for (uint32_t k = 0; k < n; k++)
@@ -166,7 +167,7 @@ struct profile *filter__apply(const struct filter *f, const struct profile *in, 
 		l.python = import_str(&im, l.python);
 		l.container = import_str(&im, l.container);
 		l.cgroup_path = import_str(&im, l.cgroup_path);
-		profile__add_at(im.out, &l, frames, n, ev[i].count, ev[i].time_ns);
+		profile__add_at(im.out, &l, frames, n, ev.count, ev.time_ns);
 	}
 	free(frames);
 	free(im.str);

@@ -10,26 +10,32 @@
 /* windowBits 15 + 16: gzip framing rather than zlib's. */
 #define GZIP_WBITS (15 + 16)
 
-int gzip__write(const uint8_t *data, size_t len, FILE *out)
+int gzip__writev(const struct gzip_part *parts, size_t nparts, FILE *out)
 {
 	z_stream z = { 0 };
 	uint8_t buf[1 << 16];
 	int ret, err = 0;
+	size_t part = 0, len = nparts ? parts[0].len : 0;
 
 	if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, GZIP_WBITS, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
 		errno = ENOMEM;
 		return -1;
 	}
-	z.next_in = (uint8_t *)data;
+	z.next_in = nparts ? (uint8_t *)parts[0].data : NULL;
 	do {
-		/* zlib counts in uInt: feed a big buffer in slices. */
+		/* zlib counts in uInt: feed a big buffer in slices, the parts in turn. */
+		while (!z.avail_in && !len && part + 1 < nparts) {
+			part++;
+			z.next_in = (uint8_t *)parts[part].data;
+			len = parts[part].len;
+		}
 		if (!z.avail_in && len) {
 			z.avail_in = len > (1u << 30) ? 1u << 30 : (uInt)len;
 			len -= z.avail_in;
 		}
 		z.next_out = buf;
 		z.avail_out = sizeof(buf);
-		ret = deflate(&z, len ? Z_NO_FLUSH : Z_FINISH);
+		ret = deflate(&z, len || part + 1 < nparts ? Z_NO_FLUSH : Z_FINISH);
 		if (ret == Z_STREAM_ERROR) {
 			err = EIO;
 			break;
@@ -46,6 +52,13 @@ int gzip__write(const uint8_t *data, size_t len, FILE *out)
 		return -1;
 	}
 	return 0;
+}
+
+int gzip__write(const uint8_t *data, size_t len, FILE *out)
+{
+	struct gzip_part part = { data, len };
+
+	return gzip__writev(&part, 1, out);
 }
 
 int gzip__is_gzip(const uint8_t *data, size_t len)

@@ -9,6 +9,12 @@
 
 /* Compress data into out; 0, or -1 with errno set. */
 int gzip__write(const uint8_t *data, size_t len, FILE *out);
+/* The same for parts that follow each other in one stream (not copied together). */
+struct gzip_part {
+	const uint8_t *data;
+	size_t len;
+};
+int gzip__writev(const struct gzip_part *parts, size_t nparts, FILE *out);
 
 /* Does data start with the gzip magic? */
 int gzip__is_gzip(const uint8_t *data, size_t len);

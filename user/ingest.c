@@ -23,16 +23,17 @@
 
 /* How long after first sight or exec a process may still turn out to be Python. */
 #define YOUNG_NS (2 * 1000000000ULL)
-/* Raw stacks named before: at most this much memory, named again after a
- * second (as often as a code object's identity is checked). */
-#define STACK_CACHE_BYTES (64u << 20)
+/* Raw stacks named before: at most this much memory (an interval of
+ * continuous mode starts it over), named again after a second or more (as
+ * often as a code object's identity is checked). */
+#define STACK_CACHE_BYTES (32u << 20)
 #define STACK_CACHE_AGE_NS 1000000000ULL
 
 /* What decides a sample's frames, besides the arrays that follow it in the
  * cache key (Python frames or user addresses, then kernel addresses). */
 struct raw_stack_head {
-	uint64_t maps_gen; /* the process and its mappings: unique over time (procs.h) */
-	uint32_t flags;    /* the sample's flags that change how it is named */
+	uint64_t maps_id; /* the process and its mappings: unique over time (procs.h) */
+	uint32_t flags;   /* the sample's flags that change how it is named */
 	uint32_t py_cycle;
 	uint32_t npy, nustack, nkstack;
 	uint32_t python; /* the process is known to be Python */
@@ -56,7 +57,8 @@ struct ingest {
 	struct pyprocs *py;
 	struct threads *threads;
 	struct native_stacks *native; /* --native */
-	struct stack_cache *stacks;   /* raw stack → frames */
+	struct stack_cache *stacks;   /* raw stack → profile stack id */
+	uint64_t stacks_gen;          /* of the profile's stack ids the cache holds */
 	struct ingest_stats stats;
 	/* Processes found to be Python, by pid until they exit: an exec (a
 	 * shell that execs python, python re-exec'ing itself) is not a second one. */
@@ -131,6 +133,14 @@ uint64_t ingest__python_processes(const struct ingest *in)
 const struct native_stats *ingest__native_stats(const struct ingest *in)
 {
 	return in->native ? native_stacks__stats(in->native) : NULL;
+}
+
+void ingest__stack_cache_counts(const struct ingest *in, uint64_t *named, uint64_t *cached)
+{
+	const struct stack_cache_stats *st = stack_cache__stats(in->stacks);
+
+	*named = st->misses;
+	*cached = st->hits;
 }
 
 /* ---- the state of a process ------------------------------------------- */
@@ -350,7 +360,7 @@ static size_t raw_stack_key(struct ingest *in, const struct sample_view *v, stru
 {
 	bool python = py && v->npy;
 	struct raw_stack_head h = {
-		.maps_gen = procs__maps_gen(p),
+		.maps_id = procs__maps_id(p),
 		.flags = v->s->flags & RAW_STACK_NAMING_FLAGS,
 		.py_cycle = v->s->py_cycle,
 		.npy = python ? v->npy : 0,
@@ -402,6 +412,10 @@ static uint32_t sample_stack(struct ingest *in, const struct sample_view *v, str
 
 	if (v->regs || nuser >= 0)
 		return name_stack(in, v, p, py, nuser, offcpu, now);
+	if (gen != in->stacks_gen) { /* a new interval: the ids cached are gone */
+		stack_cache__clear(in->stacks);
+		in->stacks_gen = gen;
+	}
 	len = raw_stack_key(in, v, p, py, offcpu);
 	if (stack_cache__get(in->stacks, in->raw_key, len, now, gen, &id))
 		return id;

@@ -59,6 +59,8 @@ const struct ingest_stats *ingest__stats(const struct ingest *in);
 size_t ingest__processes(const struct ingest *in); /* seen, alive or not */
 uint64_t ingest__python_processes(const struct ingest *in);
 const struct native_stats *ingest__native_stats(const struct ingest *in); /* NULL without --native */
+/* Raw stacks named, and samples whose stack came from the cache. */
+void ingest__stack_cache_counts(const struct ingest *in, uint64_t *named, uint64_t *cached);
 
 /* Of a Python stack (leaf first) that ends in a loop of `cycle` frames, the
  * frames to keep so the loop appears once. */

@@ -46,6 +46,7 @@ struct proc {
 	uint32_t *module;         /* per mapping: string id of the path */
 	uint64_t scanned_ns;      /* 0: maps must be (re)read */
 	uint64_t maps_gen;        /* changes of the maps seen so far, and young re-reads */
+	uint64_t maps_id;         /* changes of the maps only: what named addresses depend on */
 	uint64_t born_ns;         /* first seen, or exec'd */
 	uint32_t young_scans;     /* re-reads since then, for the backoff */
 	uint64_t exited_ns;       /* 0: alive */
@@ -152,7 +153,7 @@ static void proc_scan_gen(struct procs *t, struct proc *p, uint64_t now, bool bu
 	p->scanned_ns = now ? now : 1;
 	if (maps__read((int)p->pid, true, &maps, &nmaps)) {
 		if (p->nmaps) /* gone already: its addresses stay unknown */
-			p->maps_gen = ++t->gens;
+			p->maps_gen = p->maps_id = ++t->gens;
 		proc_drop_maps(t, p);
 		return;
 	}
@@ -163,7 +164,7 @@ static void proc_scan_gen(struct procs *t, struct proc *p, uint64_t now, bool bu
 		return;
 	}
 	proc_drop_maps(t, p);
-	p->maps_gen = ++t->gens;
+	p->maps_gen = p->maps_id = ++t->gens;
 	p->maps = maps;
 	p->nmaps = nmaps;
 	p->files = xcalloc(p->nmaps, sizeof(*p->files));
@@ -196,7 +197,7 @@ struct proc *procs__get(struct procs *t, uint32_t pid, uint64_t now)
 	p = xcalloc(1, sizeof(*p));
 	p->pid = pid;
 	p->born_ns = now;
-	p->maps_gen = ++t->gens; /* a reused pid is a new process */
+	p->maps_gen = p->maps_id = ++t->gens; /* a reused pid is a new process */
 	*v = p;
 	t->seen++;
 	proc_scan(t, p, now);
@@ -209,7 +210,7 @@ void procs__exec(struct procs *t, uint32_t pid)
 
 	if (p) {
 		proc_drop_maps(t, p);
-		p->maps_gen = ++t->gens; /* a new image: nothing named before applies */
+		p->maps_gen = p->maps_id = ++t->gens; /* a new image: nothing named before applies */
 		p->scanned_ns = 0;
 		p->exited_ns = 0;
 		p->born_ns = 0; /* set again at the next sample */
@@ -243,6 +244,11 @@ void procs__refresh_young(struct procs *t, struct proc *p, uint64_t now, uint64_
 uint64_t procs__maps_gen(const struct proc *p)
 {
 	return p->maps_gen;
+}
+
+uint64_t procs__maps_id(const struct proc *p)
+{
+	return p->maps_id;
 }
 
 /* Free the symbols of files no process has mapped for FILE_IDLE_NS. */

@@ -46,6 +46,9 @@ bool procs__rescan_unknown(struct procs *t, struct proc *p, uint64_t now);
  * among all processes and over time: a process that exec'd, or a new one
  * under a reused pid, never has a generation seen before. */
 uint64_t procs__maps_gen(const struct proc *p);
+/* The same, but changed only when the maps did (or the process is a new
+ * one): what the names of its addresses depend on. */
+uint64_t procs__maps_id(const struct proc *p);
 /* Processes seen so far, alive or not. */
 size_t procs__seen(const struct procs *t);
 /* Files whose symbols are cached: those mapped by known processes, and for

@@ -18,15 +18,16 @@ struct profile {
 	/* Distinct frame lists (root first), shared by every entry that has one. */
 	struct hashmap *stack_ids; /* frame ids' bytes → stack id */
 	struct stack **stacks;
-	size_t nstacks, stacks_cap, stack_bytes;
+	size_t nstacks, stacks_cap;
 	uint64_t stacks_gen;
 
 	struct hashmap *entry_ids; /* entry_key bytes → entry id */
 	struct entry *entries;
 	size_t nentries, entries_cap;
 
-	struct profile_event *events;
-	size_t nevents, events_cap;
+	uint8_t *log; /* every add: see log_append() */
+	size_t log_len, log_cap, nevents;
+	uint64_t log_last_us;
 
 	struct profile_meta meta;
 	uint64_t total;
@@ -51,10 +52,6 @@ struct entry {
 	uint64_t count;
 };
 
-/* Stacks are kept from one interval to the next (continuous mode: the same
- * stacks come back) until they take this much memory. */
-#define PROFILE_STACKS_KEPT_BYTES (64u << 20)
-
 struct profile *profile__new(void)
 {
 	struct profile *p = xcalloc(1, sizeof(*p));
@@ -76,7 +73,7 @@ void profile__free(struct profile *p)
 		free(p->stacks[i]);
 	free(p->stacks);
 	free(p->entries);
-	free(p->events);
+	free(p->log);
 	for (size_t i = 0; i < p->ncomments; i++)
 		free(p->comments[i]);
 	free(p->comments);
@@ -114,6 +111,111 @@ const struct frame *profile__frame_at(const struct profile *p, uint32_t id)
 	return id < p->nframes ? &p->frames[id] : NULL;
 }
 
+/* ---- the log of adds ------------------------------------------------- */
+
+static size_t put_varint(uint8_t *b, uint64_t v)
+{
+	size_t n = 0;
+
+	while (v >= 0x80) {
+		b[n++] = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	b[n++] = (uint8_t)v;
+	return n;
+}
+
+static bool get_varint(const uint8_t *b, size_t len, size_t *pos, uint64_t *v)
+{
+	uint64_t r = 0;
+
+	for (unsigned shift = 0; shift < 64 && *pos < len; shift += 7) {
+		uint8_t c = b[(*pos)++];
+
+		r |= (uint64_t)(c & 0x7f) << shift;
+		if (!(c & 0x80)) {
+			*v = r;
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * One add: varint (entry << 2 | 2 if untimed | 1 if count > 1), then the
+ * count when > 1, then, when timed, the time in microseconds as a zigzag
+ * varint difference from the previous timed add's. Usually 2-4 bytes.
+ */
+static void log_append(struct profile *p, uint32_t entry, uint32_t count, uint64_t time_ns)
+{
+	uint8_t b[32];
+	size_t n;
+	bool timed = time_ns != PROFILE_NO_TIME;
+
+	n = put_varint(b, (uint64_t)entry << 2 | (timed ? 0 : 2) | (count != 1));
+	if (count != 1)
+		n += put_varint(b + n, count);
+	if (timed) {
+		uint64_t us = time_ns / 1000;
+		int64_t d = (int64_t)(us - p->log_last_us);
+
+		n += put_varint(b + n, ((uint64_t)d << 1) ^ (uint64_t)(d >> 63));
+		p->log_last_us = us;
+	}
+	xgrow(&p->log, &p->log_cap, p->log_len + n, 1);
+	memcpy(p->log + p->log_len, b, n);
+	p->log_len += n;
+	p->nevents++;
+}
+
+bool profile_log_next(const uint8_t *log, size_t len, struct profile_event_cursor *c, struct profile_event *ev,
+		      bool *bad)
+{
+	uint64_t h, count = 1, zz;
+
+	*bad = false;
+	if (c->pos >= len)
+		return false;
+	if (!get_varint(log, len, &c->pos, &h) || h >> 2 > UINT32_MAX ||
+	    ((h & 1) && !get_varint(log, len, &c->pos, &count)) || count > UINT32_MAX ||
+	    (!(h & 2) && !get_varint(log, len, &c->pos, &zz))) {
+		*bad = true;
+		return false;
+	}
+	ev->entry = (uint32_t)(h >> 2);
+	ev->count = (uint32_t)count;
+	ev->time_ns = PROFILE_NO_TIME;
+	if (!(h & 2)) {
+		uint64_t us = c->last_us + (uint64_t)((int64_t)(zz >> 1) ^ -(int64_t)(zz & 1));
+
+		if (us > PROFILE_NO_TIME / 1000 - 1) {
+			*bad = true;
+			return false;
+		}
+		c->last_us = us;
+		ev->time_ns = us * 1000;
+	}
+	return true;
+}
+
+bool profile__next_event(const struct profile *p, struct profile_event_cursor *c, struct profile_event *ev)
+{
+	bool bad;
+
+	return profile_log_next(p->log, p->log_len, c, ev, &bad);
+}
+
+size_t profile__nevents(const struct profile *p)
+{
+	return p->nevents;
+}
+
+const uint8_t *profile__event_log(const struct profile *p, size_t *len)
+{
+	*len = p->log_len;
+	return p->log;
+}
+
 uint32_t profile__stack(struct profile *p, const uint32_t *frames, uint32_t n)
 {
 	size_t len = (size_t)n * sizeof(*frames);
@@ -128,7 +230,6 @@ uint32_t profile__stack(struct profile *p, const uint32_t *frames, uint32_t n)
 			memcpy(st->frames, frames, len);
 		xgrow(&p->stacks, &p->stacks_cap, p->nstacks + 1, sizeof(*p->stacks));
 		p->stacks[p->nstacks] = st;
-		p->stack_bytes += sizeof(*st) + 2 * len + 64; /* the list, the map's copy, their slots */
 		*v = p->nstacks++;
 	}
 	return (uint32_t)*v;
@@ -152,8 +253,7 @@ void profile__add_stack_at(struct profile *p, const struct sample_labels *l, uin
 		*v = p->nentries++;
 	}
 	p->entries[*v].count += count;
-	xgrow(&p->events, &p->events_cap, p->nevents + 1, sizeof(*p->events));
-	p->events[p->nevents++] = (struct profile_event){ .time_ns = time_ns, .entry = (uint32_t)*v, .count = count };
+	log_append(p, (uint32_t)*v, count, time_ns);
 	p->total += count;
 }
 
@@ -170,22 +270,23 @@ void profile__add(struct profile *p, const struct sample_labels *l, const uint32
 
 void profile__clear_samples(struct profile *p)
 {
-	if (p->stack_bytes > PROFILE_STACKS_KEPT_BYTES) { /* stack ids held elsewhere are stale now */
-		for (size_t i = 0; i < p->nstacks; i++)
-			free(p->stacks[i]);
-		free(p->stacks);
-		p->stacks = NULL;
-		p->nstacks = p->stacks_cap = p->stack_bytes = 0;
-		hashmap__free(p->stack_ids);
-		p->stack_ids = hashmap__new();
-		p->stacks_gen++;
-	}
+	/* Stacks go too (an interval holds the stacks of its own samples): stack
+	 * ids held elsewhere are stale now. */
+	for (size_t i = 0; i < p->nstacks; i++)
+		free(p->stacks[i]);
+	free(p->stacks);
+	p->stacks = NULL;
+	p->nstacks = p->stacks_cap = 0;
+	hashmap__free(p->stack_ids);
+	p->stack_ids = hashmap__new();
+	p->stacks_gen++;
 	free(p->entries);
 	p->entries = NULL;
 	p->nentries = p->entries_cap = 0;
-	free(p->events);
-	p->events = NULL;
-	p->nevents = p->events_cap = 0;
+	free(p->log);
+	p->log = NULL;
+	p->log_len = p->log_cap = p->nevents = 0;
+	p->log_last_us = 0;
 	for (size_t i = 0; i < p->ncomments; i++)
 		free(p->comments[i]);
 	free(p->comments);
@@ -220,12 +321,6 @@ const struct profile_meta *profile__meta_of(const struct profile *p)
 	return &p->meta;
 }
 
-const struct profile_event *profile__events(const struct profile *p, size_t *n)
-{
-	*n = p->nevents;
-	return p->events;
-}
-
 static int cmp_thread_event(const void *a, const void *b)
 {
 	const struct profile_thread_event *x = a, *y = b;
@@ -242,20 +337,21 @@ static int cmp_thread_event(const void *a, const void *b)
 struct profile_thread_event *profile__events_by_thread(const struct profile *p, bool timed_only, size_t *n)
 {
 	struct profile_thread_event *v = xcalloc(p->nevents + 1, sizeof(*v));
+	struct profile_event_cursor c = { 0 };
+	struct profile_event ev;
 
 	*n = 0;
-	for (size_t i = 0; i < p->nevents; i++) {
-		const struct profile_event *ev = &p->events[i];
-		const struct entry_key *k = &p->entries[ev->entry].key;
+	for (size_t i = 0; profile__next_event(p, &c, &ev); i++) {
+		const struct entry_key *k = &p->entries[ev.entry].key;
 
-		if (timed_only && ev->time_ns == PROFILE_NO_TIME)
+		if (timed_only && ev.time_ns == PROFILE_NO_TIME)
 			continue;
 		v[(*n)++] = (struct profile_thread_event){ .pid = k->labels.pid,
 							   .tid = k->labels.tid,
-							   .time_ns = ev->time_ns,
+							   .time_ns = ev.time_ns,
 							   .event = i,
-							   .entry = ev->entry,
-							   .count = ev->count };
+							   .entry = ev.entry,
+							   .count = ev.count };
 	}
 	if (*n)
 		qsort(v, *n, sizeof(*v), cmp_thread_event);

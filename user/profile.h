@@ -56,7 +56,7 @@ struct profile_meta {
 	int wall; /* --mode wall/off-cpu: samples may be off-CPU time; writers show wall time */
 };
 
-/* Samples are timed in nanoseconds since the start of the recording. */
+/* Samples are timed in nanoseconds since the start of the recording (kept to the microsecond). */
 #define PROFILE_NO_TIME UINT64_MAX
 
 /* One add: `count` samples of an entry at a time (or PROFILE_NO_TIME). */
@@ -78,8 +78,7 @@ const struct frame *profile__frame_at(const struct profile *p, uint32_t id);
 
 /*
  * A frame list (root first) interned: its stack id. Ids stay valid while
- * profile__stacks_gen() does not change (profile__clear_samples may drop
- * them when they take too much memory).
+ * profile__stacks_gen() does not change (profile__clear_samples drops them).
  */
 uint32_t profile__stack(struct profile *p, const uint32_t *frames, uint32_t n);
 uint64_t profile__stacks_gen(const struct profile *p);
@@ -93,9 +92,9 @@ void profile__add_at(struct profile *p, const struct sample_labels *l, const uin
 void profile__add(struct profile *p, const struct sample_labels *l, const uint32_t *frames, uint32_t n, uint32_t count);
 
 /*
- * Drop the samples (entries, events, comments), keep strings, frames and
- * (up to a memory bound) stacks: the ids that symbol caches hold stay
- * valid. Continuous mode starts each interval so.
+ * Drop the samples (entries, stacks, events, comments), keep strings and
+ * frames: the ids that symbol caches hold stay valid (stack ids do not:
+ * profile__stacks_gen() changes). Continuous mode starts each interval so.
  */
 void profile__clear_samples(struct profile *p);
 /* Notes about the recording (pprof comments), e.g. a lowered frequency. */
@@ -109,14 +108,31 @@ uint64_t profile__total(const struct profile *p); /* samples */
 size_t profile__nframes(const struct profile *p); /* distinct frames: ids 0 .. n-1 */
 size_t profile__nstacks(const struct profile *p); /* distinct (labels, stack): entries 0 .. n-1 */
 size_t profile__nstrs(const struct profile *p);   /* strings: ids 0 .. n-1 */
-/* Every add, in the order made. */
-const struct profile_event *profile__events(const struct profile *p, size_t *n);
+/*
+ * Every add, in the order made, kept as a compact log (a few bytes an add:
+ * an hour of a 128-CPU host is 45 million adds); times are kept to the
+ * microsecond. Iterate with a cursor that starts zeroed.
+ */
+struct profile_event_cursor {
+	size_t pos;
+	uint64_t last_us;
+};
+bool profile__next_event(const struct profile *p, struct profile_event_cursor *c, struct profile_event *ev);
+size_t profile__nevents(const struct profile *p);
+/*
+ * The log's bytes, as the pprof archive keeps them (write/pprof.h says how
+ * they are laid out), and the decoder of such bytes: false at the end, or
+ * with *bad set when they do not decode.
+ */
+const uint8_t *profile__event_log(const struct profile *p, size_t *len);
+bool profile_log_next(const uint8_t *log, size_t len, struct profile_event_cursor *c, struct profile_event *ev,
+		      bool *bad);
 
 /* One add, placed on its thread's timeline. */
 struct profile_thread_event {
 	uint32_t pid, tid;
 	uint64_t time_ns; /* PROFILE_NO_TIME: after the thread's timed adds */
-	size_t event;     /* index in profile__events(): ties keep their order */
+	size_t event;     /* the add's place in the order made: ties keep their order */
 	uint32_t entry, count;
 };
 /* The adds (only the timed ones if asked) by pid, tid, time, then order

@@ -85,10 +85,7 @@ void stack_cache__put(struct stack_cache *c, const void *key, size_t len, uint64
 	struct cached_stack *e;
 
 	if (c->stats.bytes + ENTRY_BYTES > c->max_bytes) { /* stacks that never repeat: start over */
-		hashmap__free_values(c->map, free);
-		c->map = hashmap__new();
-		c->stats.bytes = 0;
-		c->stats.entries = 0;
+		stack_cache__clear(c);
 		c->stats.resets++;
 	}
 	slot = hashmap__put_ptr(c->map, &d, sizeof(d), &created);
@@ -107,6 +104,14 @@ void stack_cache__put(struct stack_cache *c, const void *key, size_t len, uint64
 	e->named_ns = now;
 	e->gen = gen;
 	e->id = id;
+}
+
+void stack_cache__clear(struct stack_cache *c)
+{
+	hashmap__free_values(c->map, free);
+	c->map = hashmap__new();
+	c->stats.bytes = 0;
+	c->stats.entries = 0;
 }
 
 const struct stack_cache_stats *stack_cache__stats(const struct stack_cache *c)

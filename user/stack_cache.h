@@ -7,7 +7,8 @@
  * reused); each time the naming gives the same stack, the period doubles, up
  * to 8 (a stack of a process whose code keeps changing is named every
  * period, one that never changes every 8). An entry made under another
- * generation of the profile's stack ids is not used. Memory is bounded: past the limit the cache starts over.
+ * generation of the profile's stack ids is not used. Memory is bounded:
+ * past the limit the cache starts over.
  */
 #ifndef PYEBPF_STACK_CACHE_H
 #define PYEBPF_STACK_CACHE_H
@@ -26,6 +27,9 @@ void stack_cache__free(struct stack_cache *c); /* accepts NULL */
 bool stack_cache__get(struct stack_cache *c, const void *key, size_t len, uint64_t now, uint64_t gen, uint32_t *id);
 /* Keep (or replace) the stack id of key, named at now under generation gen. */
 void stack_cache__put(struct stack_cache *c, const void *key, size_t len, uint64_t now, uint64_t gen, uint32_t id);
+
+/* Forget every entry (the stack ids they name are gone). */
+void stack_cache__clear(struct stack_cache *c);
 
 struct stack_cache_stats {
 	uint64_t hits, misses, resets; /* resets: times the cache started over at its limit */

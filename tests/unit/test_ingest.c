@@ -92,7 +92,7 @@ Test(ingest, native_sample_becomes_named_frames_root_first)
 
 	rig_up(&g, false);
 	ingest__set_time_base(g.in, 1000);
-	size = syscall_sample(&s, 1500);
+	size = syscall_sample(&s, 1000 + 500250);
 	cr_assert_eq(ingest__event(g.in, s, size), 0);
 	cr_assert_eq(ingest__stats(g.in)->samples, 1);
 	cr_assert_eq(ingest__stats(g.in)->bad, 0);
@@ -107,11 +107,13 @@ Test(ingest, native_sample_becomes_named_frames_root_first)
 	cr_assert_eq(profile__frame_at(g.prof, e.frames[4])->kind, FRAME_KERNEL);
 	cr_assert_eq(e.labels.pid, (uint32_t)getpid());
 	cr_assert_str_eq(profile__str_at(g.prof, e.labels.comm), "unit-comm");
-	/* Times are relative to the time base. */
-	size_t nev;
-	const struct profile_event *ev = profile__events(g.prof, &nev);
-	cr_assert_eq(nev, 1);
-	cr_assert_eq(ev[0].time_ns, 500);
+	/* Times are relative to the time base, kept to the microsecond. */
+	struct profile_event_cursor c = { 0 };
+	struct profile_event ev;
+	cr_assert_eq(profile__nevents(g.prof), 1);
+	cr_assert(profile__next_event(g.prof, &c, &ev));
+	cr_assert_eq(ev.time_ns, 500000);
+	cr_assert_not(profile__next_event(g.prof, &c, &ev));
 	cr_assert_eq(ingest__processes(g.in), 1);
 	cr_assert_null(ingest__native_stats(g.in));
 	rig_down(&g);
@@ -197,6 +199,37 @@ Test(ingest, filters_count_what_they_leave_out)
 	cr_assert_eq(profile__nstacks(g.prof), 1);
 	profile__entry(g.prof, 0, &e);
 	cr_assert_eq(e.nframes, 2);
+	rig_down(&g);
+}
+
+Test(ingest, a_stack_seen_before_comes_from_the_cache_until_the_process_execs)
+{
+	struct rig g;
+	struct pyebpf_sample *s;
+	struct pyebpf_event_header h = { .type = PYEBPF_EVENT_EXEC, .pid = (uint32_t)getpid() };
+	struct profile_entry e;
+	size_t size;
+	uint64_t named, cached;
+
+	rig_up(&g, false);
+	size = syscall_sample(&s, 1);
+	ingest__event(g.in, s, size);
+	ingest__event(g.in, s, size);
+	ingest__stack_cache_counts(g.in, &named, &cached);
+	cr_assert_eq(named, 1);
+	cr_assert_eq(cached, 1);
+	s->stack[0]++; /* another kernel leaf: another stack */
+	ingest__event(g.in, s, size);
+	s->stack[0]--;
+	ingest__event(g.in, &h, sizeof(h)); /* a new image: named again */
+	ingest__event(g.in, s, size);
+	ingest__stack_cache_counts(g.in, &named, &cached);
+	cr_assert_eq(named, 3);
+	cr_assert_eq(cached, 1);
+	cr_assert_eq(profile__total(g.prof), 4);
+	profile__entry(g.prof, 0, &e);
+	cr_assert_eq(profile__nstacks(g.prof), 1);
+	cr_assert_eq(e.count, 4, "raw stacks named alike, cached or named again, are one entry");
 	rig_down(&g);
 }
 

@@ -142,8 +142,9 @@ Test(offcpu_ingest, a_sample_weighs_its_ticks_ends_in_its_reason_and_skips_the_s
 	struct profile *p = profile__new(), *back;
 	struct ingest *in;
 	struct profile_entry e;
-	const struct profile_event *ev;
-	size_t nev, n;
+	struct profile_event_cursor cur = { 0 };
+	struct profile_event ev;
+	size_t n;
 	char why_read[128];
 	struct top_row *rows;
 	FILE *tmp;
@@ -166,9 +167,9 @@ Test(offcpu_ingest, a_sample_weighs_its_ticks_ends_in_its_reason_and_skips_the_s
 	cr_assert_str_eq(profile__str_at(p, profile__frame_at(p, e.frames[2])->name), "[off-cpu: io]");
 	cr_assert_eq(profile__frame_at(p, e.frames[2])->kind, FRAME_MARK);
 	/* Timed at the interval's start, for timelines. */
-	ev = profile__events(p, &nev);
-	cr_assert_eq(nev, 1);
-	cr_assert_eq(ev[0].time_ns, 4000);
+	cr_assert_eq(profile__nevents(p), 1);
+	cr_assert(profile__next_event(p, &cur, &ev));
+	cr_assert_eq(ev.time_ns, 4000);
 	cr_assert_eq(ingest__stats(in)->offcpu_ticks, 7);
 
 	/* The top table's split, and the self time goes to the waiting function. */

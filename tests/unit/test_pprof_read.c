@@ -14,9 +14,10 @@
 static char *describe(const struct profile *p)
 {
 	char *buf = NULL;
-	size_t len = 0, n;
+	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
-	const struct profile_event *ev = profile__events(p, &n);
+	struct profile_event_cursor c = { 0 };
+	struct profile_event ev;
 	const struct profile_meta *m = profile__meta_of(p);
 
 	size_t nc;
@@ -26,14 +27,14 @@ static char *describe(const struct profile *p)
 		m->duration_ns);
 	for (size_t i = 0; i < nc; i++)
 		fprintf(f, "comment=%s\n", comments[i]);
-	for (size_t i = 0; i < n; i++) {
+	while (profile__next_event(p, &c, &ev)) {
 		struct profile_entry e;
 
-		profile__entry(p, ev[i].entry, &e);
+		profile__entry(p, ev.entry, &e);
 		fprintf(f,
 			"t=%" PRIu64 " n=%u pid=%u tid=%u comm=%s thread=%s flags=%u python=%s cgroup=%" PRIu64
 			" path=%s container=%s ns_pid=%u |",
-			ev[i].time_ns, ev[i].count, e.labels.pid, e.labels.tid, profile__str_at(p, e.labels.comm),
+			ev.time_ns, ev.count, e.labels.pid, e.labels.tid, profile__str_at(p, e.labels.comm),
 			profile__str_at(p, e.labels.thread), e.labels.flags, profile__str_at(p, e.labels.python),
 			e.labels.cgroup, profile__str_at(p, e.labels.cgroup_path),
 			profile__str_at(p, e.labels.container), e.labels.ns_pid);

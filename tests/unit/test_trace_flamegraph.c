@@ -43,7 +43,7 @@ Test(trace, merged_slices_gaps_and_names)
 	profile__add_at(p, &l, ab, 2, 1, 0);
 	profile__add_at(p, &l, ab, 2, 1, 10 * MS);
 	profile__add_at(p, &l, ac, 2, 1, 20 * MS);
-	profile__add_at(p, &l, ab, 1, 1, 100 * MS + 1500); /* after a gap: a alone */
+	profile__add_at(p, &l, ab, 1, 1, 100 * MS + 1500); /* after a gap: a alone; kept to the µs */
 	profile__add(p, &l, ab, 2, 5);                     /* untimed: not on a timeline */
 	char *got = run_writer(p, trace__write);
 	cr_assert_str_eq(
@@ -58,8 +58,8 @@ Test(trace, merged_slices_gaps_and_names)
 		"{\"ph\":\"B\",\"pid\":1,\"tid\":2,\"ts\":20000.000,\"cat\":\"kernel\",\"name\":\"c\"},\n"
 		"{\"ph\":\"E\",\"pid\":1,\"tid\":2,\"ts\":30000.000,\"cat\":\"kernel\",\"name\":\"c\"},\n"
 		"{\"ph\":\"E\",\"pid\":1,\"tid\":2,\"ts\":30000.000,\"cat\":\"python\",\"name\":\"a (/x.py:1)\"},\n"
-		"{\"ph\":\"B\",\"pid\":1,\"tid\":2,\"ts\":100001.500,\"cat\":\"python\",\"name\":\"a (/x.py:1)\"},\n"
-		"{\"ph\":\"E\",\"pid\":1,\"tid\":2,\"ts\":110001.500,\"cat\":\"python\",\"name\":\"a (/x.py:1)\"}\n"
+		"{\"ph\":\"B\",\"pid\":1,\"tid\":2,\"ts\":100001.000,\"cat\":\"python\",\"name\":\"a (/x.py:1)\"},\n"
+		"{\"ph\":\"E\",\"pid\":1,\"tid\":2,\"ts\":110001.000,\"cat\":\"python\",\"name\":\"a (/x.py:1)\"}\n"
 		"]}\n");
 	free(got);
 	profile__free(p);

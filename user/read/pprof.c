@@ -219,12 +219,45 @@ static int count_index(struct reader *r, bool *by_period)
 	return -1;
 }
 
+/* pyebpf's timeline (write/pprof.h): the adds of the samples, in the order
+ * made and timed; what they add up to must be what the samples say. */
+static void replay_timeline(struct reader *r, const struct sample_labels *labels, const uint32_t *stacks,
+			    uint64_t *counts)
+{
+	const Profile *pp = r->pp;
+	struct profile_event_cursor c = { 0 };
+	struct profile_event ev;
+	bool bad = false;
+
+	while (profile_log_next(pp->pyebpf_timeline.data, pp->pyebpf_timeline.len, &c, &ev, &bad)) {
+		if (ev.entry >= pp->n_sample || ev.count > counts[ev.entry]) {
+			fail(r, "its timeline names sample %u more often than the sample says", ev.entry);
+			return;
+		}
+		counts[ev.entry] -= ev.count;
+		profile__add_stack_at(r->p, &labels[ev.entry], stacks[ev.entry], ev.count, ev.time_ns);
+	}
+	if (bad) {
+		fail(r, "its timeline does not decode at byte %zu", c.pos);
+		return;
+	}
+	for (size_t i = 0; i < pp->n_sample; i++)
+		if (counts[i]) {
+			fail(r, "its timeline leaves out %" PRIu64 " samples of sample %zu", counts[i], i);
+			return;
+		}
+}
+
 /* Samples; value vi counts them (in periods when by_period). */
 static void read_samples(struct reader *r, int vi, bool by_period)
 {
 	const Profile *pp = r->pp;
 	uint32_t *frames = NULL;
 	size_t cap = 0;
+	bool timeline = pp->pyebpf_timeline.len > 0;
+	struct sample_labels *labels = timeline ? xcalloc(pp->n_sample + 1, sizeof(*labels)) : NULL;
+	uint32_t *stacks = timeline ? xcalloc(pp->n_sample + 1, sizeof(*stacks)) : NULL;
+	uint64_t *counts = timeline ? xcalloc(pp->n_sample + 1, sizeof(*counts)) : NULL;
 
 	for (size_t i = 0; i < pp->n_sample && !r->failed; i++) {
 		const Sample *s = pp->sample[i];
@@ -273,7 +306,7 @@ static void read_samples(struct reader *r, int vi, bool by_period)
 				l.offcpu = offcpu_reason_parse(sv);
 			else if (!strcmp(key, "ns_pid"))
 				l.ns_pid = (uint32_t)num;
-			else if (!strcmp(key, "time") && num >= 0)
+			else if (!strcmp(key, "time") && num >= 0) /* files of pyebpf before the timeline field */
 				time = (uint64_t)num;
 		}
 		/* Locations are leaf first; the profile wants root first. */
@@ -293,10 +326,22 @@ static void read_samples(struct reader *r, int vi, bool by_period)
 			memcpy(frames + n, r->loc_frames[*idx - 1], m * sizeof(*frames));
 			n += m;
 		}
-		if (!r->failed && v)
+		if (r->failed)
+			break;
+		if (timeline) { /* added as the timeline says */
+			labels[i] = l;
+			stacks[i] = profile__stack(r->p, frames, (uint32_t)n);
+			counts[i] = (uint64_t)v;
+		} else if (v) {
 			profile__add_at(r->p, &l, frames, (uint32_t)n, (uint32_t)v, time);
+		}
 	}
+	if (timeline && !r->failed)
+		replay_timeline(r, labels, stacks, counts);
 	free(frames);
+	free(labels);
+	free(stacks);
+	free(counts);
 }
 
 static struct profile *convert(const Profile *pp, char *why, size_t whylen)

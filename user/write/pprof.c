@@ -180,59 +180,41 @@ static void entry_out(struct builder *b, const struct profile_entry *e, struct e
 		o->labels[o->nlabels++] = label(b, "off_cpu_reason", offcpu_reason_name(e->labels.offcpu), 0);
 }
 
-/* The samples: one per add, sharing their entry's locations and labels. */
+/* The samples: one per entry (labels and stack), its adds summed. */
 struct samples_out {
-	size_t nentries, nev;
+	size_t nentries;
 	struct entry_out *eo;
 	Sample *samples;
 	Sample **ptrs;
-	Label *times;
-	Label **labels;
 	int64_t *values;
 };
 
 static void samples_build(struct builder *b, const struct profile_meta *m, struct samples_out *so)
 {
-	const struct profile_event *ev = profile__events(b->p, &so->nev);
-	int64_t time_key = str_id(&b->strs, "time"), ns_unit = str_id(&b->strs, "nanoseconds");
 	struct profile_entry e;
 
 	so->nentries = profile__nstacks(b->p);
 	so->eo = xcalloc(so->nentries + 1, sizeof(*so->eo));
-	so->samples = xcalloc(so->nev + 1, sizeof(*so->samples));
-	so->ptrs = xcalloc(so->nev + 1, sizeof(*so->ptrs));
-	so->times = xcalloc(so->nev + 1, sizeof(*so->times));
-	so->labels = xcalloc((so->nev + 1) * (ENTRY_LABELS + 1), sizeof(*so->labels));
-	so->values = xcalloc((so->nev + 1) * 3, sizeof(*so->values));
+	so->samples = xcalloc(so->nentries + 1, sizeof(*so->samples));
+	so->ptrs = xcalloc(so->nentries + 1, sizeof(*so->ptrs));
+	so->values = xcalloc((so->nentries + 1) * 3, sizeof(*so->values));
 	for (uint32_t i = 0; i < so->nentries; i++) {
-		profile__entry(b->p, i, &e);
-		entry_out(b, &e, &so->eo[i]);
-	}
-	for (size_t i = 0; i < so->nev; i++) {
-		const struct entry_out *o = &so->eo[ev[i].entry];
+		struct entry_out *o = &so->eo[i];
 		Sample *s = &so->samples[i];
-		Label **l = &so->labels[i * (ENTRY_LABELS + 1)];
 
-		profile__entry(b->p, ev[i].entry, &e);
+		profile__entry(b->p, i, &e);
+		entry_out(b, &e, o);
 		perftools__profiles__sample__init(s);
 		s->n_location_id = e.nframes;
 		s->location_id = o->location_ids;
 		/* samples, cpu time (none off the CPU) and, recording wall time, wall time */
 		s->n_value = m->wall ? 3 : 2;
 		s->value = &so->values[i * 3];
-		s->value[0] = ev[i].count;
-		s->value[1] = e.labels.offcpu ? 0 : (int64_t)(ev[i].count * m->period_ns);
-		s->value[2] = (int64_t)(ev[i].count * m->period_ns);
-		memcpy(l, o->labels, o->nlabels * sizeof(*l));
-		s->label = l;
+		s->value[0] = (int64_t)e.count;
+		s->value[1] = e.labels.offcpu ? 0 : (int64_t)(e.count * m->period_ns);
+		s->value[2] = (int64_t)(e.count * m->period_ns);
+		s->label = o->labels;
 		s->n_label = o->nlabels;
-		if (ev[i].time_ns != PROFILE_NO_TIME) {
-			perftools__profiles__label__init(&so->times[i]);
-			so->times[i].key = time_key;
-			so->times[i].num = (int64_t)ev[i].time_ns;
-			so->times[i].num_unit = ns_unit;
-			l[s->n_label++] = &so->times[i];
-		}
 		so->ptrs[i] = s;
 	}
 }
@@ -247,8 +229,6 @@ static void samples_free(struct samples_out *so)
 	free(so->eo);
 	free(so->samples);
 	free(so->ptrs);
-	free(so->times);
-	free(so->labels);
 	free(so->values);
 }
 
@@ -305,8 +285,11 @@ static void builder_free(struct builder *b)
 }
 
 /*
- * One pprof Sample per add, in order, each timed with a "time" label: the
- * archive keeps the timeline; pprof readers sum the samples anyway.
+ * One pprof Sample per entry (labels and stack), then the timeline: field
+ * PPROF_TIMELINE_FIELD, which pprof readers skip as an unknown field, holds
+ * the profile's log of adds (profile.h) as it is in memory, each add naming
+ * its sample by index. It is appended to the packed message (protobuf
+ * merges concatenated fields), so an hour of adds is never copied.
  */
 int pprof__write(const struct profile *p, FILE *out)
 {
@@ -314,8 +297,10 @@ int pprof__write(const struct profile *p, FILE *out)
 	struct builder b = { .p = p };
 	Profile prof = PERFTOOLS__PROFILES__PROFILE__INIT;
 	struct samples_out so = { 0 };
-	size_t len;
-	uint8_t *buf;
+	struct gzip_part parts[3];
+	uint8_t field[16], *buf;
+	size_t len, log_len, nfield = 0;
+	const uint8_t *log = profile__event_log(p, &log_len);
 	int ret;
 
 	strtab__init(&b.strs);
@@ -324,7 +309,7 @@ int pprof__write(const struct profile *p, FILE *out)
 	b.loc_of_frame = xcalloc(profile__nframes(p) + 1, sizeof(*b.loc_of_frame));
 	header_build(&b, m, &prof);
 	samples_build(&b, m, &so);
-	prof.n_sample = so.nev;
+	prof.n_sample = so.nentries;
 	prof.sample = so.ptrs;
 	prof.n_location = b.nlocs;
 	prof.location = b.locs;
@@ -338,7 +323,16 @@ int pprof__write(const struct profile *p, FILE *out)
 	len = perftools__profiles__profile__get_packed_size(&prof);
 	buf = xmalloc(len ? len : 1);
 	perftools__profiles__profile__pack(&prof, buf);
-	ret = gzip__write(buf, len, out);
+	/* The key (field number, length-delimited) and the length of the log. */
+	for (uint64_t v = (uint64_t)PPROF_TIMELINE_FIELD << 3 | 2, k = 0; k < 2; k++, v = log_len) {
+		for (; v >= 0x80; v >>= 7)
+			field[nfield++] = (uint8_t)(v | 0x80);
+		field[nfield++] = (uint8_t)v;
+	}
+	parts[0] = (struct gzip_part){ buf, len };
+	parts[1] = (struct gzip_part){ field, nfield };
+	parts[2] = (struct gzip_part){ log, log_len };
+	ret = gzip__writev(parts, log_len ? 3 : 1, out);
 	free(buf);
 	samples_free(&so);
 	header_free(&prof);

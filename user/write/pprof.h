@@ -4,7 +4,17 @@
  * Pyroscope and friends: sample types samples/count and cpu/nanoseconds;
  * Functions with name, file and start line; Locations with line numbers;
  * Mappings for native and kernel frames; labels pid, tid, thread, comm, gil,
- * python, cgroup, cgroup_path, container, ns_pid and the time of each sample.
+ * python, cgroup, cgroup_path, container, ns_pid, off_cpu_reason. One Sample
+ * per distinct (labels, stack), so `pprof -traces` lists each stack once.
+ *
+ * The timeline travels beside them in field 100 of Profile (pyebpf_timeline
+ * in profile.proto; other readers skip unknown fields): the adds in the order
+ * made, each a varint (sample index << 2 | 2 if untimed | 1 if its count is
+ * not 1), then the count if not 1, then if timed the time in microseconds
+ * since the profile's start as a zigzag varint difference from the previous
+ * timed add's. `pyebpf report` reads it back for --since/--until, timelines
+ * and pprof written again byte for byte. Files of older pyebpf versions (one
+ * Sample per add with a "time" label) are read too.
  */
 #ifndef PYEBPF_WRITE_PPROF_H
 #define PYEBPF_WRITE_PPROF_H
@@ -13,6 +23,8 @@
 #include <stdio.h>
 
 #include "../profile.h"
+
+#define PPROF_TIMELINE_FIELD 100
 
 /* The profile's meta gives period, start and duration; 0, or -1 with errno set. */
 int pprof__write(const struct profile *p, FILE *out);

@@ -20,15 +20,15 @@
 static struct hashmap *latest_thread_names(const struct profile *p)
 {
 	struct hashmap *h = hashmap__new();
-	size_t nev;
-	const struct profile_event *ev = profile__events(p, &nev);
+	struct profile_event_cursor c = { 0 };
+	struct profile_event ev;
 
-	for (size_t i = 0; i < nev; i++) {
+	while (profile__next_event(p, &c, &ev)) {
 		struct profile_entry e;
 		uint32_t key[2];
 		uint64_t *v;
 
-		profile__entry(p, ev[i].entry, &e);
+		profile__entry(p, ev.entry, &e);
 		key[0] = e.labels.pid;
 		key[1] = e.labels.tid;
 		v = hashmap__put(h, key, sizeof(key), NULL);
