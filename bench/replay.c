@@ -172,25 +172,30 @@ static void usage(void)
 static void parse(int argc, char **argv, struct opts *o)
 {
 	static const struct option lo[] = {
-		{ "native", no_argument, NULL, 'n' },	   { "virtual", no_argument, NULL, 'V' },
-		{ "cpus", required_argument, NULL, 'c' },	   { "hz", required_argument, NULL, 'f' },
-		{ "seconds", required_argument, NULL, 's' }, { "warmup", required_argument, NULL, 'w' },
-		{ "thread-life", required_argument, NULL, 't' }, { "execs", required_argument, NULL, 'e' },
-		{ "interval", required_argument, NULL, 'i' }, { "out", required_argument, NULL, 'o' },
+		{ "native", no_argument, NULL, 'n' },
+		{ "virtual", no_argument, NULL, 'V' },
+		{ "cpus", required_argument, NULL, 'c' },
+		{ "hz", required_argument, NULL, 'f' },
+		{ "seconds", required_argument, NULL, 's' },
+		{ "warmup", required_argument, NULL, 'w' },
+		{ "thread-life", required_argument, NULL, 't' },
+		{ "execs", required_argument, NULL, 'e' },
+		{ "interval", required_argument, NULL, 'i' },
+		{ "out", required_argument, NULL, 'o' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
 
 	*o = (struct opts){ .cpus = 128, .hz = 99, .seconds = 20, .warmup = 3 };
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
-		uint64_t *v = c == 'c' ? &o->cpus :
-			      c == 'f' ? &o->hz :
-			      c == 's' ? &o->seconds :
-			      c == 'w' ? &o->warmup :
-			      c == 't' ? &o->thread_life :
-			      c == 'e' ? &o->execs :
-			      c == 'i' ? &o->interval :
-					 NULL;
+		uint64_t *v = c == 'c'   ? &o->cpus
+			      : c == 'f' ? &o->hz
+			      : c == 's' ? &o->seconds
+			      : c == 'w' ? &o->warmup
+			      : c == 't' ? &o->thread_life
+			      : c == 'e' ? &o->execs
+			      : c == 'i' ? &o->interval
+					 : NULL;
 
 		if (c == 'n')
 			o->native = true;
@@ -288,11 +293,11 @@ int main(int argc, char **argv)
 		if (o.interval || o.out)
 			write_interval(prof, &o);
 		printf("cpus=%" PRIu64 " hz=%" PRIu64 " rate=%" PRIu64 "/s native=%d samples=%" PRIu64 " bad=%" PRIu64
-		       " cpu=%.2f%% us_per_sample=%.2f rss_warm=%" PRIu64 "MB rss_end=%" PRIu64
-		       "MB rss_max=%" PRIu64 "MB hwm=%" PRIu64 "MB hwm_write=%" PRIu64
+		       " cpu=%.2f%% us_per_sample=%.2f rss_warm=%" PRIu64 "MB rss_end=%" PRIu64 "MB rss_max=%" PRIu64
+		       "MB hwm=%" PRIu64 "MB hwm_write=%" PRIu64
 		       "MB max_lag_ms=%.0f keeps_up=%s stacks=%zu frames=%zu\n",
-		       o.cpus, o.hz, rate, o.native, samples, ingest__stats(in)->bad, (cpu_end - cpu_warm) * 100 / secs, per_sample,
-		       rss_warm >> 10, rss_before_write >> 10, rss_max_after >> 10, hwm_before >> 10,
+		       o.cpus, o.hz, rate, o.native, samples, ingest__stats(in)->bad, (cpu_end - cpu_warm) * 100 / secs,
+		       per_sample, rss_warm >> 10, rss_before_write >> 10, rss_max_after >> 10, hwm_before >> 10,
 		       status_kb("VmHWM") >> 10, (double)max_lag * 1000 / (double)rate,
 		       o.virt || max_lag < rate / 2 ? "yes" : "no", stacks, frames);
 	}

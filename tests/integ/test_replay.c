@@ -24,14 +24,13 @@ Test(replay, a_raw_capture_replays_at_the_rate_of_a_larger_host, .timeout = 90)
 	sleep_s(0.2);
 	snprintf(pidarg, sizeof(pidarg), "%d", pid);
 	snprintf(rawenv, sizeof(rawenv), "PYEBPF_RAW_OUT=%s", raw);
-	run((const char *const[]){ "env", rawenv, PYEBPF, "record", "-p", pidarg, "-d", "1", "-o", out, NULL }, 30,
-	    &r);
+	run((const char *const[]){ "env", rawenv, PYEBPF, "record", "-p", pidarg, "-d", "1", "-o", out, NULL }, 30, &r);
 	cr_assert_eq(r.status, 0, "stderr: %s", r.err);
 	run_result_free(&r);
 
 	/* 8 CPUs x 99 Hz for 10 s of virtual time: 7920 samples, all named as busy's. */
-	run((const char *const[]){ REPLAY, "--virtual", "--cpus", "8", "--hz", "99", "--seconds", "10", "--warmup",
-				   "0", "--out", again, raw, NULL },
+	run((const char *const[]){ REPLAY, "--virtual", "--cpus", "8", "--hz", "99", "--seconds", "10", "--warmup", "0",
+				   "--out", again, raw, NULL },
 	    60, &r);
 	kill_wait(pid);
 	cr_assert_eq(r.status, 0, "stderr: %s", r.err);

@@ -198,11 +198,11 @@ static void samples_build(struct builder *b, const struct profile_meta *m, struc
 	so->samples = xcalloc(so->nentries + 1, sizeof(*so->samples));
 	so->ptrs = xcalloc(so->nentries + 1, sizeof(*so->ptrs));
 	so->values = xcalloc((so->nentries + 1) * 3, sizeof(*so->values));
-	for (uint32_t i = 0; i < so->nentries; i++) {
+	for (size_t i = 0; i < so->nentries; i++) {
 		struct entry_out *o = &so->eo[i];
 		Sample *s = &so->samples[i];
 
-		profile__entry(b->p, i, &e);
+		profile__entry(b->p, (uint32_t)i, &e);
 		entry_out(b, &e, o);
 		perftools__profiles__sample__init(s);
 		s->n_location_id = e.nframes;
