@@ -159,7 +159,7 @@ static void log_append(struct profile *p, uint32_t entry, uint32_t count, uint64
 		uint64_t us = time_ns / 1000;
 		int64_t d = (int64_t)(us - p->log_last_us);
 
-		n += put_varint(b + n, ((uint64_t)d << 1) ^ (uint64_t)(d >> 63));
+		n += put_varint(b + n, ((uint64_t)d << 1) ^ (d < 0 ? UINT64_MAX : 0)); /* zigzag */
 		p->log_last_us = us;
 	}
 	xgrow(&p->log, &p->log_cap, p->log_len + n, 1);
