@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 ROUNDS=${1:-3}
 SECS=${2:-5}
 PYTHON=${PYTHON:-python3}
-PYEBPF=build/pyebpf
+PYEBPF=${PYEBPF:-build/pyebpf} # another build to compare: PYEBPF=/path/to/pyebpf
 [ "$(id -u)" = 0 ] || { echo "bench: run as root" >&2; exit 1; }
 [ -x $PYEBPF ] || { echo "bench: run 'make' first" >&2; exit 1; }
 BPFTRACE=$(command -v bpftrace || true)
@@ -36,7 +36,7 @@ bpftrace_us() { # PIDLIST: BPF us per run of bpftrace's profile program over SEC
 	sleep 2 # attached
 	id=$(bpftool prog show -j | python3 -c '
 import json, sys
-progs = [p for p in json.load(sys.stdin) if p.get("type") == "perf_event" and p.get("name", "").startswith("profile")]
+progs = [p for p in json.load(sys.stdin) if p.get("type") == "perf_event" and p.get("name", "") == "999"]  # bpftrace names it by the rate
 print(progs[-1]["id"] if progs else "")')
 	[ -n "$id" ] || { kill -INT $bt; wait $bt || true; echo "?"; return; }
 	read -r runs ns < <(bpftool prog show id "$id" -j | python3 -c '
@@ -47,7 +47,7 @@ import json, sys; p = json.load(sys.stdin); print(p.get("run_cnt", 0), p.get("ru
 	kill -INT $bt
 	wait $bt || true
 	echo "$stats_was" >/proc/sys/kernel/bpf_stats_enabled
-	echo "($ns2 - $ns) / ($runs2 - $runs) / 1000" | bc -l
+	printf '%.2f\n' "$(echo "($ns2 - $ns) / ($runs2 - $runs) / 1000" | bc -l)"
 }
 
 ncpu=$(nproc)
@@ -57,6 +57,7 @@ for depth in 10 50 150 300; do
 	for _ in $(seq "$ncpu"); do
 		"$PYTHON" bench/deep.py "$depth" 1 &
 		procs+=($!)
+		disown $!
 	done
 	pids+=("${procs[@]}")
 	sleep 1

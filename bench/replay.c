@@ -288,18 +288,22 @@ int main(int argc, char **argv)
 		uint64_t rss_before_write = status_kb("VmRSS"), hwm_before = status_kb("VmHWM");
 		uint64_t samples = ingest__stats(in)->samples;
 		double per_sample = (cpu_end - cpu_warm) * 1e6 / (double)(fed - fed_warm);
-		size_t stacks = profile__nstacks(prof), frames = profile__nframes(prof);
+		size_t stacks = profile__nstacks(prof), frames = profile__nframes(prof), log_len;
+		size_t nevents = profile__nevents(prof);
+
+		profile__event_log(prof, &log_len);
 
 		if (o.interval || o.out)
 			write_interval(prof, &o);
 		printf("cpus=%" PRIu64 " hz=%" PRIu64 " rate=%" PRIu64 "/s native=%d samples=%" PRIu64 " bad=%" PRIu64
 		       " cpu=%.2f%% us_per_sample=%.2f rss_warm=%" PRIu64 "MB rss_end=%" PRIu64 "MB rss_max=%" PRIu64
 		       "MB hwm=%" PRIu64 "MB hwm_write=%" PRIu64
-		       "MB max_lag_ms=%.0f keeps_up=%s stacks=%zu frames=%zu\n",
+		       "MB max_lag_ms=%.0f keeps_up=%s stacks=%zu frames=%zu log_bytes_per_sample=%.2f\n",
 		       o.cpus, o.hz, rate, o.native, samples, ingest__stats(in)->bad, (cpu_end - cpu_warm) * 100 / secs,
 		       per_sample, rss_warm >> 10, rss_before_write >> 10, rss_max_after >> 10, hwm_before >> 10,
 		       status_kb("VmHWM") >> 10, (double)max_lag * 1000 / (double)rate,
-		       o.virt || max_lag < rate / 2 ? "yes" : "no", stacks, frames);
+		       o.virt || max_lag < rate / 2 ? "yes" : "no", stacks, frames,
+		       nevents ? (double)log_len / (double)nevents : 0.0);
 	}
 	ingest__free(in);
 	profile__free(prof);

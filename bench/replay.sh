@@ -18,8 +18,8 @@ cd "$(dirname "$0")/.."
 SECONDS_PER=${1:-10}
 EXTRA=${2:-}
 PYTHON=${PYTHON:-python3}
-PYEBPF=build/pyebpf
-REPLAY=build/bench/replay
+PYEBPF=${PYEBPF:-build/pyebpf} # another build to compare: PYEBPF=/path/to/pyebpf
+REPLAY=${REPLAY:-build/bench/replay}
 [ "$(id -u)" = 0 ] || { echo "bench: run as root" >&2; exit 1; }
 [ -x $PYEBPF ] && [ -x $REPLAY ] || { echo "bench: run 'make bench' (builds $REPLAY)" >&2; exit 1; }
 tmp=$(mktemp -d)
@@ -33,6 +33,7 @@ for depth in 10 50 300; do
 	for _ in 1 2; do
 		"$PYTHON" bench/deep.py "$depth" 2 &
 		procs+=($!)
+		disown $! # killed at the end without a "Killed" line
 	done
 	pids+=("${procs[@]}")
 	sleep 1

@@ -24,7 +24,27 @@
 #include "util.h"
 
 #define MAX_CPUS 4096
-#define RINGBUF_BYTES (16u << 20)
+/*
+ * The ring buffer holds what the CPUs send while the consumer is busy (a
+ * pprof being written at an interval's end): 16 MiB, or per possible CPU
+ * 256 KiB (a Python sample is ~3 KiB: ~80 samples) and with --native 1 MiB
+ * (stack copies of up to 32 KiB), up to 256 MiB; a power of two, as the
+ * kernel wants.
+ */
+#define RINGBUF_MIN (16u << 20)
+#define RINGBUF_MAX (256u << 20)
+#define RINGBUF_PER_CPU (256u << 10)
+#define RINGBUF_PER_CPU_NATIVE (1u << 20)
+
+static uint32_t ringbuf_bytes(int ncpus, bool native)
+{
+	uint64_t want = (uint64_t)ncpus * (native ? RINGBUF_PER_CPU_NATIVE : RINGBUF_PER_CPU);
+	uint32_t size = RINGBUF_MIN;
+
+	while (size < want && size < RINGBUF_MAX)
+		size <<= 1;
+	return size;
+}
 
 struct sampler {
 	struct sample_bpf *skel;
@@ -158,7 +178,7 @@ static int load(struct sampler *s, const struct sampler_config *c)
 	s->skel->rodata->flush_slot = (uint32_t)s->ncpus_possible;
 	s->skel->rodata->offcpu_slot_base = (uint32_t)s->ncpus_possible + 1;
 	s->skel->rodata->offcpu_empty_hook = getenv_flag("PYEBPF_BENCH_EMPTY_HOOK");
-	bpf_map__set_max_entries(s->skel->maps.events, RINGBUF_BYTES);
+	bpf_map__set_max_entries(s->skel->maps.events, ringbuf_bytes(s->ncpus_possible, c->ustack_copy));
 	/* Sample buffers: one per CPU, the stop flush's, and with the off-CPU
 	 * hooks one more per CPU (see bpf/shared.bpf.h). */
 	slots = (uint32_t)s->ncpus_possible * (c->off_cpu ? 2 : 1) + 1;

@@ -41,6 +41,10 @@ struct builder {
 	uint64_t *loc_of_frame; /* frame id → location id (0: none yet) */
 	Location **locs;
 	size_t nlocs, locs_cap;
+	/* A stack's location ids (leaf first), shared by every entry that has
+	 * it: threads of one program share most stacks. Key: the profile's
+	 * frame list pointer, one per distinct stack. */
+	struct hashmap *stack_locs;
 };
 
 static uint64_t mapping_id(struct builder *b, const char *module)
@@ -157,9 +161,17 @@ static void entry_out(struct builder *b, const struct profile_entry *e, struct e
 {
 	const struct profile *p = b->p;
 
-	o->location_ids = xcalloc(e->nframes + 1, sizeof(*o->location_ids));
-	for (uint32_t i = 0; i < e->nframes; i++) /* pprof: leaf first */
-		o->location_ids[i] = location_id(b, e->frames[e->nframes - 1 - i]);
+	bool created;
+	void **ids = hashmap__put_ptr(b->stack_locs, &e->frames, sizeof(e->frames), &created);
+
+	if (created) {
+		uint64_t *v = xcalloc(e->nframes + 1, sizeof(*v));
+
+		for (uint32_t i = 0; i < e->nframes; i++) /* pprof: leaf first */
+			v[i] = location_id(b, e->frames[e->nframes - 1 - i]);
+		*ids = v;
+	}
+	o->location_ids = *ids;
 	o->labels[o->nlabels++] = label(b, "pid", NULL, e->labels.pid);
 	o->labels[o->nlabels++] = label(b, "tid", NULL, e->labels.tid);
 	o->labels[o->nlabels++] = label(b, "comm", profile__str_at(p, e->labels.comm), 0);
@@ -222,7 +234,6 @@ static void samples_build(struct builder *b, const struct profile_meta *m, struc
 static void samples_free(struct samples_out *so)
 {
 	for (size_t i = 0; i < so->nentries; i++) {
-		free(so->eo[i].location_ids);
 		for (size_t k = 0; k < so->eo[i].nlabels; k++)
 			free(so->eo[i].labels[k]);
 	}
@@ -282,6 +293,7 @@ static void builder_free(struct builder *b)
 	free(b->loc_of_frame);
 	hashmap__free(b->func_ids);
 	hashmap__free(b->map_ids);
+	hashmap__free_values(b->stack_locs, free);
 }
 
 /*
@@ -306,6 +318,7 @@ int pprof__write(const struct profile *p, FILE *out)
 	strtab__init(&b.strs);
 	b.func_ids = hashmap__new();
 	b.map_ids = hashmap__new();
+	b.stack_locs = hashmap__new();
 	b.loc_of_frame = xcalloc(profile__nframes(p) + 1, sizeof(*b.loc_of_frame));
 	header_build(&b, m, &prof);
 	samples_build(&b, m, &so);

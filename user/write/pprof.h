@@ -9,10 +9,10 @@
  *
  * The timeline travels beside them in field 100 of Profile (pyebpf_timeline
  * in profile.proto; other readers skip unknown fields): the adds in the order
- * made, each a varint (sample index << 2 | 2 if untimed | 1 if its count is
- * not 1), then the count if not 1, then if timed the time in microseconds
- * since the profile's start as a zigzag varint difference from the previous
- * timed add's. `pyebpf report` reads it back for --since/--until, timelines
+ * made, each a varint (sample index << 3 | 4 if its time is before the
+ * previous timed add's | 2 if untimed | 1 if its count is not 1), then the
+ * count if not 1, then if timed the distance in microseconds from the
+ * previous timed add's time (the first: from the profile's start), a varint. `pyebpf report` reads it back for --since/--until, timelines
  * and pprof written again byte for byte. Files of older pyebpf versions (one
  * Sample per add with a "time" label) are read too.
  */
