@@ -244,8 +244,8 @@ int main(int argc, char **argv)
 		due = o.virt ? fed + 4096 : t * rate / NS;
 		if (due > total)
 			due = total;
-		if (due > fed && due - fed > max_lag && start + t >= warm_at)
-			max_lag = due - fed;
+		if (!o.virt && due > fed && due - fed > max_lag && start + t >= warm_at)
+			max_lag = due - fed; /* the backlog: samples due but not yet fed */
 		while (fed < due) {
 			feed(&r, in, &o, fed, o.virt ? start + fed * NS / rate : now, t, fed);
 			fed++;

@@ -7,12 +7,14 @@
 # feeds the records to the ingest path at N CPUs x F Hz, with thread churn
 # (a new tid every 10 s per thread) and process churn (one exec a second per
 # 64 CPUs: the process is detected and its code read again, as a new one).
-#   bash bench/replay.sh [SECONDS] [soak|hour|all]
+#   bash bench/replay.sh [SECONDS] [soak|hour|all|depth]
 # prints, per configuration, pyebpf's CPU as a share of one core, RSS, and
 # whether it kept up. `hour` adds an hour of a 128-CPU host at 99 Hz in one
 # continuous interval, fed as fast as it goes, and the peak RSS of writing its
 # pprof; `soak` adds 10 minutes at 128 x 99 Hz with a pprof written every
-# 60 s (RSS per interval, growth after the first).
+# 60 s (RSS per interval, growth after the first); `depth` prints only the
+# table by depth. REPLAY_BEFORE=PATH (an older build's build/bench/replay)
+# adds its figures on the same records beside each depth's.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECONDS_PER=${1:-10}
@@ -47,15 +49,20 @@ done
 field() { grep -o "$1=[^ ]*" | cut -d= -f2; } # field NAME < replay's line
 
 replay() { # CPUS HZ DEPTH native|python [more replay options]
-	local cpus=$1 hz=$2 depth=$3 kind=$4 raw execs
-	shift 4
+	replay_with "$REPLAY" "$@"
+}
+
+replay_with() { # REPLAY_BINARY CPUS HZ DEPTH native|python [more replay options]
+	local bin=$1 cpus=$2 hz=$3 depth=$4 kind=$5 raw execs
+	shift 5
 	raw="$tmp/d$depth.raw"
 	[ "$kind" = native ] && raw="$tmp/d$depth.native.raw"
 	execs=$((cpus / 64 > 0 ? cpus / 64 : 1))
-	$REPLAY $([ "$kind" = native ] && echo --native) --cpus "$cpus" --hz "$hz" --seconds "$SECONDS_PER" \
+	$bin $([ "$kind" = native ] && echo --native) --cpus "$cpus" --hz "$hz" --seconds "$SECONDS_PER" \
 		--warmup 2 --thread-life 10 --execs "$execs" "$@" "$raw"
 }
 
+if [ "$EXTRA" != depth ]; then # depth: only the table by depth
 echo "Userspace cost per CPU count and rate (Python stacks 50 frames deep; $SECONDS_PER s each):"
 printf '%5s %4s %7s | %9s %7s %6s | %9s %7s %6s\n' CPUs Hz samp/s "CPU/core" RSS "keeps" \
 	"--native" RSS "keeps"
@@ -69,6 +76,7 @@ for cpus in 32 64 128 192; do
 			"$(field keeps_up <<<"$nat")"
 	done
 done
+fi
 
 echo
 echo "Per sample by Python stack depth at 128 CPUs x 99 Hz (us of pyebpf CPU per sample):"
@@ -78,6 +86,14 @@ for depth in 10 50 300; do
 	nat=$(replay 128 99 $depth native)
 	printf '%6s | %8s %8s%% | %8s %8s%%\n' "$depth" "$(field us_per_sample <<<"$py")" \
 		"$(field cpu <<<"$py" | tr -d %)" "$(field us_per_sample <<<"$nat")" "$(field cpu <<<"$nat" | tr -d %)"
+	# REPLAY_BEFORE=older/build/bench/replay: the same records through another build, side by side.
+	if [ -n "${REPLAY_BEFORE:-}" ]; then
+		py=$(replay_with "$REPLAY_BEFORE" 128 99 $depth python)
+		nat=$(replay_with "$REPLAY_BEFORE" 128 99 $depth native)
+		printf '%6s | %8s %8s%% | %8s %8s%%   (REPLAY_BEFORE)\n' "$depth" "$(field us_per_sample <<<"$py")" \
+			"$(field cpu <<<"$py" | tr -d %)" "$(field us_per_sample <<<"$nat")" \
+			"$(field cpu <<<"$nat" | tr -d %)"
+	fi
 done
 
 if [ "$EXTRA" = hour ] || [ "$EXTRA" = all ]; then
