@@ -63,14 +63,17 @@ static inline uint64_t avalanche(uint64_t h)
 	return h ^ (h >> 31);
 }
 
-void hash128_bytes(const void *data, size_t len, uint64_t seed, uint64_t out[2])
+/* The four lanes after every byte of data went through them. */
+static void hash_lanes(const void *data, size_t len, uint64_t seed, uint64_t v[4])
 {
 	const unsigned char *p = data;
-	uint64_t v[4] = { 0x9e3779b97f4a7c15ULL ^ len ^ seed, 0xc2b2ae3d27d4eb4fULL ^ rotl64(seed, 16),
-			  0x165667b19e3779f9ULL ^ rotl64(seed, 32), 0x27d4eb2f165667c5ULL ^ rotl64(seed, 48) };
 	uint64_t tail = 0;
 	size_t n = len, k = 0;
 
+	v[0] = 0x9e3779b97f4a7c15ULL ^ len ^ seed;
+	v[1] = 0xc2b2ae3d27d4eb4fULL ^ rotl64(seed, 16);
+	v[2] = 0x165667b19e3779f9ULL ^ rotl64(seed, 32);
+	v[3] = 0x27d4eb2f165667c5ULL ^ rotl64(seed, 48);
 	for (; n >= 32; n -= 32, p += 32) {
 		v[0] = lane(v[0], word_at(p));
 		v[1] = lane(v[1], word_at(p + 8));
@@ -82,16 +85,29 @@ void hash128_bytes(const void *data, size_t len, uint64_t seed, uint64_t out[2])
 	for (size_t i = 0; i < n; i++)
 		tail |= (uint64_t)p[i] << (8 * i);
 	v[k] = lane(v[k], tail);
-	out[0] = avalanche(v[0] ^ rotl64(v[1], 17) ^ rotl64(v[2], 29) ^ rotl64(v[3], 43));
+}
+
+static inline uint64_t first_word(const uint64_t v[4])
+{
+	return avalanche(v[0] ^ rotl64(v[1], 17) ^ rotl64(v[2], 29) ^ rotl64(v[3], 43));
+}
+
+void hash128_bytes(const void *data, size_t len, uint64_t seed, uint64_t out[2])
+{
+	uint64_t v[4];
+
+	hash_lanes(data, len, seed, v);
+	out[0] = first_word(v);
 	out[1] = avalanche(v[1] ^ rotl64(v[2], 13) ^ rotl64(v[3], 37) ^ rotl64(v[0], 51) ^ 0x5851f42d4c957f2dULL);
 }
 
+/* Every table lookup: only the first word (the second is the stack cache's). */
 uint64_t hash_bytes(const void *data, size_t len)
 {
-	uint64_t h[2];
+	uint64_t v[4];
 
-	hash128_bytes(data, len, 0, h);
-	return h[0];
+	hash_lanes(data, len, 0, v);
+	return first_word(v);
 }
 
 struct hashmap *hashmap__new(void)

@@ -84,16 +84,13 @@ void stack_cache__put(struct stack_cache *c, const void *key, size_t len, uint64
 	void **slot;
 	struct cached_stack *e;
 
-	if (c->stats.bytes + ENTRY_BYTES > c->max_bytes) { /* stacks that never repeat: start over */
+	if ((hashmap__size(c->map) + 1) * ENTRY_BYTES > c->max_bytes) { /* stacks that never repeat: start over */
 		stack_cache__clear(c);
 		c->stats.resets++;
 	}
 	slot = hashmap__put_ptr(c->map, &d, sizeof(d), &created);
-	if (created) {
+	if (created)
 		*slot = xmalloc(sizeof(struct cached_stack));
-		c->stats.bytes += ENTRY_BYTES;
-		c->stats.entries++;
-	}
 	e = *slot;
 	/* A stack named the same again is stable (no code object in it was
 	 * replaced): look again less often, up to MAX_AGE_PERIODS periods. */
@@ -110,11 +107,12 @@ void stack_cache__clear(struct stack_cache *c)
 {
 	hashmap__free_values(c->map, free);
 	c->map = hashmap__new();
-	c->stats.bytes = 0;
-	c->stats.entries = 0;
 }
 
-const struct stack_cache_stats *stack_cache__stats(const struct stack_cache *c)
+const struct stack_cache_stats *stack_cache__stats(struct stack_cache *c)
 {
+	/* Entries cost ENTRY_BYTES each: the sizes follow from the map. */
+	c->stats.entries = hashmap__size(c->map);
+	c->stats.bytes = c->stats.entries * ENTRY_BYTES;
 	return &c->stats;
 }

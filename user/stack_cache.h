@@ -35,6 +35,6 @@ struct stack_cache_stats {
 	uint64_t hits, misses, resets; /* resets: times the cache started over at its limit */
 	size_t entries, bytes;
 };
-const struct stack_cache_stats *stack_cache__stats(const struct stack_cache *c);
+const struct stack_cache_stats *stack_cache__stats(struct stack_cache *c);
 
 #endif
