@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -44,6 +45,10 @@ int child__spawn(struct child *c, char **cmd)
 
 		close(go[1]);
 		close(er[0]);
+		/* Samples before the exec are the command starting, not pyebpf:
+		 * pyebpf never profiles itself, and its name would say it did. */
+		const char *base = strrchr(cmd[0], '/');
+		prctl(PR_SET_NAME, base ? base + 1 : cmd[0], 0, 0, 0);
 		if (read(go[0], &b, 1) != 1)
 			_exit(127); /* pyebpf gave up before starting us */
 		execvp(cmd[0], cmd);

@@ -13,7 +13,8 @@ static const char *const counter_names[] = {
 	[PYEBPF_CNT_SCRATCH_ERR] = "samples lost: no scratch buffer",
 	[PYEBPF_CNT_TARGETS_FULL] = "child processes not followed: target map full",
 	[PYEBPF_CNT_PROC_RB_FULL] = "exec/exit events lost: ring buffer full",
-	[PYEBPF_CNT_PY_NO_TSTATE] = "samples of Python processes in threads without a Python thread state",
+	[PYEBPF_CNT_PY_NO_TSTATE] =
+		"samples of Python processes in threads that run no Python (native threads: thread pools, runtimes)",
 	[PYEBPF_CNT_PY_READ_INTERP] = "Python interpreter state unreadable",
 	[PYEBPF_CNT_PY_READ_FRAME] = "Python stacks cut short: a frame was unreadable",
 	[PYEBPF_CNT_PY_TRUNCATED] = "Python stacks deeper than 1024 frames (marked [truncated])",

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "eh_frame.h"
 #include "target_fs.h"
 #include "util.h"
 
@@ -34,6 +35,8 @@ struct elf_syms {
 	char *pool; /* all raw names, NUL separated */
 	struct segment *segs;
 	size_t nsegs;
+	struct fde_range *fdes; /* function extents from .eh_frame, sorted */
+	size_t nfdes;
 	char build_id[41 * 2];
 };
 
@@ -308,6 +311,16 @@ static void add_debug_file(struct elf_syms *s, struct builder *b, const char *co
 	}
 }
 
+static void read_fdes(struct elf_syms *s, Elf *elf)
+{
+	GElf_Shdr sh;
+	Elf_Scn *scn = section_named(elf, ".eh_frame", &sh);
+	Elf_Data *d = scn && sh.sh_type == SHT_PROGBITS ? elf_getdata(scn, NULL) : NULL;
+
+	if (d && d->d_buf)
+		s->nfdes = eh_frame_ranges(d->d_buf, d->d_size, sh.sh_addr, &s->fdes);
+}
+
 struct elf_syms *elf_syms__load_fd(int fd, const char *const *debug_dirs, uint32_t root_pid)
 {
 	struct elf_syms *s;
@@ -336,6 +349,7 @@ struct elf_syms *elf_syms__load_fd(int fd, const char *const *debug_dirs, uint32
 				s->segs[s->nsegs++] = (struct segment){ ph.p_offset, ph.p_vaddr, ph.p_filesz };
 		}
 	}
+	read_fdes(s, elf);
 	bool symtab = collect(s, elf, &b);
 	add_plt(s, elf, &b);
 	read_build_id(s->build_id, elf);
@@ -384,6 +398,7 @@ void elf_syms__free(struct elf_syms *s)
 	free(s->syms);
 	free(s->pool);
 	free(s->segs);
+	free(s->fdes);
 	free(s);
 }
 
@@ -450,4 +465,14 @@ size_t elf_syms__count(const struct elf_syms *s)
 const char *elf_syms__build_id(const struct elf_syms *s)
 {
 	return s->build_id;
+}
+
+int elf_syms__function_start(const struct elf_syms *s, uint64_t vaddr, uint64_t *start)
+{
+	const struct fde_range *r = fde_range_find(s->fdes, s->nfdes, vaddr);
+
+	if (!r)
+		return -1;
+	*start = r->start;
+	return 0;
 }

@@ -23,6 +23,9 @@ void elf_syms__free(struct elf_syms *s); /* accepts NULL */
 int elf_syms__offset_to_vaddr(const struct elf_syms *s, uint64_t off, uint64_t *vaddr);
 /* The function containing vaddr (demangled), or NULL; *sym_off = vaddr - start. */
 const char *elf_syms__lookup(struct elf_syms *s, uint64_t vaddr, uint64_t *sym_off);
+/* The start of the function holding vaddr by the file's unwind information
+ * (.eh_frame), for code without a symbol; -1 when no FDE covers it. */
+int elf_syms__function_start(const struct elf_syms *s, uint64_t vaddr, uint64_t *start);
 /* The start address of the function named `name` (as in the file); 0 if none. */
 uint64_t elf_syms__find(const struct elf_syms *s, const char *name);
 size_t elf_syms__count(const struct elf_syms *s);

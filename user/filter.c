@@ -99,12 +99,27 @@ uint32_t filter__frames(const struct filter *f, const struct profile *p, uint32_
 	return f->python_only && !python ? 0 : k;
 }
 
+void filter__functions(const struct filter *f, struct profile *p, uint32_t *frames, uint32_t n)
+{
+	if (!f->functions)
+		return;
+	for (uint32_t i = 0; i < n; i++) {
+		struct frame fr = *profile__frame_at(p, frames[i]);
+
+		if (fr.kind == FRAME_PYTHON && fr.line) {
+			fr.line = 0;
+			frames[i] = profile__frame(p, &fr);
+		}
+	}
+}
+
 /* Ids of `in` interned into `out`, each looked up once. */
 struct importer {
 	const struct profile *in;
 	struct profile *out;
 	uint32_t *str; /* in id → out id + 1 */
 	uint32_t *frame;
+	bool functions; /* --functions */
 };
 
 static uint32_t import_str(struct importer *im, uint32_t id)
@@ -121,6 +136,8 @@ static uint32_t import_frame(struct importer *im, uint32_t id)
 
 		f.name = import_str(im, f.name);
 		f.module = import_str(im, f.module);
+		if (im->functions && f.kind == FRAME_PYTHON)
+			f.line = 0;
 		im->frame[id] = profile__frame(im->out, &f) + 1;
 	}
 	return im->frame[id] - 1;
@@ -128,7 +145,7 @@ static uint32_t import_frame(struct importer *im, uint32_t id)
 
 struct profile *filter__apply(const struct filter *f, const struct profile *in, uint64_t *dropped)
 {
-	struct importer im = { .in = in, .out = profile__new() };
+	struct importer im = { .in = in, .out = profile__new(), .functions = f->functions };
 	size_t cap = 0;
 	struct profile_event_cursor c = { 0 };
 	struct profile_event ev;

@@ -30,6 +30,7 @@ struct filter {
 	uint32_t reasons;  /* --reason: bit (1 << enum offcpu_reason) kept; bit 0: on-CPU; 0: no filter */
 	bool no_kernel;    /* --no-kernel: kernel frames go */
 	bool python_only;  /* --python-only: only Python frames; samples without any go */
+	bool functions;    /* --functions: Python frames by function (line 0), not by line */
 };
 
 void filter__init(struct filter *f);
@@ -44,6 +45,9 @@ bool filter__keep(const struct filter *f, const struct profile *p, const struct 
  * their number. With --python-only a stack without Python frames keeps none.
  */
 uint32_t filter__frames(const struct filter *f, const struct profile *p, uint32_t *frames, uint32_t n);
+
+/* --functions: each Python frame becomes its function's (line 0). */
+void filter__functions(const struct filter *f, struct profile *p, uint32_t *frames, uint32_t n);
 
 /*
  * A new profile with the samples and frames of `in` that stay, and its meta;

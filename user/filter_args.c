@@ -22,7 +22,8 @@ const char filter_args_usage[] =
 	"      --reason R[,R...]   (--mode wall/off-cpu) only time off the CPU for these\n"
 	"                          reasons: runqueue, sleep, io, lock, gil, other; cpu: on it\n"
 	"      --no-kernel         leave out kernel frames\n"
-	"      --python-only       only Python frames; samples without any are left out\n";
+	"      --python-only       only Python frames; samples without any are left out\n"
+	"      --functions         one frame per Python function, not per line (py-spy's --nolineno)\n";
 
 static void push_str(const char ***v, size_t *n, const char *s)
 {
@@ -132,6 +133,9 @@ int filter_args__option(struct filter *f, int opt, const char *arg)
 		return 1;
 	case OPT_FILTER_PYTHON_ONLY:
 		f->python_only = true;
+		return 1;
+	case OPT_FILTER_FUNCTIONS:
+		f->functions = true;
 		return 1;
 	default:
 		return 0;

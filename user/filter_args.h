@@ -18,6 +18,7 @@ enum filter_opt {
 	OPT_FILTER_NO_KERNEL,
 	OPT_FILTER_PYTHON_ONLY,
 	OPT_FILTER_REASON,
+	OPT_FILTER_FUNCTIONS,
 };
 
 /* Entries for a getopt_long option table. */
@@ -29,6 +30,7 @@ enum filter_opt {
 		{ "until", required_argument, NULL, OPT_FILTER_UNTIL }, { "gil", no_argument, NULL, OPT_FILTER_GIL }, \
 		{ "no-kernel", no_argument, NULL, OPT_FILTER_NO_KERNEL },                                             \
 		{ "reason", required_argument, NULL, OPT_FILTER_REASON },                                             \
+		{ "functions", no_argument, NULL, OPT_FILTER_FUNCTIONS },                                             \
 	{                                                                                                             \
 		"python-only", no_argument, NULL, OPT_FILTER_PYTHON_ONLY                                              \
 	}

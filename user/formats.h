@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "profile.h"
+#include "write/process_frame.h"
 
 enum output_format {
 	FORMAT_FOLDED,
@@ -26,9 +27,10 @@ int output_format_from_path(const char *path, enum output_format *f);
 int output_format_from_name(const char *name, enum output_format *f);
 
 struct write_opts {
-	bool threads;      /* folded, svg: a "NAME [tid N]" frame under the process frame */
-	bool containers;   /* folded, svg: a "[container ID]" frame under the process frame */
-	const char *title; /* svg */
+	bool threads;                  /* folded, svg: a "NAME [tid N]" frame under the process frame */
+	bool containers;               /* folded, svg: a "[container ID]" frame under the process frame */
+	const char *title;             /* svg */
+	enum process_frames processes; /* folded, svg: --processes */
 };
 
 /* 0, or -1 with errno set. */

@@ -19,6 +19,8 @@ int frame__format(const struct profile *p, const struct frame *f, char *buf, siz
 
 	switch (f->kind) {
 	case FRAME_PYTHON:
+		if (!f->line) /* --functions */
+			return snprintf(buf, size, "%s (%s)", *name ? name : "<unknown>", module);
 		return snprintf(buf, size, "%s (%s:%u)", *name ? name : "<unknown>", module, f->line);
 	case FRAME_NATIVE:
 		if (*name)

@@ -60,14 +60,20 @@ struct ingest {
 	struct stack_cache *stacks;   /* raw stack → profile stack id */
 	uint64_t stacks_gen;          /* of the profile's stack ids the cache holds */
 	struct ingest_stats stats;
-	/* Processes found to be Python, by pid until they exit: an exec (a
-	 * shell that execs python, python re-exec'ing itself) is not a second one. */
-	struct hashmap *python_pids;
-	uint64_t python_seen;
+	uint64_t python_seen; /* processes found to be Python */
 	uint64_t time_base_ns;
+	/* By profile stack id: STACK_* bits, what the summary counts per sample. */
+	uint8_t *stack_bits;
+	size_t nstack_bits;
+	uint64_t bits_gen;
 	uint32_t frames[INGEST_MAX_FRAMES];
 	uint8_t raw_key[RAW_STACK_MAX];
 };
+
+#define STACK_KNOWN 0x1  /* bits computed */
+#define STACK_NO_FP 0x2  /* cut where frame pointers ended */
+#define STACK_NO_SYM 0x4 /* a native frame has no symbol */
+#define STACK_NO_SYM_LEAF 0x8
 
 struct ingest *ingest__new(struct profile *prof, const struct ingest_config *c, const struct ingest_hooks *h)
 {
@@ -82,7 +88,6 @@ struct ingest *ingest__new(struct profile *prof, const struct ingest_config *c, 
 	if (c->debug_dirs)
 		procs__set_debug_dirs(in->procs, c->debug_dirs);
 	in->py = pyprocs__new(prof);
-	in->python_pids = hashmap__new();
 	in->threads = threads__new(prof);
 	in->stacks = stack_cache__new(STACK_CACHE_BYTES, STACK_CACHE_AGE_NS);
 	if (c->native)
@@ -103,10 +108,10 @@ void ingest__free(struct ingest *in)
 	pyprocs__free(in->py);
 	threads__free(in->threads);
 	stack_cache__free(in->stacks);
+	free(in->stack_bits);
 	native_stacks__free(in->native);
 	procs__free(in->procs);
 	filter__free(&in->keep_all);
-	hashmap__free(in->python_pids);
 	free(in);
 }
 
@@ -157,18 +162,9 @@ static void forget_pid(uint32_t pid, void *ctx)
 		in->hooks.forget_pid(in->hooks.ctx, pid);
 }
 
-/* The process exited (and its grace period passed). */
-static void forget_exited(uint32_t pid, void *ctx)
-{
-	struct ingest *in = ctx;
-
-	hashmap__remove(in->python_pids, &pid, sizeof(pid));
-	forget_pid(pid, in);
-}
-
 void ingest__gc(struct ingest *in, uint64_t now)
 {
-	procs__gc(in->procs, now, forget_exited, in);
+	procs__gc(in->procs, now, forget_pid, in); /* exited, and the grace period passed */
 }
 
 /* The Python state of a sampled process, asked at first sight and whenever its
@@ -182,12 +178,8 @@ static struct py_proc *python_of(struct ingest *in, uint32_t pid, struct proc *p
 		py = pyprocs__lookup(in->py, pid, procs__maps_gen(p), &changed);
 		if (changed && in->hooks.python_changed)
 			in->hooks.python_changed(in->hooks.ctx, pid, py ? py_proc__interp(py) : NULL);
-		if (changed && py) {
-			bool created;
-
-			hashmap__put(in->python_pids, &pid, sizeof(pid), &created);
-			in->python_seen += created;
-		}
+		if (changed && py)
+			in->python_seen += procs__mark_python(p);
 		if (py)
 			break;
 		procs__refresh_young(in->procs, p, now, YOUNG_NS); /* libpython may not be mapped yet */
@@ -283,6 +275,42 @@ uint32_t ingest_frames_before_loop(const struct pyebpf_pyframe *f, uint32_t n, u
 	return j + cycle;
 }
 
+/*
+ * A frame-pointer stack, root first. The kernel follows saved frame pointers
+ * blindly: through code built without them (the dynamic loader, start-up
+ * code, most of libc) the chain turns into values that are no return
+ * address at all. The first return address outside every mapped file ends
+ * the stack, marked once, rather than a tower of [unknown] frames.
+ */
+static uint32_t native_frames(struct ingest *in, const struct sample_view *v, struct proc *p, uint64_t now,
+			      uint32_t *out)
+{
+	uint32_t keep = v->nustack;
+
+	for (uint32_t i = 0; i < v->nustack; i++) { /* leaf first */
+		uint32_t id = procs__user_frame(in->procs, p, v->ustack[i], i == 0, now);
+
+		if (i && !profile__frame_at(in->prof, id)->module) {
+			keep = i;
+			break;
+		}
+		out[i] = id;
+	}
+	if (keep < v->nustack) {
+		out[keep] = mark_frame(in, "[no frame pointers]");
+		keep++;
+	} else if (v->nustack == PYEBPF_MAX_STACK) { /* the kernel stops at 127 frames: not the root */
+		out[keep++] = mark_frame(in, "[truncated]");
+	}
+	for (uint32_t i = 0; i < keep / 2; i++) { /* root first */
+		uint32_t t = out[i];
+
+		out[i] = out[keep - 1 - i];
+		out[keep - 1 - i] = t;
+	}
+	return keep;
+}
+
 /* The user part, root first: merged native/Python (--native), the Python
  * stack standing for the interpreter's native frames, or the native stack. */
 static uint32_t user_frames(struct ingest *in, const struct sample_view *v, struct proc *p, struct py_proc *py,
@@ -308,12 +336,7 @@ static uint32_t user_frames(struct ingest *in, const struct sample_view *v, stru
 	}
 	if (!v->nustack)
 		return 0;
-	/* The kernel stops at 127 frames: say so rather than pretend it is the root. */
-	if (v->nustack == PYEBPF_MAX_STACK)
-		out[n++] = mark_frame(in, "[truncated]");
-	for (uint32_t i = v->nustack; i-- > 0;)
-		out[n++] = procs__user_frame(in->procs, p, v->ustack[i], i == 0, now);
-	return n;
+	return native_frames(in, v, p, now, out);
 }
 
 /* --native: does the stack (root first) show the thread taking the GIL? It
@@ -385,6 +408,55 @@ static size_t raw_stack_key(struct ingest *in, const struct sample_view *v, stru
 
 #define STACK_FILTERED UINT32_MAX
 
+/* What the summary counts of a stack (root first), kept by its id. */
+static void note_stack_bits(struct ingest *in, uint32_t id, const uint32_t *frames, uint32_t n)
+{
+	uint64_t gen = profile__stacks_gen(in->prof);
+	uint8_t bits = STACK_KNOWN;
+	uint32_t leaf = UINT32_MAX;
+
+	if (gen != in->bits_gen) { /* a new interval: ids start again */
+		memset(in->stack_bits, 0, in->nstack_bits);
+		in->bits_gen = gen;
+	}
+	if (id >= in->nstack_bits) {
+		size_t old = in->nstack_bits;
+
+		xgrow(&in->stack_bits, &in->nstack_bits, (size_t)id + 1, 1);
+		memset(in->stack_bits + old, 0, in->nstack_bits - old);
+	}
+	if (in->stack_bits[id])
+		return;
+	for (uint32_t i = 0; i < n; i++) { /* the leaf: the last frame that is user code */
+		uint32_t kind = profile__frame_at(in->prof, frames[i])->kind;
+
+		if (kind == FRAME_NATIVE || kind == FRAME_PYTHON)
+			leaf = i;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		const struct frame *f = profile__frame_at(in->prof, frames[i]);
+
+		if (f->kind == FRAME_NATIVE && !f->name)
+			bits |= STACK_NO_SYM | (i == leaf ? STACK_NO_SYM_LEAF : 0);
+		else if (f->kind == FRAME_MARK && !strcmp(profile__str_at(in->prof, f->name), "[no frame pointers]"))
+			bits |= STACK_NO_FP;
+	}
+	in->stack_bits[id] = bits;
+}
+
+/* Count a sample by what its stack holds. */
+static void count_stack(struct ingest *in, uint32_t id, uint32_t weight)
+{
+	uint8_t bits = id < in->nstack_bits && profile__stacks_gen(in->prof) == in->bits_gen ? in->stack_bits[id] : 0;
+
+	if (bits & STACK_NO_FP)
+		in->stats.fp_cut += weight;
+	if (bits & STACK_NO_SYM)
+		in->stats.no_symbol += weight;
+	if (bits & STACK_NO_SYM_LEAF)
+		in->stats.no_symbol_leaf += weight;
+}
+
 /* Name a sample's stack: user frames (nuser of them already in in->frames,
  * or -1), kernel frames, the filters, the off-CPU reason as the leaf. */
 static uint32_t name_stack(struct ingest *in, const struct sample_view *v, struct proc *p, struct py_proc *py,
@@ -394,11 +466,15 @@ static uint32_t name_stack(struct ingest *in, const struct sample_view *v, struc
 
 	n += kernel_frames(in, v, in->frames + n);
 	n = filter__frames(in->filter, in->prof, in->frames, n);
+	filter__functions(in->filter, in->prof, in->frames, n);
 	if (!n && in->filter->python_only)
 		return STACK_FILTERED;
 	if (offcpu) /* the reason is the leaf, whatever the filters kept */
 		in->frames[n++] = mark_frame(in, offcpu_reason_frame(offcpu));
-	return profile__stack(in->prof, in->frames, n);
+	uint32_t id = profile__stack(in->prof, in->frames, n);
+
+	note_stack_bits(in, id, in->frames, n);
+	return id;
 }
 
 /* The profile's stack id of a sample, or STACK_FILTERED: named once per raw
@@ -473,6 +549,7 @@ static void ingest_sample(struct ingest *in, const void *data, size_t size)
 		in->stats.filtered++;
 		return;
 	}
+	count_stack(in, stack, weight);
 	profile__add_stack_at(in->prof, &l, stack, weight, t);
 }
 

@@ -41,6 +41,10 @@ struct ingest_stats {
 	uint64_t bad;          /* malformed events ignored */
 	uint64_t filtered;     /* samples left out by the filters */
 	uint64_t offcpu_ticks; /* timer ticks of off-CPU time received (--mode wall/off-cpu) */
+	/* Samples (by weight) whose stack ... */
+	uint64_t fp_cut;         /* ended where frame pointers did ([no frame pointers]) */
+	uint64_t no_symbol;      /* has a native frame without a symbol (named module+0xSTART) */
+	uint64_t no_symbol_leaf; /* ... as its leaf */
 };
 
 struct ingest;

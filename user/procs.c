@@ -51,6 +51,7 @@ struct proc {
 	uint32_t young_scans;     /* re-reads since then, for the backoff */
 	uint64_t exited_ns;       /* 0: alive */
 	bool ns_read;             /* cgroup_path, container and ns_pid were read */
+	bool python;              /* found to be Python (kept across exec: counted once) */
 	uint32_t cgroup_path, container, ns_pid;
 };
 
@@ -319,6 +320,14 @@ bool procs__rescan_unknown(struct procs *t, struct proc *p, uint64_t now)
 	return p->maps_gen != gen;
 }
 
+bool procs__mark_python(struct proc *p)
+{
+	bool first = !p->python;
+
+	p->python = true;
+	return first;
+}
+
 size_t procs__seen(const struct procs *t)
 {
 	return t->seen;
@@ -378,7 +387,9 @@ uint32_t procs__user_frame(struct procs *t, struct proc *p, uint64_t addr, int l
 			return profile__frame(t->prof, &f);
 		}
 	}
-	f.offset = vaddr;
+	/* No symbol: the function's start by its FDE, so that its samples meet. */
+	if (!s || elf_syms__function_start(s, vaddr, &f.offset) != 0)
+		f.offset = vaddr;
 	return profile__frame(t->prof, &f);
 }
 

@@ -49,6 +49,9 @@ uint64_t procs__maps_gen(const struct proc *p);
 /* The same, but changed only when the maps did (or the process is a new
  * one): what the names of its addresses depend on. */
 uint64_t procs__maps_id(const struct proc *p);
+/* Note that p is Python; true the first time in its life (an exec, a shell
+ * that execs python, is not a second process). */
+bool procs__mark_python(struct proc *p);
 /* Processes seen so far, alive or not. */
 size_t procs__seen(const struct procs *t);
 /* Files whose symbols are cached: those mapped by known processes, and for

@@ -330,6 +330,7 @@ static int stop(struct recorder *r)
 static int write_output(struct recorder *r)
 {
 	struct write_opts wo = { .threads = r->opts.threads,
+				 .processes = r->opts.processes,
 				 .containers = r->opts.containers,
 				 .title = "pyebpf record" };
 	struct profile_meta *m = profile__meta(r->prof);

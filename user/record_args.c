@@ -46,6 +46,9 @@ static const char usage[] =
 	"  -o, --output FILE       where to write the profile (default pyebpf.folded)\n"
 	"%s"
 	"      --threads           a frame per thread: its Python name (else OS name) and tid\n"
+	"      --containers        a frame per container (its id) under the process frame\n"
+	"      --processes MODE    the process frame: auto (\"comm [pid N]\" when 2 to 16\n"
+	"                          processes share a command, else \"comm\"), each, merged\n"
 	"\n"
 	"Continuous (production) mode:\n"
 	"      --continuous DIR    run until stopped, one pprof file per interval in DIR\n"
@@ -55,7 +58,6 @@ static const char usage[] =
 	"      --max-disk SIZE     keep interval files within SIZE bytes (K, M, G)\n"
 	"      --rate-limit PCT    if pyebpf's own CPU goes above PCT%% of one core over an\n"
 	"                          interval, halve the frequency (noted in the files)\n"
-	"      --containers        a frame per container (its id) under the process frame\n"
 	"  -v, --verbose           libbpf debug output and the BPF verifier log\n"
 	"  -h, --help              this help\n"
 	"\n"
@@ -77,6 +79,7 @@ static const struct option long_opts[] = {
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "threads", no_argument, NULL, 'T' },
 	{ "containers", no_argument, NULL, 'C' },
+	{ "processes", required_argument, NULL, 'P' },
 	{ "cgroup", required_argument, NULL, 'g' },
 	{ "container", required_argument, NULL, 'c' },
 	{ "continuous", required_argument, NULL, 'R' },
@@ -247,6 +250,10 @@ static int record_option(struct record_opts *o, int c, const char *arg, struct p
 		break;
 	case 'C':
 		o->containers = true;
+		break;
+	case 'P':
+		if (process_frames_parse(arg, &o->processes))
+			return -1;
 		break;
 	case 'g':
 	case 'c': {

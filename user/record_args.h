@@ -27,10 +27,11 @@ struct record_opts {
 	double duration;       /* -d, seconds; 0: until stopped */
 	const char *output;    /* -o */
 	enum output_format format;
-	bool verbose;         /* -v */
-	bool threads;         /* --threads: a frame per thread */
-	bool containers;      /* --containers: a frame per container */
-	const char **cgroups; /* --cgroup PATH, repeatable (point into argv) */
+	bool verbose;                  /* -v */
+	bool threads;                  /* --threads: a frame per thread */
+	enum process_frames processes; /* --processes */
+	bool containers;               /* --containers: a frame per container */
+	const char **cgroups;          /* --cgroup PATH, repeatable (point into argv) */
 	size_t ncgroups;
 	const char **container_ids; /* --container ID, repeatable */
 	size_t ncontainers;

@@ -64,7 +64,9 @@ fail:
 
 static int write_output(const struct report_opts *o, const struct profile *p)
 {
-	struct write_opts wo = { .threads = o->threads, .containers = o->containers, .title = o->input };
+	struct write_opts wo = {
+		.threads = o->threads, .containers = o->containers, .title = o->input, .processes = o->processes
+	};
 	struct outfile out = { 0 };
 
 	FILE *f;
@@ -105,7 +107,7 @@ int report_main(int argc, char **argv)
 		err_msg("cannot read '%s': %s", o.input, why);
 		goto out;
 	}
-	if (filter__drops_samples(&o.filter) || o.filter.no_kernel) {
+	if (filter__drops_samples(&o.filter) || o.filter.no_kernel || o.filter.functions) {
 		uint64_t dropped;
 
 		p = filter__apply(&o.filter, in, &dropped);

@@ -20,6 +20,8 @@ static const char usage[] = "Usage: pyebpf report RECORDING.pb.gz [-o OUTPUT] [O
 			    "%s"
 			    "      --threads           a frame per thread: its Python name (else OS name) and tid\n"
 			    "      --containers        a frame per container (its id) under the process frame\n"
+			    "      --processes MODE    the process frame: auto (\"comm [pid N]\" when 2 to 16\n"
+			    "                          processes share a command, else \"comm\"), each, merged\n"
 			    "      --top N             rows of the table (default 20)\n"
 			    "  -h, --help              this help\n"
 			    "\n"
@@ -34,6 +36,7 @@ static const struct option long_opts[] = {
 	{ "format", required_argument, NULL, 'f' },
 	{ "threads", no_argument, NULL, 'T' },
 	{ "containers", no_argument, NULL, 'C' },
+	{ "processes", required_argument, NULL, 'P' },
 	{ "top", required_argument, NULL, 'N' },
 	{ "help", no_argument, NULL, 'h' },
 	FILTER_LONG_OPTIONS,
@@ -69,6 +72,10 @@ static int parse(int argc, char **argv, struct report_opts *o)
 			break;
 		case 'C':
 			o->containers = true;
+			break;
+		case 'P':
+			if (process_frames_parse(optarg, &o->processes))
+				return -1;
 			break;
 		case 'N':
 			if (parse_u64(optarg, 1, 1000000, &top)) {

@@ -13,10 +13,11 @@ struct report_opts {
 	const char *input;  /* the recording (pprof) */
 	const char *output; /* -o; NULL: the top table on stdout */
 	enum output_format format;
-	bool threads;         /* --threads */
-	bool containers;      /* --containers */
-	size_t top;           /* --top N rows */
-	struct filter filter; /* --pid and the shared filters */
+	bool threads;                  /* --threads */
+	enum process_frames processes; /* --processes */
+	bool containers;               /* --containers */
+	size_t top;                    /* --top N rows */
+	struct filter filter;          /* --pid and the shared filters */
 };
 
 #define REPORT_DEFAULT_TOP 20

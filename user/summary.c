@@ -63,6 +63,14 @@ void summary_print(FILE *f, const struct record_summary *s)
 		if (s->counters[i] && i != PYEBPF_CNT_OFFCPU)
 			fprintf(f, "pyebpf: %s: %llu\n", counter_name((enum pyebpf_counter)i),
 				(unsigned long long)s->counters[i]);
+	if (st->no_symbol)
+		fprintf(f,
+			"pyebpf: samples with native code that has no symbol (named module+0xSTART of its function): "
+			"%llu, %llu of them at the leaf\n",
+			(unsigned long long)st->no_symbol, (unsigned long long)st->no_symbol_leaf);
+	if (st->fp_cut)
+		fprintf(f, "pyebpf: native stacks cut where frame pointers end (marked [no frame pointers]): %llu\n",
+			(unsigned long long)st->fp_cut);
 	if (st->filtered)
 		fprintf(f, "pyebpf: samples left out by the filters: %llu\n", (unsigned long long)st->filtered);
 	if (st->bad)

@@ -91,6 +91,40 @@ Test(elf_syms, stripped_library_keeps_dynamic_symbols_only)
 	dlclose(h);
 }
 
+/* Where a function has no symbol, its FDE in .eh_frame still tells where it
+ * starts: every address inside it names one function. */
+Test(elf_syms, function_without_symbol_starts_where_its_fde_does)
+{
+	char lib[PATH_MAX];
+	struct elf_syms *s, *full;
+	uint64_t start = 0, vaddr, off;
+	struct mapping *m;
+	size_t n;
+	void *h;
+
+	cr_assert(realpath(FIXTURE("libfixture-stripped.so"), lib));
+	h = dlopen(lib, RTLD_NOW);
+	cr_assert(h, "%s", dlerror());
+	void *(*local_addr)(void) = (void *(*)(void))must_dlsym(h, "fixture_local_addr");
+	uint64_t addr = (uint64_t)local_addr();
+	cr_assert_null(resolve(lib, (void *)(addr + 4), &s));
+	cr_assert_eq(maps__read(getpid(), true, &m, &n), 0);
+	const struct mapping *hit = maps__find(m, n, addr);
+	off = addr + 4 - hit->start + hit->pgoff;
+	cr_assert_eq(elf_syms__offset_to_vaddr(s, off, &vaddr), 0);
+	cr_assert_eq(elf_syms__function_start(s, vaddr, &start), 0);
+	/* The unstripped twin names that start local_helper. */
+	cr_assert(full = elf_syms__load(FIXTURE("libfixture.so"), NULL));
+	uint64_t sym_off = 1;
+	cr_assert_str_eq(elf_syms__lookup(full, start, &sym_off), "local_helper(int)");
+	cr_assert_eq(sym_off, 0);
+	cr_assert_eq(elf_syms__function_start(s, 0, &start), -1, "no FDE covers the ELF header");
+	maps__free(m, n);
+	elf_syms__free(full);
+	elf_syms__free(s);
+	dlclose(h);
+}
+
 /* A stripped file takes the full symbol table of its detached debug file,
  * found by build id (as Debian's -dbg packages install them); a debug file
  * of another build under that name is passed over. */

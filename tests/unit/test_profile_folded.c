@@ -4,15 +4,20 @@
 #include "profile.h"
 #include "write/folded.h"
 
-static char *folded_text(const struct profile *p)
+static char *folded_text_opts(const struct profile *p, const struct folded_opts *o)
 {
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
 
-	cr_assert_eq(folded__write(p, NULL, f), 0);
+	cr_assert_eq(folded__write(p, o, f), 0);
 	fclose(f);
 	return buf;
+}
+
+static char *folded_text(const struct profile *p)
+{
+	return folded_text_opts(p, NULL);
 }
 
 Test(profile, interning_and_aggregation)
@@ -76,11 +81,21 @@ Test(folded, golden_output)
 	profile__add(p, &a, s3, 2, 3);
 	profile__add(p, &a, s1, 0, 4); /* no frames at all */
 
-	char *text = folded_text(p);
+	struct folded_opts merged = { .processes = PROCESSES_MERGED };
+	char *text = folded_text_opts(p, &merged);
 	cr_assert_str_eq(text, "python3 4\n"
 			       "python3;[truncated];main;libfoo.so.1+0x1a2b;[unknown] 1\n"
 			       "python3;main;Model.fit (/srv/app/model.py:42);do_syscall_64_[k];__x64_sys_read_[k] 7\n"
 			       "python3;main;std::map<int:int>\\x0afoo 3\n");
+	free(text);
+	/* By default two processes of one command are told apart. */
+	text = folded_text(p);
+	cr_assert_str_eq(
+		text, "python3 [pid 1] 4\n"
+		      "python3 [pid 1];[truncated];main;libfoo.so.1+0x1a2b;[unknown] 1\n"
+		      "python3 [pid 1];main;Model.fit (/srv/app/model.py:42);do_syscall_64_[k];__x64_sys_read_[k] 5\n"
+		      "python3 [pid 1];main;std::map<int:int>\\x0afoo 3\n"
+		      "python3 [pid 2];main;Model.fit (/srv/app/model.py:42);do_syscall_64_[k];__x64_sys_read_[k] 2\n");
 	free(text);
 	profile__free(p);
 }
@@ -92,5 +107,35 @@ Test(folded, empty_profile_writes_nothing)
 
 	cr_assert_str_eq(text, "");
 	free(text);
+	profile__free(p);
+}
+
+/* auto splits a command into processes only from 2 up to PROCESSES_AUTO_MAX of them. */
+Test(folded, process_frames_auto_each_merged)
+{
+	struct profile *p = profile__new();
+	uint32_t py = profile__str(p, "python3"), sh = profile__str(p, "sh");
+	uint32_t f = frame(p, FRAME_NATIVE, "main", "/bin/x", 0, 0);
+	struct process_split *s;
+
+	for (uint32_t pid = 100; pid < 100 + PROCESSES_AUTO_MAX + 1; pid++) {
+		struct sample_labels l = { .pid = pid, .tid = pid, .comm = sh };
+		profile__add(p, &l, &f, 1, 1);
+	}
+	struct sample_labels one = { .pid = 7, .tid = 7, .comm = py };
+	profile__add(p, &one, &f, 1, 1);
+	s = process_split__new(p, PROCESSES_AUTO);
+	cr_assert_not(process_split__by_pid(s, sh, 100), "17 processes of sh: one tree");
+	cr_assert_not(process_split__by_pid(s, py, 7), "a single process needs no pid");
+	process_split__free(s);
+	s = process_split__new(p, PROCESSES_EACH);
+	char name[64];
+	process_split__name(s, p, py, 7, name, sizeof(name));
+	cr_assert_str_eq(name, "python3 [pid 7]");
+	process_split__free(s);
+	enum process_frames m;
+	cr_assert_eq(process_frames_parse("merged", &m), 0);
+	cr_assert_eq(m, PROCESSES_MERGED);
+	cr_assert_eq(process_frames_parse("every", &m), -1);
 	profile__free(p);
 }

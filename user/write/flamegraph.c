@@ -76,8 +76,11 @@ static void node_name(const struct tree *t, const struct node *n, char *buf, siz
 	case NODE_ROOT:
 		snprintf(buf, size, "all");
 		break;
-	case NODE_PROCESS:
-		snprintf(buf, size, "%s", profile__str_at(t->p, n->key.id));
+	case NODE_PROCESS: /* tid holds the pid when processes are told apart */
+		if (n->key.tid)
+			snprintf(buf, size, "%s [pid %u]", profile__str_at(t->p, n->key.id), n->key.tid);
+		else
+			snprintf(buf, size, "%s", profile__str_at(t->p, n->key.id));
 		break;
 	case NODE_THREAD:
 		snprintf(buf, size, "%s [tid %u]", profile__str_at(t->p, n->key.id), n->key.tid);
@@ -224,8 +227,10 @@ static void build(struct tree *t, const struct flamegraph_opts *o)
 	xgrow(&t->v, &t->cap, 1, sizeof(*t->v));
 	t->v[0] = (struct node){ .key = { .kind = NODE_ROOT } };
 	t->n = 1;
+	struct process_split *split = process_split__new(t->p, o->processes);
 	while (profile__next(t->p, &pos, &e)) {
-		uint32_t at = child(t, 0, NODE_PROCESS, e.labels.comm, 0, e.count);
+		uint32_t pid = process_split__by_pid(split, e.labels.comm, e.labels.pid) ? e.labels.pid : 0;
+		uint32_t at = child(t, 0, NODE_PROCESS, e.labels.comm, pid, e.count);
 
 		t->v[0].total += e.count;
 		if (o->containers && e.labels.container)
@@ -235,6 +240,7 @@ static void build(struct tree *t, const struct flamegraph_opts *o)
 		for (uint32_t i = 0; i < e.nframes; i++)
 			at = child(t, at, NODE_FRAME, e.frames[i], 0, e.count);
 	}
+	process_split__free(split);
 	/* Link children once, now that the tree is complete. */
 	for (size_t i = t->n; i-- > 1;) {
 		struct node *parent = &t->v[t->v[i].key.parent];

@@ -13,11 +13,13 @@
 #include <stdio.h>
 
 #include "../profile.h"
+#include "process_frame.h"
 
 struct flamegraph_opts {
-	bool threads;      /* a "NAME [tid N]" frame under the process frame */
-	bool containers;   /* a "[container ID]" frame under the process frame */
-	const char *title; /* NULL: "pyebpf" */
+	bool threads;                  /* a "NAME [tid N]" frame under the process frame */
+	bool containers;               /* a "[container ID]" frame under the process frame */
+	const char *title;             /* NULL: "pyebpf" */
+	enum process_frames processes; /* the process frame: "comm" or "comm [pid N]" */
 };
 
 /* 0, or -1 with errno set. */

@@ -52,10 +52,13 @@ int folded__write(const struct profile *p, const struct folded_opts *o, FILE *ou
 	char name[4096];
 	int ret = 0;
 
+	struct process_split *split = process_split__new(p, o ? o->processes : PROCESSES_AUTO);
+
 	while (profile__next(p, &pos, &e)) {
 		struct strbuf b = { 0 };
 
-		sb_append_frame(&b, profile__str_at(p, e.labels.comm), "");
+		process_split__name(split, p, e.labels.comm, e.labels.pid, name, sizeof(name));
+		sb_append_frame(&b, name, "");
 		if (o && o->containers && e.labels.container) {
 			snprintf(name, sizeof(name), "[container %.12s]", profile__str_at(p, e.labels.container));
 			sb_append_frame(&b, name, "");
@@ -74,6 +77,7 @@ int folded__write(const struct profile *p, const struct folded_opts *o, FILE *ou
 		lines[n].text = b.s;
 		lines[n++].count = e.count;
 	}
+	process_split__free(split);
 	if (n)
 		qsort(lines, n, sizeof(*lines), cmp_line);
 	for (size_t i = 0; i < n; i++) {

@@ -10,10 +10,12 @@
 #include <stdio.h>
 
 #include "../profile.h"
+#include "process_frame.h"
 
 struct folded_opts {
-	int threads;    /* a "NAME [tid N]" frame under the process frame */
-	int containers; /* a "[container ID]" frame under the process frame (none outside containers) */
+	int threads;                   /* a "NAME [tid N]" frame under the process frame */
+	int containers;                /* a "[container ID]" frame under the process frame (none outside containers) */
+	enum process_frames processes; /* the process frame: "comm" or "comm [pid N]" */
 };
 
 /* 0, or -1 with errno set when writing failed. */
