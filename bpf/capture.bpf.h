@@ -108,7 +108,7 @@ static __always_inline __u32 capture_current(void *ctx, struct pyebpf_sample *s)
 
 static __always_inline int send_sample(struct pyebpf_sample *s, __u32 size)
 {
-	if (bpf_ringbuf_output(&events, s, size, wakeup_flag())) {
+	if (bpf_ringbuf_output(&events, s, size, sample_wakeup_flag(s->h.pid, s->flags))) {
 		count(PYEBPF_CNT_RB_FULL);
 		return -1;
 	}

@@ -33,12 +33,12 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 	__u32 ppid = parent->tgid, cpid = child->tgid;
 	__u8 one = 1;
 
-	if (!follow_forks || cpid == ppid) /* a new thread, not a new process */
+	if (cpid == ppid) /* a new thread, not a new process */
 		return 0;
-	if (!bpf_map_lookup_elem(&targets, &ppid))
-		return 0;
-	if (bpf_map_update_elem(&targets, &cpid, &one, BPF_ANY))
+	if (follow_forks && bpf_map_lookup_elem(&targets, &ppid) && bpf_map_update_elem(&targets, &cpid, &one, BPF_ANY))
 		count(PYEBPF_CNT_TARGETS_FULL);
+	if (wanted(ppid)) /* a forked Python (multiprocessing) is a new pid to register */
+		note_young(cpid);
 	return 0;
 }
 
@@ -47,8 +47,10 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 {
 	__u32 pid = p->tgid;
 
-	if (wanted(pid))
+	if (wanted(pid)) {
+		note_young(pid);
 		send_proc_event(PYEBPF_EVENT_EXEC, p);
+	}
 	return 0;
 }
 

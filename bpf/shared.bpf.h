@@ -37,6 +37,28 @@ struct {
 	__type(value, __u8);
 } targets SEC(".maps") __weak;
 
+/*
+ * Processes born (forked or exec'd) less than YOUNG_NS ago, by tgid: their
+ * samples wake the reader at once until userspace has told whether they are
+ * Python, so a short-lived script is walked as Python from its first
+ * milliseconds, not after the reader's next timed drain (50 ms).
+ */
+#define YOUNG_NS (250 * 1000000ULL)
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);   /* tgid */
+	__type(value, __u64); /* born, bpf_ktime_get_ns() */
+} young SEC(".maps") __weak;
+
+static __always_inline void note_young(__u32 pid)
+{
+	__u64 now = bpf_ktime_get_ns();
+
+	bpf_map_update_elem(&young, &pid, &now, BPF_ANY);
+}
+
 /* --cgroup / --container: cgroup v2 ids; their descendants count too. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -124,6 +146,23 @@ static __always_inline struct pyebpf_sample *sample_buf(void)
 static __always_inline __u64 wakeup_flag(void)
 {
 	return bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) > WAKEUP_BYTES ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+}
+
+/* A sample of a young process not (yet) known as Python wakes the reader:
+ * naming it is what registers the process with the Python walker. */
+static __always_inline __u64 sample_wakeup_flag(__u32 pid, __u32 flags)
+{
+	__u64 *born;
+
+	if (flags & PYEBPF_SAMPLE_PY)
+		return wakeup_flag();
+	born = bpf_map_lookup_elem(&young, &pid);
+	if (!born)
+		return wakeup_flag();
+	if (bpf_ktime_get_ns() - *born < YOUNG_NS)
+		return BPF_RB_FORCE_WAKEUP;
+	bpf_map_delete_elem(&young, &pid);
+	return wakeup_flag();
 }
 
 static __always_inline void count(__u32 which)

@@ -53,16 +53,27 @@ static uint64_t leb(struct cursor *c, bool is_signed)
 static uint64_t encoded(struct cursor *c, uint8_t enc)
 {
 	switch (enc & PE_FORMAT) {
-	case 0x00: return take(c, 8); /* absptr: 64-bit targets */
-	case 0x01: return leb(c, false);
-	case 0x02: return take(c, 2);
-	case 0x03: return take(c, 4);
-	case 0x04: return take(c, 8);
-	case 0x09: return leb(c, true);
-	case 0x0a: return (uint64_t)(int64_t)(int16_t)take(c, 2);
-	case 0x0b: return (uint64_t)(int64_t)(int32_t)take(c, 4);
-	case 0x0c: return take(c, 8);
-	default: c->bad = true; return 0;
+	case 0x00:
+		return take(c, 8); /* absptr: 64-bit targets */
+	case 0x01:
+		return leb(c, false);
+	case 0x02:
+		return take(c, 2);
+	case 0x03:
+		return take(c, 4);
+	case 0x04:
+		return take(c, 8);
+	case 0x09:
+		return leb(c, true);
+	case 0x0a:
+		return (uint64_t)(int64_t)(int16_t)take(c, 2);
+	case 0x0b:
+		return (uint64_t)(int64_t)(int32_t)take(c, 4);
+	case 0x0c:
+		return take(c, 8);
+	default:
+		c->bad = true;
+		return 0;
 	}
 }
 
@@ -87,20 +98,29 @@ static uint8_t cie_fde_encoding(const uint8_t *cie, const uint8_t *end)
 		;
 	if (c.bad || aug[0] != 'z') /* without 'z' there is no 'R' */
 		return c.bad || aug[0] ? PE_OMIT : enc;
-	leb(&c, false);                                /* code alignment */
-	leb(&c, true);                                 /* data alignment */
+	leb(&c, false);   /* code alignment */
+	leb(&c, true);    /* data alignment */
 	if (version == 1) /* return address register */
 		take(&c, 1);
 	else
 		leb(&c, false);
-	leb(&c, false);                                /* augmentation data length */
+	leb(&c, false); /* augmentation data length */
 	for (const char *a = aug + 1; *a && !c.bad; a++) {
 		switch (*a) {
-		case 'L': take(&c, 1); break;
-		case 'R': enc = (uint8_t)take(&c, 1); break;
-		case 'P': encoded(&c, (uint8_t)take(&c, 1)); break;
-		case 'S': case 'B': break;
-		default: return PE_OMIT; /* unknown augmentation: its data cannot be skipped */
+		case 'L':
+			take(&c, 1);
+			break;
+		case 'R':
+			enc = (uint8_t)take(&c, 1);
+			break;
+		case 'P':
+			encoded(&c, (uint8_t)take(&c, 1));
+			break;
+		case 'S':
+		case 'B':
+			break;
+		default:
+			return PE_OMIT; /* unknown augmentation: its data cannot be skipped */
 		}
 	}
 	return c.bad ? PE_OMIT : enc;

@@ -190,13 +190,18 @@ static struct py_proc *python_of(struct ingest *in, uint32_t pid, struct proc *p
 /* ---- labels ------------------------------------------------------------- */
 
 /* The thread's name: from threading.Thread when it has one, else the OS name. */
-static uint32_t thread_label(struct ingest *in, const struct pyebpf_sample *s, struct py_proc *py, uint64_t now)
+static uint32_t thread_label(struct ingest *in, const struct pyebpf_sample *s, struct py_proc *py, uint32_t comm,
+			     uint64_t now)
 {
-	bool ask;
-	uint32_t name_id = threads__name(in->threads, s->h.pid, s->h.tid, now, &ask);
+	bool ask, from_python, walked = py && (s->flags & PYEBPF_SAMPLE_PY) && s->tstate;
+	uint32_t name_id = threads__name(in->threads, s->h.pid, s->h.tid, comm, now, &ask, &from_python);
 	char *name;
 
-	if (!py || !s->tstate || !ask)
+	/* A Python process's main thread is MainThread from its first sample,
+	 * before BPF walks it, so that one thread is not two in a flame graph. */
+	if (py && s->h.tid == s->h.pid && !from_python && (!walked || !ask))
+		return profile__str(in->prof, "MainThread");
+	if (!walked || !ask)
 		return name_id;
 	name = py_thread_name((pid_t)s->h.pid, py_proc__interp(py), s->tstate,
 			      threads__hint(in->threads, s->h.pid, s->h.tid));
@@ -521,7 +526,7 @@ static void ingest_sample(struct ingest *in, const void *data, size_t size)
 	procs__container_labels(in->procs, p, &l);
 	/* Before any filter: a process must be known to be Python to be sampled as Python. */
 	py = python_of(in, l.pid, p, now);
-	l.thread = thread_label(in, v.s, v.s->flags & PYEBPF_SAMPLE_PY ? py : NULL, now);
+	l.thread = thread_label(in, v.s, py, l.comm, now);
 	l.python = py ? python_label(in, py_proc__interp(py)) : 0;
 	/* An off-CPU sample is timed at its interval's start: timelines draw it
 	 * from there, weight x period long. */

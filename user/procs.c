@@ -20,7 +20,7 @@
 #define EXIT_GRACE_NS (2 * 1000000000ULL)
 /* At most one re-read of maps per process in this time (dlopen, JIT). */
 #define RESCAN_NS (200 * 1000000ULL)
-#define YOUNG_FIRST_NS (5 * 1000000ULL)
+#define YOUNG_FIRST_NS (2 * 1000000ULL)
 /* Unwinding met code outside every known mapping: re-read at most this
  * often. Just-loaded extensions are found within milliseconds; JIT code,
  * never in a mapping, costs at most 100 reads a second. */
@@ -230,7 +230,7 @@ void procs__exit(struct procs *t, uint32_t pid, uint64_t now)
 
 void procs__refresh_young(struct procs *t, struct proc *p, uint64_t now, uint64_t young_ns)
 {
-	/* 5 ms, 10, 20 ... up to RESCAN_NS: libpython is usually mapped within
+	/* 2 ms, 4, 8 ... up to RESCAN_NS: libpython is usually mapped within
 	 * milliseconds of exec; a process that never maps it costs ~9 reads. */
 	uint64_t wait = YOUNG_FIRST_NS << (p->young_scans < 8 ? p->young_scans : 8);
 

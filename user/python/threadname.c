@@ -144,6 +144,25 @@ static uint64_t frame_code(const struct reader *r, uint64_t frame)
 
 #define CODE_MEMO 8
 
+/* Is code threading.Thread's _bootstrap? Other modules have one too:
+ * multiprocessing's BaseProcess._bootstrap runs a worker process's main
+ * thread, which is no threading.Thread of its own. */
+static bool is_thread_bootstrap(const struct reader *r, uint64_t code)
+{
+	char *n = py_read_str(r->pid, r->l, rd(r, code + r->l->co_name), 64), *file;
+	bool yes = n && (!strcmp(n, "_bootstrap") || !strcmp(n, "__bootstrap")); /* 2.7: __bootstrap */
+	size_t len;
+
+	free(n);
+	if (!yes)
+		return false;
+	file = py_read_str(r->pid, r->l, rd(r, code + r->l->co_filename), 4096);
+	len = file ? strlen(file) : 0;
+	yes = len >= 12 && !strcmp(file + len - 12, "threading.py") && (len == 12 || file[len - 13] == '/');
+	free(file);
+	return yes;
+}
+
 /* The Thread._bootstrap frame nearest the root, and its code object. Deep
  * stacks are recursions of a few functions: each code's name is read once.
  * *rooted: the walk reached the root frame. */
@@ -164,13 +183,9 @@ static uint64_t find_bootstrap(const struct reader *r, uint64_t tstate, uint64_t
 			if (seen[j] == code)
 				k = j;
 		if (code && k < 0) {
-			char *n = py_read_str(r->pid, r->l, rd(r, code + r->l->co_name), 64);
-
 			k = (int)(next++ % CODE_MEMO);
 			seen[k] = code;
-			/* 2.7 spells it __bootstrap */
-			is_boot[k] = n && (!strcmp(n, "_bootstrap") || !strcmp(n, "__bootstrap"));
-			free(n);
+			is_boot[k] = is_thread_bootstrap(r, code);
 		}
 		if (k >= 0 && is_boot[k]) {
 			boot = frame;

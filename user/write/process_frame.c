@@ -74,8 +74,8 @@ bool process_split__by_pid(const struct process_split *s, uint32_t comm, uint32_
 	return n && *n >= 2 && *n <= PROCESSES_AUTO_MAX;
 }
 
-void process_split__name(const struct process_split *s, const struct profile *p, uint32_t comm, uint32_t pid,
-			 char *buf, size_t size)
+void process_split__name(const struct process_split *s, const struct profile *p, uint32_t comm, uint32_t pid, char *buf,
+			 size_t size)
 {
 	if (process_split__by_pid(s, comm, pid))
 		snprintf(buf, size, "%s [pid %u]", profile__str_at(p, comm), pid);

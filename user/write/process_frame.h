@@ -35,7 +35,7 @@ void process_split__free(struct process_split *s); /* accepts NULL */
 /* Does a sample of (comm, pid) get its pid in its process frame? */
 bool process_split__by_pid(const struct process_split *s, uint32_t comm, uint32_t pid);
 /* The frame's text: "comm" or "comm [pid N]". */
-void process_split__name(const struct process_split *s, const struct profile *p, uint32_t comm, uint32_t pid,
-			 char *buf, size_t size);
+void process_split__name(const struct process_split *s, const struct profile *p, uint32_t comm, uint32_t pid, char *buf,
+			 size_t size);
 
 #endif
