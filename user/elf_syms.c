@@ -457,6 +457,25 @@ uint64_t elf_syms__find(const struct elf_syms *s, const char *name)
 	return 0;
 }
 
+int elf_syms__extent(const struct elf_syms *s, uint64_t *start, uint64_t *limit, uint64_t *file_offset)
+{
+	if (!s->nsegs)
+		return -1;
+	*start = UINT64_MAX;
+	*limit = 0;
+	for (size_t i = 0; i < s->nsegs; i++) {
+		const struct segment *g = &s->segs[i];
+
+		if (g->vaddr < *start) {
+			*start = g->vaddr;
+			*file_offset = g->offset;
+		}
+		if (g->vaddr + g->filesz > *limit)
+			*limit = g->vaddr + g->filesz;
+	}
+	return 0;
+}
+
 size_t elf_syms__count(const struct elf_syms *s)
 {
 	return s->n;

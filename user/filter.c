@@ -158,6 +158,15 @@ struct profile *filter__apply(const struct filter *f, const struct profile *in, 
 	const char *const *comments = profile__comments(in, &nc);
 	for (size_t i = 0; i < nc; i++)
 		profile__add_comment(im.out, comments[i]);
+	size_t nm;
+	const struct profile_module *mods = profile__modules(in, &nm);
+	for (size_t i = 0; i < nm; i++) {
+		struct profile_module pm = mods[i];
+
+		pm.module = import_str(&im, pm.module);
+		pm.build_id = import_str(&im, pm.build_id);
+		profile__note_module(im.out, &pm);
+	}
 	*dropped = 0;
 	while (profile__next_event(in, &c, &ev)) {
 		struct profile_entry e;

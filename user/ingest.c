@@ -548,6 +548,7 @@ static void ingest_sample(struct ingest *in, const void *data, size_t size)
 		in->stats.filtered++;
 		return;
 	}
+	procs__note_exe(in->procs, p); /* a process the filters keep */
 	/* Samples the filters leave out are never named. */
 	stack = sample_stack(in, &v, p, py, nuser, l.offcpu, now);
 	if (stack == STACK_FILTERED) {

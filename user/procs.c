@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "cgroups.h"
@@ -52,6 +54,7 @@ struct proc {
 	uint64_t exited_ns;       /* 0: alive */
 	bool ns_read;             /* cgroup_path, container and ns_pid were read */
 	bool python;              /* found to be Python (kept across exec: counted once) */
+	bool exe_noted;           /* its executable was noted in the profile's modules */
 	uint32_t cgroup_path, container, ns_pid;
 };
 
@@ -63,6 +66,7 @@ struct procs {
 	uint64_t now, swept_ns;        /* the latest time seen; the last sweep of idle files */
 	uint64_t gens;                 /* maps generations handed out: one is never seen twice */
 	const char *const *debug_dirs; /* NULL-terminated */
+	struct stat self_exe;          /* pyebpf's own: a child before its exec is not the command */
 };
 
 static const char *const default_debug_dirs[] = { PROCS_DEFAULT_DEBUG_DIR, NULL };
@@ -77,6 +81,8 @@ struct procs *procs__new(struct profile *p)
 	t->files = hashmap__new();
 	if (!t->by_pid || !t->files)
 		die("out of memory");
+	if (stat("/proc/self/exe", &t->self_exe))
+		memset(&t->self_exe, 0, sizeof(t->self_exe));
 	return t;
 }
 
@@ -216,6 +222,7 @@ void procs__exec(struct procs *t, uint32_t pid)
 		p->exited_ns = 0;
 		p->born_ns = 0; /* set again at the next sample */
 		p->ns_read = false;
+		p->exe_noted = false;
 		p->young_scans = 0;
 	}
 }
@@ -333,6 +340,20 @@ size_t procs__seen(const struct procs *t)
 	return t->seen;
 }
 
+/* What pprof's mappings tell of a file: its build id and extent. */
+static void note_module(struct procs *t, uint32_t module, const struct elf_syms *s, bool exe)
+{
+	struct profile_module pm = { .module = module, .exe = exe };
+
+	if (s) {
+		const char *id = elf_syms__build_id(s);
+
+		pm.build_id = *id ? profile__str(t->prof, id) : 0;
+		elf_syms__extent(s, &pm.start, &pm.limit, &pm.file_offset);
+	}
+	profile__note_module(t->prof, &pm);
+}
+
 /* The symbols of mapping m, p->maps[i]. */
 static struct elf_syms *mapping_syms(struct procs *t, struct proc *p, const struct mapping *m, size_t i)
 {
@@ -354,6 +375,7 @@ static struct elf_syms *mapping_syms(struct procs *t, struct proc *p, const stru
 			close(fd);
 		}
 		*v = f;
+		note_module(t, p->module[i], f->syms, false);
 	}
 	p->files[i] = *v;
 	p->files[i]->refs++;
@@ -391,6 +413,28 @@ uint32_t procs__user_frame(struct procs *t, struct proc *p, uint64_t addr, int l
 	if (!s || elf_syms__function_start(s, vaddr, &f.offset) != 0)
 		f.offset = vaddr;
 	return profile__frame(t->prof, &f);
+}
+
+void procs__note_exe(struct procs *t, struct proc *p)
+{
+	struct stat st;
+	char link[64];
+
+	if (p->exe_noted || !p->nmaps)
+		return;
+	p->exe_noted = true;
+	snprintf(link, sizeof(link), "/proc/%u/exe", p->pid);
+	if (stat(link, &st) || (st.st_dev == t->self_exe.st_dev && st.st_ino == t->self_exe.st_ino))
+		return;
+	for (size_t i = 0; i < p->nmaps; i++) {
+		const struct mapping *m = &p->maps[i];
+
+		if (m->inode == st.st_ino && makedev(m->dev_major, m->dev_minor) == st.st_dev) {
+			mapping_syms(t, p, m, i);
+			note_module(t, p->module[i], NULL, true);
+			return;
+		}
+	}
 }
 
 void procs__container_labels(struct procs *t, struct proc *p, struct sample_labels *l)

@@ -52,6 +52,9 @@ uint64_t procs__maps_id(const struct proc *p);
 /* Note that p is Python; true the first time in its life (an exec, a shell
  * that execs python, is not a second process). */
 bool procs__mark_python(struct proc *p);
+/* Note p's executable among the profile's modules (once per image): pprof
+ * lists the main binary first. */
+void procs__note_exe(struct procs *t, struct proc *p);
 /* Processes seen so far, alive or not. */
 size_t procs__seen(const struct procs *t);
 /* Files whose symbols are cached: those mapped by known processes, and for

@@ -30,6 +30,9 @@ struct profile {
 	uint64_t log_last_us;
 
 	struct profile_meta meta;
+	struct profile_module *modules; /* what is known of mapped files, in the order noted */
+	size_t nmodules, modules_cap;
+	struct hashmap *module_ids; /* module string id → index */
 	uint64_t total;
 	char **comments;
 	size_t ncomments;
@@ -60,6 +63,7 @@ struct profile *profile__new(void)
 	p->frame_ids = hashmap__new();
 	p->stack_ids = hashmap__new();
 	p->entry_ids = hashmap__new();
+	p->module_ids = hashmap__new();
 	return p;
 }
 
@@ -80,7 +84,37 @@ void profile__free(struct profile *p)
 	hashmap__free(p->frame_ids);
 	hashmap__free(p->stack_ids);
 	hashmap__free(p->entry_ids);
+	hashmap__free(p->module_ids);
+	free(p->modules);
 	free(p);
+}
+
+void profile__note_module(struct profile *p, const struct profile_module *m)
+{
+	bool created;
+	uint64_t *v = hashmap__put(p->module_ids, &m->module, sizeof(m->module), &created);
+	struct profile_module *have;
+
+	if (created) {
+		xgrow(&p->modules, &p->modules_cap, p->nmodules + 1, sizeof(*p->modules));
+		p->modules[p->nmodules] = (struct profile_module){ .module = m->module };
+		*v = p->nmodules++;
+	}
+	have = &p->modules[*v];
+	have->exe |= m->exe;
+	if (m->build_id)
+		have->build_id = m->build_id;
+	if (m->limit) {
+		have->start = m->start;
+		have->limit = m->limit;
+		have->file_offset = m->file_offset;
+	}
+}
+
+const struct profile_module *profile__modules(const struct profile *p, size_t *n)
+{
+	*n = p->nmodules;
+	return p->modules;
 }
 
 uint32_t profile__str(struct profile *p, const char *s)

@@ -56,6 +56,14 @@ struct profile_meta {
 	int wall; /* --mode wall/off-cpu: samples may be off-CPU time; writers show wall time */
 };
 
+/* A mapped file, as far as it is known: for pprof's mappings. */
+struct profile_module {
+	uint32_t module;                    /* string id: its path */
+	uint32_t build_id;                  /* string id: GNU build id in hex; 0: none known */
+	bool exe;                           /* the main executable of a process */
+	uint64_t start, limit, file_offset; /* its executable segments at their link addresses */
+};
+
 /* Samples are timed in nanoseconds since the start of the recording (kept to the microsecond). */
 #define PROFILE_NO_TIME UINT64_MAX
 
@@ -100,6 +108,11 @@ void profile__clear_samples(struct profile *p);
 /* Notes about the recording (pprof comments), e.g. a lowered frequency. */
 void profile__add_comment(struct profile *p, const char *text);
 const char *const *profile__comments(const struct profile *p, size_t *n);
+
+/* Note what is known of a file (fields left 0 keep what was noted before);
+ * kept across profile__clear_samples(), like strings. */
+void profile__note_module(struct profile *p, const struct profile_module *m);
+const struct profile_module *profile__modules(const struct profile *p, size_t *n);
 
 struct profile_meta *profile__meta(struct profile *p);
 const struct profile_meta *profile__meta_of(const struct profile *p);

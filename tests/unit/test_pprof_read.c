@@ -308,3 +308,55 @@ Test(pprof_read, gzip_bomb_refused_without_holding_it, .timeout = 60)
 	cr_assert_lt(max_rss_kb() - before, 16 * 1024, "refusing the bomb took %ld kB", max_rss_kb() - before);
 	free(gz);
 }
+
+/* Mappings: the main executable first, each file at its link addresses with
+ * its build id; a file nothing is known of (the kernel) gets a bare mapping
+ * when a frame needs one. Read back and written again: the same bytes. */
+Test(pprof_read, mappings_main_binary_first_with_extents_and_build_ids)
+{
+	struct profile *p = profile__new(), *q;
+	uint32_t lib = profile__str(p, "/usr/lib/libblas.so.3"), exe = profile__str(p, "/usr/bin/python3.11");
+	struct profile_module ml = { .module = lib,
+				     .build_id = profile__str(p, "abcd"),
+				     .start = 0x5000,
+				     .limit = 0x64a99,
+				     .file_offset = 0x5000 };
+	struct profile_module me = { .module = exe,
+				     .build_id = profile__str(p, "5711"),
+				     .exe = true,
+				     .start = 0x41f000,
+				     .limit = 0x6d1289,
+				     .file_offset = 0x1f000 };
+	uint32_t f[3] = { frame(p, FRAME_NATIVE, "main", "/usr/bin/python3.11", 0, 0),
+			  frame(p, FRAME_NATIVE, "", "/usr/lib/libblas.so.3", 0, 0x6000),
+			  frame(p, FRAME_KERNEL, "do_syscall_64", "", 0, 0) };
+	struct sample_labels l = { .pid = 1, .tid = 1, .comm = profile__str(p, "python3") };
+	size_t len, len2;
+
+	profile__note_module(p, &ml); /* noted first, listed after the executable */
+	profile__note_module(p, &me);
+	profile__add(p, &l, f, 3, 2);
+	uint8_t *data = write_pprof(p, &len);
+	char why[256] = "";
+	q = pprof__read(data, len, why, sizeof(why));
+	cr_assert(q, "%s", why);
+	size_t n;
+	const struct profile_module *m = profile__modules(q, &n);
+	cr_assert_eq(n, 2, "the kernel's bare mapping is not a module");
+	cr_assert_str_eq(profile__str_at(q, m[0].module), "/usr/bin/python3.11");
+	cr_assert(m[0].exe);
+	cr_assert_eq(m[0].start, 0x41f000);
+	cr_assert_eq(m[0].limit, 0x6d1289);
+	cr_assert_eq(m[0].file_offset, 0x1f000);
+	cr_assert_str_eq(profile__str_at(q, m[0].build_id), "5711");
+	cr_assert_str_eq(profile__str_at(q, m[1].module), "/usr/lib/libblas.so.3");
+	cr_assert_not(m[1].exe);
+	cr_assert_str_eq(profile__str_at(q, m[1].build_id), "abcd");
+	uint8_t *again = write_pprof(q, &len2);
+	cr_assert_eq(len2, len);
+	cr_assert_eq(memcmp(again, data, len), 0, "read and written again: the same bytes");
+	free(again);
+	free(data);
+	profile__free(p);
+	profile__free(q);
+}

@@ -145,6 +145,28 @@ static uint32_t line_frame(struct reader *r, const Location *l, const Mapping *m
 	return profile__frame(r->p, &f);
 }
 
+/* The mappings that carry what pyebpf knew of a file, in order; the first
+ * of them is a main executable (write/pprof.c: seed_mappings). */
+static void read_modules(struct reader *r)
+{
+	for (size_t i = 0; i < r->pp->n_mapping && !r->failed; i++) {
+		const Mapping *m = r->pp->mapping[i];
+		const char *file = str(r, m->filename), *id = str(r, m->build_id);
+		struct profile_module pm = { .exe = i == 0 };
+
+		if (!file || !*file || (m->memory_limit <= m->memory_start && (!id || !*id)))
+			continue;
+		pm.module = profile__str(r->p, file);
+		pm.build_id = id && *id ? profile__str(r->p, id) : 0;
+		if (m->memory_limit > m->memory_start) {
+			pm.start = m->memory_start;
+			pm.limit = m->memory_limit;
+			pm.file_offset = m->file_offset;
+		}
+		profile__note_module(r->p, &pm);
+	}
+}
+
 /* Every location's frames, root first: pprof lists inlined lines leaf first. */
 static void read_locations(struct reader *r)
 {
@@ -370,6 +392,8 @@ static struct profile *convert(const Profile *pp, char *why, size_t whylen)
 	r.funcs = index_ids(&r, "function", pp->n_function, func_id_at);
 	r.maps = index_ids(&r, "mapping", pp->n_mapping, map_id_at);
 	r.locs = index_ids(&r, "location", pp->n_location, loc_id_at);
+	if (!r.failed)
+		read_modules(&r);
 	if (!r.failed)
 		read_locations(&r);
 	if (!r.failed)

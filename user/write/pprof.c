@@ -89,6 +89,38 @@ static uint64_t function_id(struct builder *b, const char *name, const char *fil
 	return *v;
 }
 
+/*
+ * The files the profile knows, main executables first (pprof names the
+ * profile after its first mapping), each where its code lies at its link
+ * addresses: an address without a symbol is written as that link address,
+ * so `pprof` can symbolize it from the file the build id names. Files
+ * nothing is known of (the kernel, [vdso], unreadable ones) get a mapping
+ * when a frame first needs one: the reader notes only these seeded ones,
+ * so a file read and written again comes out the same.
+ */
+static void seed_mappings(struct builder *b)
+{
+	size_t n;
+	const struct profile_module *mods = profile__modules(b->p, &n);
+
+	for (int exe = 1; exe >= 0; exe--)
+		for (size_t i = 0; i < n; i++) {
+			const struct profile_module *pm = &mods[i];
+			uint64_t id;
+			Mapping *m;
+
+			if (pm->exe != exe || (!pm->limit && !pm->build_id)) /* nothing known: as frames need it */
+				continue;
+			id = mapping_id(b, profile__str_at(b->p, pm->module)); /* may move b->maps */
+			m = b->maps[id - 1];
+			m->memory_start = pm->start;
+			m->memory_limit = pm->limit;
+			m->file_offset = pm->file_offset;
+			if (pm->build_id)
+				m->build_id = str_id(&b->strs, profile__str_at(b->p, pm->build_id));
+		}
+}
+
 static uint64_t location_id(struct builder *b, uint32_t frame_id)
 {
 	const struct frame *f = profile__frame_at(b->p, frame_id);
@@ -321,6 +353,7 @@ int pprof__write(const struct profile *p, FILE *out)
 	b.stack_locs = hashmap__new();
 	b.loc_of_frame = xcalloc(profile__nframes(p) + 1, sizeof(*b.loc_of_frame));
 	header_build(&b, m, &prof);
+	seed_mappings(&b);
 	samples_build(&b, m, &so);
 	prof.n_sample = so.nentries;
 	prof.sample = so.ptrs;
