@@ -169,7 +169,7 @@ Test(speedscope, golden_output_one_profile_per_thread)
 	fclose(f);
 	cr_assert_str_eq(buf,
 			 "{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\",\"exporter\":\"pyebpf\","
-			 "\"name\":\"pyebpf\",\"activeProfileIndex\":0,\"shared\":{\"frames\":["
+			 "\"name\":\"pyebpf\",\"activeProfileIndex\":1,\"shared\":{\"frames\":[" /* w1, the busiest */
 			 "{\"name\":\"<module> (/app/tëst.py:3)\",\"file\":\"/app/tëst.py\",\"line\":3},"
 			 "{\"name\":\"work \\\"quoted\\\" (/app/tëst.py:9)\",\"file\":\"/app/tëst.py\",\"line\":9},"
 			 "{\"name\":\"do_syscall_64_[k]\"}]},\"profiles\":["

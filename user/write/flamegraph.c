@@ -48,7 +48,6 @@ struct tree {
 	struct hashmap *ids; /* node_key → index */
 	struct node *v;
 	size_t n, cap;
-	uint32_t max_depth;
 };
 
 static uint32_t child(struct tree *t, uint32_t parent, uint32_t kind, uint32_t id, uint32_t tid, uint64_t count)
@@ -61,8 +60,6 @@ static uint32_t child(struct tree *t, uint32_t parent, uint32_t kind, uint32_t i
 		xgrow(&t->v, &t->cap, t->n + 1, sizeof(*t->v));
 		t->v[t->n] = (struct node){ .key = k, .depth = t->v[parent].depth + 1 };
 		*v = t->n++;
-		if (t->v[*v].depth > t->max_depth)
-			t->max_depth = t->v[*v].depth;
 	}
 	t->v[*v].total += count;
 	return (uint32_t)*v;
@@ -250,6 +247,19 @@ static void build(struct tree *t, const struct flamegraph_opts *o)
 	}
 }
 
+/* The deepest frame wide enough to be drawn: the picture is as tall as
+ * that, not as the deepest stack, or it opens on empty space above thin
+ * towers. A child is never wider than its parent, so width alone decides. */
+static uint32_t drawn_depth(const struct tree *t, double scale)
+{
+	uint32_t deepest = 0;
+
+	for (size_t i = 1; i < t->n; i++)
+		if (t->v[i].total * scale >= MIN_PX && t->v[i].depth > deepest)
+			deepest = t->v[i].depth;
+	return deepest;
+}
+
 int flamegraph__write(const struct profile *p, const struct flamegraph_opts *o, FILE *out)
 {
 	struct tree t = { .p = p, .ids = hashmap__new() };
@@ -261,7 +271,7 @@ int flamegraph__write(const struct profile *p, const struct flamegraph_opts *o, 
 	build(&t, o);
 	d.total = t.v[0].total;
 	d.scale = d.total ? (WIDTH - 2.0 * PAD) / d.total : 0;
-	d.height = TOP + (int)(t.max_depth + 1) * FRAME_H + BOTTOM;
+	d.height = TOP + (int)(drawn_depth(&t, d.scale) + 1) * FRAME_H + BOTTOM;
 
 	fprintf(out,
 		"<?xml version=\"1.0\" standalone=\"no\"?>\n"
@@ -283,9 +293,10 @@ int flamegraph__write(const struct profile *p, const struct flamegraph_opts *o, 
 		"</text>\n"
 		"<text id=\"unzoom\" class=\"button hide\" x=\"%d\" y=\"22\">Reset Zoom</text>\n"
 		"<text id=\"search\" class=\"button\" x=\"%d\" y=\"22\" text-anchor=\"end\">Search</text>\n"
+		"<text id=\"flip\" class=\"button\" x=\"%d\" y=\"22\" text-anchor=\"end\">Icicle</text>\n"
 		"<text id=\"matched\" x=\"%d\" y=\"%d\" text-anchor=\"end\"> </text>\n"
 		"<text id=\"details\" x=\"%d\" y=\"%d\"> </text>\n",
-		PAD, WIDTH - PAD, WIDTH - PAD, d.height - 8, PAD, d.height - 8);
+		PAD, WIDTH - PAD, WIDTH - PAD - 80, WIDTH - PAD, d.height - 8, PAD, d.height - 8);
 	/* The legend: one swatch per kind of frame. */
 	static const struct {
 		const char *name, *fill;

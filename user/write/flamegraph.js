@@ -1,9 +1,13 @@
-// The flame graph's behaviour: zoom on click, search, details on hover.
-// Frames are <g><title>NAME (N samples, P%)</title><rect/><text/></g> in
-// #frames; the root is at the bottom. Coordinates as written are kept in
-// data-x/data-w so zooming is always from the original layout.
+// The flame graph's behaviour: fit to the window, zoom on click, search,
+// details on hover, flip between a flame graph (root at the bottom) and an
+// icicle graph (root at the top). Frames are
+// <g><title>NAME (N samples, P%)</title><rect/><text/></g> in #frames. The
+// layout as written is kept as fractions of the full width (data-x, data-w)
+// and depths (data-d), so every redraw starts from it.
 "use strict";
-var svg, frames, details, unzoom_btn, search_btn, matched, width, pad = 10, searching = null;
+var svg, frames, details, unzoom_btn, search_btn, flip_btn, matched;
+var width, height, pad = 10, frame_h = 16, top_h = 56, bottom_h = 24;
+var searching = null, zoomed = null, icicle = false;
 
 function init(evt) {
 	svg = document.documentElement;
@@ -11,14 +15,17 @@ function init(evt) {
 	details = document.getElementById("details");
 	unzoom_btn = document.getElementById("unzoom");
 	search_btn = document.getElementById("search");
+	flip_btn = document.getElementById("flip");
 	matched = document.getElementById("matched");
-	width = parseFloat(svg.getAttribute("width"));
+	var w0 = parseFloat(svg.getAttribute("width"));
+	height = parseFloat(svg.getAttribute("height"));
 	for (var g = frames.firstElementChild; g; g = g.nextElementSibling) {
 		var r = g.querySelector("rect");
-		g.setAttribute("data-x", r.getAttribute("x"));
-		g.setAttribute("data-w", r.getAttribute("width"));
+		var y = parseFloat(r.getAttribute("y"));
+		g.setAttribute("data-x", (parseFloat(r.getAttribute("x")) - pad) / (w0 - 2 * pad));
+		g.setAttribute("data-w", parseFloat(r.getAttribute("width")) / (w0 - 2 * pad));
+		g.setAttribute("data-d", Math.round((height - bottom_h - y) / frame_h) - 1);
 		g.setAttribute("data-fill", r.getAttribute("fill"));
-		fit_text(g);
 	}
 	frames.addEventListener("click", function (e) {
 		var g = frame_of(e.target);
@@ -29,7 +36,8 @@ function init(evt) {
 		if (g) details.textContent = g.querySelector("title").textContent;
 	});
 	frames.addEventListener("mouseout", function () { details.textContent = " "; });
-	unzoom_btn.addEventListener("click", unzoom);
+	unzoom_btn.addEventListener("click", function () { zoom(null); });
+	flip_btn.addEventListener("click", function () { flip(!icicle); });
 	search_btn.addEventListener("click", function () {
 		if (searching !== null) reset_search(); else search_prompt();
 	});
@@ -41,8 +49,28 @@ function init(evt) {
 			reset_search();
 		}
 	});
-	var s = new URLSearchParams(document.location.search).get("s");
+	window.addEventListener("resize", function () { fit(); layout(); });
+	var params = new URLSearchParams(document.location.search);
+	icicle = params.has("icicle");
+	fit();
+	flip(icicle);
+	var s = params.get("s");
 	if (s) search(s);
+}
+
+// The window's width (the file's own when it is shown inside a page).
+function fit() {
+	var w = window.innerWidth > 200 && window === window.top ? window.innerWidth : 0;
+	if (w && height > window.innerHeight) w -= 20; // the vertical scroll bar's room
+	if (!w) w = parseFloat(svg.getAttribute("width"));
+	width = w;
+	svg.setAttribute("width", w);
+	svg.setAttribute("viewBox", "0 0 " + w + " " + height);
+	svg.querySelector("rect").setAttribute("width", w);
+	document.getElementById("title").setAttribute("x", w / 2);
+	search_btn.setAttribute("x", w - pad);
+	matched.setAttribute("x", w - pad);
+	flip_btn.setAttribute("x", w - pad - 80);
 }
 
 function frame_of(node) {
@@ -58,55 +86,73 @@ function name_of(g) {
 }
 
 // The label: as much of the name as fits, at ~7 px per character.
-function fit_text(g) {
-	var r = g.querySelector("rect"), t = g.querySelector("text");
-	var w = parseFloat(r.getAttribute("width")), name = name_of(g);
+function fit_text(g, x, w) {
+	var t = g.querySelector("text"), name = name_of(g);
 	var chars = Math.floor((w - 6) / 7);
-	t.setAttribute("x", parseFloat(r.getAttribute("x")) + 3);
+	t.setAttribute("x", (x + 3).toFixed(1));
 	if (chars < 3) t.textContent = "";
 	else if (name.length > chars) t.textContent = name.substring(0, chars - 2) + "..";
 	else t.textContent = name;
 }
 
-function place(g, x, w) {
-	var r = g.querySelector("rect");
-	r.setAttribute("x", x.toFixed(1));
-	r.setAttribute("width", w.toFixed(1));
-	g.classList.remove("hide");
-	fit_text(g);
+function y_of(depth) {
+	return icicle ? top_h + depth * frame_h : height - bottom_h - (depth + 1) * frame_h;
 }
 
-function zoom(target) {
-	var zx = parseFloat(target.getAttribute("data-x")), zw = parseFloat(target.getAttribute("data-w"));
-	var zy = parseFloat(target.querySelector("rect").getAttribute("y"));
-	var ratio = (width - 2 * pad) / zw, eps = 0.0001;
+function place(g, x, w) {
+	var r = g.querySelector("rect"), y = y_of(parseInt(g.getAttribute("data-d"), 10));
+	r.setAttribute("x", x.toFixed(1));
+	r.setAttribute("width", w.toFixed(1));
+	r.setAttribute("y", y);
+	g.querySelector("text").setAttribute("y", y + frame_h - 5);
+	g.classList.remove("hide");
+	fit_text(g, x, w);
+}
+
+// Draw every frame for the current width, zoom and orientation: a zoomed
+// frame spans the width, its ancestors too (dimmed), everything else beside
+// it is hidden.
+function layout() {
+	var full = width - 2 * pad, eps = 1e-9;
+	var zx = 0, zw = 1, zd = -1;
+	if (zoomed) {
+		zx = parseFloat(zoomed.getAttribute("data-x"));
+		zw = parseFloat(zoomed.getAttribute("data-w"));
+		zd = parseInt(zoomed.getAttribute("data-d"), 10);
+	}
 	for (var g = frames.firstElementChild; g; g = g.nextElementSibling) {
 		var x = parseFloat(g.getAttribute("data-x")), w = parseFloat(g.getAttribute("data-w"));
-		var y = parseFloat(g.querySelector("rect").getAttribute("y"));
+		var d = parseInt(g.getAttribute("data-d"), 10);
 		g.classList.remove("parent");
-		if (y > zy) {
-			// Below: an ancestor spans the zoomed frame, anything else goes.
+		if (d < zd) {
 			if (x <= zx + eps && x + w >= zx + zw - eps) {
 				g.classList.add("parent");
-				place(g, pad, width - 2 * pad);
+				place(g, pad, full);
 			} else {
 				g.classList.add("hide");
 			}
-		} else if (x >= zx - eps && x + w <= zx + zw + eps && (y < zy || g === target)) {
-			place(g, pad + (x - zx) * ratio, w * ratio);
+		} else if (x >= zx - eps && x + w <= zx + zw + eps) {
+			place(g, pad + (x - zx) / zw * full, w / zw * full);
 		} else {
 			g.classList.add("hide");
 		}
 	}
-	unzoom_btn.classList.remove("hide");
 }
 
-function unzoom() {
-	for (var g = frames.firstElementChild; g; g = g.nextElementSibling) {
-		g.classList.remove("parent");
-		place(g, parseFloat(g.getAttribute("data-x")), parseFloat(g.getAttribute("data-w")));
-	}
-	unzoom_btn.classList.add("hide");
+function zoom(target) {
+	zoomed = target;
+	layout();
+	if (target) unzoom_btn.classList.remove("hide");
+	else unzoom_btn.classList.add("hide");
+}
+
+// Flame (root at the bottom) or icicle (root at the top); either way the
+// view opens on the root and the widest frames, not on empty space.
+function flip(to_icicle) {
+	icicle = to_icicle;
+	flip_btn.textContent = icicle ? "Flame" : "Icicle";
+	layout();
+	window.scrollTo(0, icicle ? 0 : height);
 }
 
 function search_prompt() {
@@ -140,7 +186,7 @@ function search(term) {
 	}
 	searching = term;
 	search_btn.textContent = "Reset Search";
-	matched.textContent = "Matched: " + (100 * covered / (width - 2 * pad)).toFixed(1) + "%";
+	matched.textContent = "Matched: " + (100 * covered).toFixed(1) + "%";
 }
 
 function reset_search() {

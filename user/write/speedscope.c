@@ -72,6 +72,27 @@ static struct timed_entry *timed_entries(const struct profile *p, size_t *n)
 	return v;
 }
 
+/* The thread with the most samples: the profile speedscope opens on. */
+static size_t busiest_thread(const struct timed_entry *v, size_t n)
+{
+	size_t best = 0, index = 0;
+	uint64_t most = 0;
+
+	for (size_t i = 0; i < n; index++) {
+		size_t end = i;
+		uint64_t total = 0;
+
+		while (end < n && v[end].e.labels.pid == v[i].e.labels.pid && v[end].e.labels.tid == v[i].e.labels.tid)
+			total += v[end++].e.count;
+		if (total > most) {
+			most = total;
+			best = index;
+		}
+		i = end;
+	}
+	return best;
+}
+
 int speedscope__write(const struct profile *p, FILE *out)
 {
 	uint64_t period_ns = profile__meta_of(p)->period_ns;
@@ -85,9 +106,10 @@ int speedscope__write(const struct profile *p, FILE *out)
 	for (size_t i = 0; i <= nframes; i++)
 		index[i] = -1;
 
-	fputs("{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\",\"exporter\":\"pyebpf\","
-	      "\"name\":\"pyebpf\",\"activeProfileIndex\":0,\"shared\":{\"frames\":[",
-	      out);
+	fprintf(out,
+		"{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\",\"exporter\":\"pyebpf\","
+		"\"name\":\"pyebpf\",\"activeProfileIndex\":%zu,\"shared\":{\"frames\":[",
+		busiest_thread(v, n));
 	/* Shared frames, in order of first use. */
 	for (size_t i = 0; i < n; i++)
 		for (uint32_t k = 0; k < v[i].e.nframes; k++) {
