@@ -96,15 +96,24 @@ Test(merge, more_evaluation_frames_than_python_loops)
 
 Test(merge, cut_native_stack_pairs_from_the_leaf)
 {
-	/* Unwinding stopped inside the C extension: one loop left. */
+	/* Unwinding stopped inside the C extension: one loop left. The Python
+	 * callers it did not reach go above the mark of where it stopped: a
+	 * cut, not a mismatch. */
 	const uint32_t nn[] = { 105, 106, 107, 108 };
 	const uint8_t k[] = { O, I, E, I };
-	const uint32_t want[] = { 200, 201, MARK, STOP, 105, 202, 203, 108 };
+	const uint32_t want[] = { 200, 201, STOP, 105, 202, 203, 108 };
 	uint32_t out[64];
 	bool mm;
 
-	expect(out, merge(nn, k, 4, false, py, entry, 4, out, &mm), want, 8);
-	cr_assert(mm);
+	expect(out, merge(nn, k, 4, false, py, entry, 4, out, &mm), want, 7);
+	cr_assert_not(mm);
+	/* Cut inside the extension before any evaluation frame (OpenBLAS's
+	 * dgetrf_parallel): all the Python frames, the mark, the leaf. */
+	const uint32_t leaf[] = { 105 };
+	const uint8_t lk[] = { O };
+	const uint32_t want_leaf[] = { 200, 201, 202, 203, STOP, 105 };
+	expect(out, merge(leaf, lk, 1, false, py, entry, 4, out, &mm), want_leaf, 6);
+	cr_assert_not(mm);
 }
 
 Test(merge, cut_python_stack_pairs_from_the_leaf)

@@ -53,7 +53,10 @@ size_t merge_stacks(const struct merge_in *in, uint32_t *out_ids, size_t max, bo
 		if (in->kind[i] == NATIVE_OTHER)
 			last_other = i + 1;
 	}
-	*mismatch = groups && evals != groups;
+	/* A native stack cut short (the copy ended: OpenBLAS keeps half a
+	 * megabyte of locals) lacks the evaluation frames of its root part:
+	 * its shortfall is no mismatch. */
+	*mismatch = groups && evals != groups && (in->native_whole || evals > groups);
 	if (!groups) { /* not a Python thread: the native stack as it is */
 		if (in->native_mark)
 			put(&o, in->native_mark);
@@ -63,9 +66,11 @@ size_t merge_stacks(const struct merge_in *in, uint32_t *out_ids, size_t max, bo
 	}
 	if (!evals) {
 		/* No evaluation frame found: the Python frames as the callers of
-		 * what runs natively, the interpreter's own frames left out. */
+		 * what runs natively, the interpreter's own frames left out; the
+		 * mark says why they are not paired (the native stack was cut
+		 * before reaching the interpreter, or they disagree). */
 		put_py(&o, in, 0, in->npy);
-		put(&o, in->mismatch_mark);
+		put(&o, !in->native_whole && in->native_mark ? in->native_mark : in->mismatch_mark);
 		for (size_t i = 0; i < in->nnative; i++)
 			if (in->kind[i] == NATIVE_OTHER)
 				put(&o, in->native[i]);
@@ -81,11 +86,13 @@ size_t merge_stacks(const struct merge_in *in, uint32_t *out_ids, size_t max, bo
 	 */
 	first_group = from_leaf ? groups - matched : 0;
 	first_eval = from_leaf ? evals - matched : 0;
+	bool marked = false;
 	if (first_group) { /* Python callers whose native frames were not unwound */
 		put_py(&o, in, 0, starts[first_group]);
-		put(&o, in->mismatch_mark);
+		marked = !in->native_whole && in->native_mark;
+		put(&o, marked ? in->native_mark : in->mismatch_mark);
 	}
-	if (in->native_mark)
+	if (in->native_mark && !marked)
 		put(&o, in->native_mark);
 	for (size_t i = 0, g = first_group; i < in->nnative; i++) {
 		enum native_kind k = in->kind[i];

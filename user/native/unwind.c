@@ -30,6 +30,7 @@ static struct {
 	const struct pyebpf_uregs *regs;
 	const uint8_t *stack;
 	bool read_past_copy; /* a read beyond the copied bytes: the copy was too short */
+	bool read_failed;    /* any read failed: libdw then ends as if at the root */
 	bool handed_thread;
 	uint64_t *pcs;
 	size_t n, max;
@@ -59,6 +60,10 @@ static const Dwfl_Callbacks dwfl_callbacks = {
 	.find_debuginfo = dwfl_standard_find_debuginfo,
 };
 
+/* How far above the stack pointer a read still counts as the stack: a
+ * thread's stack is at most this large (8 MiB by default, 1 GiB if asked). */
+#define STACK_SPAN (1ULL << 30)
+
 static pid_t next_thread(Dwfl *dwfl, void *dwfl_arg, void **thread_argp)
 {
 	(void)dwfl;
@@ -78,8 +83,11 @@ static bool memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *a
 	(void)dwfl;
 	(void)arg;
 	if (addr < sp || addr - sp + sizeof(*result) > (uint64_t)cur.regs->copied) {
-		if (addr >= sp && addr - sp < (uint64_t)PYEBPF_MAX_USTACK_COPY + 4096)
+		/* Above the stack pointer: a caller's frame the copy did not reach,
+		 * however far (OpenBLAS's dgetrf_parallel keeps 540 KB of locals). */
+		if (addr >= sp && addr - sp < STACK_SPAN)
 			cur.read_past_copy = true;
+		cur.read_failed = true;
 		return false;
 	}
 	memcpy(result, cur.stack + (addr - sp), sizeof(*result));
@@ -187,6 +195,29 @@ static int on_frame(Dwfl_Frame *state, void *arg)
 	return DWARF_CB_OK;
 }
 
+/* Does any unwind table cover the code at pc (a return address when not
+ * the leaf)? Hand-written assembly (OpenBLAS's kernels) often has none. */
+static bool has_cfi(Dwfl *dwfl, Dwarf_Addr pc, bool leaf)
+{
+	Dwarf_Addr look = leaf ? pc : pc - 1, bias;
+	Dwfl_Module *m = dwfl_addrmodule(dwfl, look);
+	Dwarf_CFI *tables[2];
+	Dwarf_Frame *frame;
+
+	if (!m)
+		return false;
+	tables[0] = dwfl_module_eh_cfi(m, &bias);
+	for (int i = 0; i < 2; i++) {
+		if (i == 1)
+			tables[1] = dwfl_module_dwarf_cfi(m, &bias);
+		if (tables[i] && dwarf_cfi_addrframe(tables[i], look - bias, &frame) == 0) {
+			free(frame);
+			return true;
+		}
+	}
+	return false;
+}
+
 size_t unwinder__unwind(struct unwinder *u, uint32_t pid, uint32_t tid, uint64_t maps_gen,
 			const struct pyebpf_uregs *regs, const uint8_t *stack, uint64_t *pcs, size_t max,
 			enum unwind_end *end)
@@ -203,6 +234,7 @@ size_t unwinder__unwind(struct unwinder *u, uint32_t pid, uint32_t tid, uint64_t
 	cur.regs = regs;
 	cur.stack = stack;
 	cur.read_past_copy = false;
+	cur.read_failed = false;
 	cur.handed_thread = false;
 	cur.pcs = pcs;
 	cur.n = 0;
@@ -220,9 +252,9 @@ size_t unwinder__unwind(struct unwinder *u, uint32_t pid, uint32_t tid, uint64_t
 		*end = UNWIND_END_MAX;
 	else if (cur.read_past_copy)
 		*end = UNWIND_END_COPY;
-	else if (rc == 0)
+	else if (rc == 0 && !cur.read_failed)
 		*end = UNWIND_END_ROOT;
-	else if (!dwfl_addrmodule(s->dwfl, pcs[cur.n - 1]))
+	else if (!has_cfi(s->dwfl, pcs[cur.n - 1], cur.n == 1))
 		*end = UNWIND_END_NO_CFI;
 	else
 		*end = UNWIND_END_ERROR;
