@@ -47,7 +47,7 @@ INTEG_SRCS := $(wildcard tests/integ/*.c)
 FIXTURES   := $(BUILD)/fixtures/busy $(BUILD)/fixtures/libfixture.so $(BUILD)/fixtures/libfixture-stripped.so \
 	$(BUILD)/fixtures/libunwind_fixture.so $(BUILD)/fixtures/debug/.done
 
-.PHONY: all clean install deps vmlinux test unit-test integ-test fuzz demo bench
+.PHONY: all clean install deps vmlinux test unit-test integ-test fuzz demo bench viewers
 .DELETE_ON_ERROR:
 
 all: $(BUILD)/pyebpf
@@ -218,6 +218,7 @@ test: unit-test fuzz integ-test
 
 # ---- set-up ----------------------------------------------------------------
 DEPS := make clang llvm gcc g++ libbpf-dev bpftool libelf-dev zlib1g-dev libdw-dev pybind11-dev python3-dev libc6-dbg \
+	python3-numpy python3-scipy libopenblas0-pthread python3-flask gunicorn python3-aiohttp python3-sphinx graphviz curl npm \
 	libcriterion-dev pkg-config python3 binutils procps util-linux bc \
 	libprotobuf-c-dev protobuf-c-compiler golang-go libclang-rt-14-dev chromium \
 	clang-format clang-tidy cppcheck
@@ -238,6 +239,11 @@ demo: $(BUILD)/pyebpf
 	$(BUILD)/pyebpf report pyebpf-demo.pb.gz -o pyebpf-demo.svg
 	$(BUILD)/pyebpf report pyebpf-demo.pb.gz --top 10
 	@echo "recording: $(CURDIR)/pyebpf-demo.pb.gz; flame graph: $(CURDIR)/pyebpf-demo.svg (open it in a browser)"
+
+# The outputs in real viewers (go tool pprof, speedscope, the SVG) through
+# headless Chromium: checks and screenshots in build/viewers/.
+viewers: $(BUILD)/pyebpf
+	bash tests/viewers.sh $(BUILD)/viewers
 
 # C, Python, and Python with --native; Python under the pyenv 3.12 build when there is one.
 BENCH_PYTHON ?= $(firstword $(wildcard $(HOME)/.pyenv/versions/3.12*/bin/python3.12) python3)

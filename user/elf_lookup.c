@@ -3,6 +3,7 @@
 
 #include <gelf.h>
 #include <libelf.h>
+#include <stdio.h>
 #include <string.h>
 
 int elf_lookup(int fd, struct elf_query *q, size_t n, uint64_t *load_delta)
@@ -54,6 +55,64 @@ int elf_lookup(int fd, struct elf_query *q, size_t n, uint64_t *load_delta)
 					q[k].vaddr = sym.st_value;
 		}
 	}
+	elf_end(elf);
+	return 0;
+}
+
+void elf_build_id(Elf *elf, char out[41 * 2])
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *data;
+		GElf_Nhdr nh;
+		size_t off = 0, name_off, desc_off;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE || !(data = elf_getdata(scn, NULL)))
+			continue;
+		while ((off = gelf_getnote(data, off, &nh, &name_off, &desc_off)) > 0) {
+			if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
+			    memcmp((char *)data->d_buf + name_off, "GNU", 4) == 0 && nh.n_descsz <= 40) {
+				const unsigned char *d = (unsigned char *)data->d_buf + desc_off;
+				for (size_t i = 0; i < nh.n_descsz; i++)
+					snprintf(out + 2 * i, 3, "%02x", d[i]);
+				return;
+			}
+		}
+	}
+}
+
+int elf_identity(int fd, struct elf_identity *id)
+{
+	size_t nph;
+	Elf *elf;
+
+	memset(id, 0, sizeof(*id));
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return -1;
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!elf || elf_kind(elf) != ELF_K_ELF) {
+		if (elf)
+			elf_end(elf);
+		return -1;
+	}
+	id->start = UINT64_MAX;
+	for (size_t i = 0; elf_getphdrnum(elf, &nph) == 0 && i < nph; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD || !(ph.p_flags & PF_X))
+			continue;
+		if (ph.p_vaddr < id->start) {
+			id->start = ph.p_vaddr;
+			id->file_offset = ph.p_offset;
+		}
+		if (ph.p_vaddr + ph.p_filesz > id->limit)
+			id->limit = ph.p_vaddr + ph.p_filesz;
+	}
+	if (!id->limit)
+		id->start = 0;
+	elf_build_id(elf, id->build_id);
 	elf_end(elf);
 	return 0;
 }

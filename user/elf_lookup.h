@@ -3,6 +3,7 @@
 #ifndef PYEBPF_ELF_LOOKUP_H
 #define PYEBPF_ELF_LOOKUP_H
 
+#include <gelf.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -15,5 +16,18 @@ struct elf_query {
  * of the first PT_LOAD (the load bias is then map_start - pgoff - load_delta).
  * 0, or -1 when the file is not ELF. */
 int elf_lookup(int fd, struct elf_query *q, size_t n, uint64_t *load_delta);
+
+/* The GNU build id of an open ELF as lowercase hex, "" when it has none. */
+void elf_build_id(Elf *elf, char out[41 * 2]);
+
+/* What names a file for pprof: its build id and where its executable
+ * segments lie at their link addresses ([start, limit), start at file_offset). */
+struct elf_identity {
+	char build_id[41 * 2];
+	uint64_t start, limit, file_offset;
+};
+
+/* Without reading any symbol table; 0, or -1 when the file is not ELF. */
+int elf_identity(int fd, struct elf_identity *id);
 
 #endif

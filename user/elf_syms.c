@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "eh_frame.h"
+#include "elf_lookup.h"
 #include "target_fs.h"
 #include "util.h"
 
@@ -55,30 +56,6 @@ static int cmp_sym(const void *a, const void *b)
 	if (bind_rank(x->bind) != bind_rank(y->bind))
 		return bind_rank(y->bind) - bind_rank(x->bind);
 	return (int)strlen(x->name) - (int)strlen(y->name);
-}
-
-static void read_build_id(char out[41 * 2], Elf *elf)
-{
-	Elf_Scn *scn = NULL;
-
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *data;
-		GElf_Nhdr nh;
-		size_t off = 0, name_off, desc_off;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE || !(data = elf_getdata(scn, NULL)))
-			continue;
-		while ((off = gelf_getnote(data, off, &nh, &name_off, &desc_off)) > 0) {
-			if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
-			    memcmp((char *)data->d_buf + name_off, "GNU", 4) == 0 && nh.n_descsz <= 40) {
-				const unsigned char *d = (unsigned char *)data->d_buf + desc_off;
-				for (size_t i = 0; i < nh.n_descsz; i++)
-					snprintf(out + 2 * i, 3, "%02x", d[i]);
-				return;
-			}
-		}
-	}
 }
 
 /* Symbols are appended while the name pool grows. */
@@ -299,7 +276,7 @@ static void add_debug_file(struct elf_syms *s, struct builder *b, const char *co
 			continue;
 		elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 		if (elf && elf_kind(elf) == ELF_K_ELF)
-			read_build_id(id, elf);
+			elf_build_id(elf, id);
 		bool same = !strcmp(id, s->build_id);
 		if (same)
 			collect(s, elf, b); /* its .dynsym is an empty NOBITS section */
@@ -352,7 +329,7 @@ struct elf_syms *elf_syms__load_fd(int fd, const char *const *debug_dirs, uint32
 	read_fdes(s, elf);
 	bool symtab = collect(s, elf, &b);
 	add_plt(s, elf, &b);
-	read_build_id(s->build_id, elf);
+	elf_build_id(elf, s->build_id);
 	elf_end(elf);
 	if (!symtab && s->build_id[0] && debug_dirs)
 		add_debug_file(s, &b, debug_dirs, root_pid);
@@ -454,25 +431,6 @@ uint64_t elf_syms__find(const struct elf_syms *s, const char *name)
 	for (size_t i = 0; i < s->n; i++)
 		if (!s->syms[i].demangled && strcmp(s->syms[i].name, name) == 0)
 			return s->syms[i].start;
-	return 0;
-}
-
-int elf_syms__extent(const struct elf_syms *s, uint64_t *start, uint64_t *limit, uint64_t *file_offset)
-{
-	if (!s->nsegs)
-		return -1;
-	*start = UINT64_MAX;
-	*limit = 0;
-	for (size_t i = 0; i < s->nsegs; i++) {
-		const struct segment *g = &s->segs[i];
-
-		if (g->vaddr < *start) {
-			*start = g->vaddr;
-			*file_offset = g->offset;
-		}
-		if (g->vaddr + g->filesz > *limit)
-			*limit = g->vaddr + g->filesz;
-	}
 	return 0;
 }
 

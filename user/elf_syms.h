@@ -29,9 +29,7 @@ int elf_syms__function_start(const struct elf_syms *s, uint64_t vaddr, uint64_t 
 /* The start address of the function named `name` (as in the file); 0 if none. */
 uint64_t elf_syms__find(const struct elf_syms *s, const char *name);
 size_t elf_syms__count(const struct elf_syms *s);
-/* Where its executable segments lie at their link addresses: [start, limit),
- * start at file_offset. -1 when it has none. */
-int elf_syms__extent(const struct elf_syms *s, uint64_t *start, uint64_t *limit, uint64_t *file_offset);
+
 /* The GNU build id as lowercase hex, "" if the file has none. */
 const char *elf_syms__build_id(const struct elf_syms *s);
 

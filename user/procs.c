@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "cgroups.h"
+#include "elf_lookup.h"
 #include "elf_syms.h"
 #include "hashmap.h"
 #include "maps.h"
@@ -340,16 +341,26 @@ size_t procs__seen(const struct procs *t)
 	return t->seen;
 }
 
-/* What pprof's mappings tell of a file: its build id and extent. */
-static void note_module(struct procs *t, uint32_t module, const struct elf_syms *s, bool exe)
+/* What pprof's mappings tell of a file, p->maps[i]: its build id and
+ * extent, read once per path (no symbol table: an executable noted for
+ * pprof is not one whose frames need naming); fd: the file, or -1. */
+static void note_module(struct procs *t, struct proc *p, size_t i, int fd, bool exe)
 {
-	struct profile_module pm = { .module = module, .exe = exe };
+	struct profile_module pm = { .module = p->module[i], .exe = exe };
+	struct elf_identity id;
+	bool own = false;
 
-	if (s) {
-		const char *id = elf_syms__build_id(s);
-
-		pm.build_id = *id ? profile__str(t->prof, id) : 0;
-		elf_syms__extent(s, &pm.start, &pm.limit, &pm.file_offset);
+	if (!profile__module(t->prof, pm.module)) {
+		if (fd < 0)
+			own = (fd = maps__open(p->pid, &p->maps[i])) >= 0;
+		if (fd >= 0 && elf_identity(fd, &id) == 0) {
+			pm.build_id = id.build_id[0] ? profile__str(t->prof, id.build_id) : 0;
+			pm.start = id.start;
+			pm.limit = id.limit;
+			pm.file_offset = id.file_offset;
+		}
+		if (own)
+			close(fd);
 	}
 	profile__note_module(t->prof, &pm);
 }
@@ -372,10 +383,10 @@ static struct elf_syms *mapping_syms(struct procs *t, struct proc *p, const stru
 
 		if (fd >= 0) {
 			f->syms = load_syms(t, p, fd);
+			note_module(t, p, i, fd, false);
 			close(fd);
 		}
 		*v = f;
-		note_module(t, p->module[i], f->syms, false);
 	}
 	p->files[i] = *v;
 	p->files[i]->refs++;
@@ -430,8 +441,7 @@ void procs__note_exe(struct procs *t, struct proc *p)
 		const struct mapping *m = &p->maps[i];
 
 		if (m->inode == st.st_ino && makedev(m->dev_major, m->dev_minor) == st.st_dev) {
-			mapping_syms(t, p, m, i);
-			note_module(t, p->module[i], NULL, true);
+			note_module(t, p, i, -1, true);
 			return;
 		}
 	}

@@ -111,6 +111,13 @@ void profile__note_module(struct profile *p, const struct profile_module *m)
 	}
 }
 
+const struct profile_module *profile__module(const struct profile *p, uint32_t module)
+{
+	const uint64_t *v = hashmap__get(p->module_ids, &module, sizeof(module));
+
+	return v ? &p->modules[*v] : NULL;
+}
+
 const struct profile_module *profile__modules(const struct profile *p, size_t *n)
 {
 	*n = p->nmodules;

@@ -113,6 +113,8 @@ const char *const *profile__comments(const struct profile *p, size_t *n);
  * kept across profile__clear_samples(), like strings. */
 void profile__note_module(struct profile *p, const struct profile_module *m);
 const struct profile_module *profile__modules(const struct profile *p, size_t *n);
+/* What was noted of a module (its path's string id), or NULL. */
+const struct profile_module *profile__module(const struct profile *p, uint32_t module);
 
 struct profile_meta *profile__meta(struct profile *p);
 const struct profile_meta *profile__meta_of(const struct profile *p);

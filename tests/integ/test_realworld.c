@@ -1,0 +1,324 @@
+/*
+ * Real software nobody here wrote, profiled as its users would: Debian's
+ * numpy and scipy (on OpenBLAS) under --native, gunicorn serving Flask, a
+ * multiprocessing pool, short CLI-like runs, Debian's stripped python3.11
+ * without --native. What they show must read true: one function one frame,
+ * one thread one name, each worker its own tree, no invented mismatches, no
+ * towers of [unknown]. A test whose package is not installed is skipped.
+ */
+#include "integ.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../pythons.h"
+
+#define REAL "../tests/fixtures/real/"
+#define DEBIAN_PY "/usr/bin/python3"
+
+static void need_module(const char *python, const char *module)
+{
+	char cmd[512];
+
+	snprintf(cmd, sizeof(cmd), "'%s' -c 'import %s' >/dev/null 2>&1", python, module);
+	if (access(python, X_OK) != 0 || system(cmd) != 0)
+		cr_skip_test("%s cannot import %s (install its Debian package)", python, module);
+}
+
+static const char *real_script(const char *name)
+{
+	static char path[PATH_MAX];
+	char rel[256];
+
+	snprintf(rel, sizeof(rel), REAL "%s", name);
+	cr_assert(realpath(rel, path), "%s", rel);
+	return path;
+}
+
+/* The leaf-most frame of a folded stack that is not the kernel's, in buf. */
+static const char *user_leaf(const char *stack, char *buf, size_t size)
+{
+	const char *end = stack + strlen(stack), *p = end;
+
+	buf[0] = '\0';
+	while (p > stack) {
+		const char *start = p;
+
+		while (start > stack && start[-1] != ';')
+			start--;
+		size_t len = (size_t)(p - start);
+		if (len < 4 || strncmp(p - 4, "_[k]", 4) != 0) {
+			snprintf(buf, size, "%.*s", (int)len, start);
+			return buf;
+		}
+		p = start > stack ? start - 1 : stack;
+	}
+	return buf;
+}
+
+/* Samples by leaf user frame: the heaviest one and its count. */
+static uint64_t top_leaf(const struct folded *f, char *name, size_t size)
+{
+	uint64_t best = 0;
+
+	name[0] = '\0';
+	for (size_t i = 0; i < f->n; i++) {
+		char leaf[4096], other[4096];
+		uint64_t total = 0;
+
+		user_leaf(f->lines[i].stack, leaf, sizeof(leaf));
+		for (size_t k = 0; k < f->n; k++)
+			if (!strcmp(user_leaf(f->lines[k].stack, other, sizeof(other)), leaf))
+				total += f->lines[k].count;
+		if (total > best) {
+			best = total;
+			snprintf(name, size, "%s", leaf);
+		}
+	}
+	return best;
+}
+
+/* numpy's sort lives in _multiarray_umath without a symbol: every sample of
+ * it must name one function (its FDE start), not one address each. */
+Test(realworld, numpy_sort_without_symbols_is_one_function)
+{
+	char top[4096];
+	const char *opts[] = { "--native", NULL }, *args[] = { NULL };
+	struct folded f;
+	struct run_result r;
+
+	need_module(DEBIAN_PY, "numpy");
+	record_script(opts, DEBIAN_PY, real_script("np_sort.py"), args, 60, &f, &r);
+	uint64_t n = top_leaf(&f, top, sizeof(top));
+	cr_assert(strstr(top, "_multiarray_umath") && strstr(top, "+0x"), "top leaf: %s", top);
+	cr_assert_geq(n * 100, f.total * 60, "the sort is %llu of %llu samples: split by address?",
+		      (unsigned long long)n, (unsigned long long)f.total);
+	/* No other address of that module is a leaf of note. */
+	uint64_t others = 0;
+	for (size_t i = 0; i < f.n; i++) {
+		char leaf[4096];
+		user_leaf(f.lines[i].stack, leaf, sizeof(leaf));
+		if (strstr(leaf, "_multiarray_umath") && strcmp(leaf, top))
+			others += f.lines[i].count;
+	}
+	cr_assert_lt(others * 100, f.total * 10, "%llu samples in other _multiarray_umath leaves",
+		     (unsigned long long)others);
+	cr_assert(strstr(r.err, "named module+0xSTART of its function"), "%s", r.err);
+	cr_assert_gt(count_all(&f, "sort (/usr/lib/python3/dist-packages/numpy/core/fromnumeric.py", "np_sort.py:9"),
+		     f.total / 2, "the Python callers are kept");
+	folded_free(&f);
+	run_result_free(&r);
+}
+
+/* scipy.linalg.solve on OpenBLAS: stacks cut where the copy ends (a 540 KB
+ * frame) are marked so, the Python callers above them, no mismatch. */
+Test(realworld, scipy_solve_on_openblas_is_cut_not_mismatched)
+{
+	const char *opts[] = { "--native", NULL }, *args[] = { NULL };
+	struct folded f;
+	struct run_result r;
+
+	need_module(DEBIAN_PY, "scipy.linalg");
+	record_script(opts, DEBIAN_PY, real_script("scipy_solve.py"), args, 60, &f, &r);
+	uint64_t mismatched = count_all(&f, "[native/Python mismatch]", NULL);
+	uint64_t solve = count_all(&f, "solve (/usr/lib/python3/dist-packages/scipy/linalg/_basic.py", NULL);
+	cr_assert_lt(mismatched * 100, f.total * 2, "%llu of %llu samples marked mismatched",
+		     (unsigned long long)mismatched, (unsigned long long)f.total);
+	cr_assert_gt(solve * 100, f.total * 30, "solve in %llu of %llu samples", (unsigned long long)solve,
+		     (unsigned long long)f.total);
+	/* Whatever is cut says where and why. */
+	for (size_t i = 0; i < f.n; i++)
+		if (strstr(f.lines[i].stack, "solve (") && strstr(f.lines[i].stack, "[stack copy ends"))
+			cr_assert(strstr(f.lines[i].stack, "solve (") < strstr(f.lines[i].stack, "[stack copy ends"),
+				  "the Python caller above the cut: %s", f.lines[i].stack);
+	folded_free(&f);
+	run_result_free(&r);
+}
+
+/* gunicorn and two workers: one command, several processes, each its own tree. */
+Test(realworld, gunicorn_workers_are_told_apart)
+{
+	const char *dir = temp_dir();
+	char *out = temp_path(dir, "gunicorn.folded"), app_dir[PATH_MAX], bind[64];
+	struct folded f;
+	struct run_result r;
+	int port = 20000 + getpid() % 20000;
+
+	need_module(DEBIAN_PY, "flask");
+	if (access("/usr/bin/gunicorn", X_OK))
+		cr_skip_test("gunicorn is not installed");
+	snprintf(app_dir, sizeof(app_dir), "%s", real_script("flask_app.py"));
+	*strrchr(app_dir, '/') = '\0';
+	snprintf(bind, sizeof(bind), "127.0.0.1:%d", port);
+	const char *server[] = { "/usr/bin/gunicorn", "-w", "2", "-b", bind, "--chdir", app_dir, "flask_app:app", NULL };
+	pid_t srv = spawn(server);
+	char load_cmd[512];
+	snprintf(load_cmd, sizeof(load_cmd),
+		 "import time, urllib.request as u\n"
+		 "end = time.time() + 12\n"
+		 "while time.time() < end:\n"
+		 "    try: u.urlopen('http://%s/').read()\n"
+		 "    except OSError: time.sleep(0.05)\n",
+		 bind);
+	const char *load[] = { DEBIAN_PY, "-c", load_cmd, NULL };
+	pid_t loader = spawn(load);
+	sleep_s(2); /* the workers boot */
+	const char *argv[] = { PYEBPF, "record", "-a", "-F", "499", "--comm", "gunicorn", "-d", "4", "-o", out, NULL };
+	run(argv, 30, &r);
+	kill_wait(loader);
+	kill_wait(srv);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	folded_load(out, &f);
+	/* Roots "gunicorn [pid N]" that ran the app's code. */
+	char roots[8][64];
+	int nroots = 0;
+	for (size_t i = 0; i < f.n; i++) {
+		const char *s = f.lines[i].stack;
+		size_t len = strcspn(s, ";");
+		if (strncmp(s, "gunicorn [pid ", 14) || !strstr(s, "fib (") || len >= sizeof(roots[0]))
+			continue;
+		bool seen = false;
+		for (int k = 0; k < nroots; k++)
+			seen |= !strncmp(roots[k], s, len) && roots[k][len] == '\0';
+		if (!seen && nroots < 8)
+			snprintf(roots[nroots++], sizeof(roots[0]), "%.*s", (int)len, s);
+	}
+	cr_assert_geq(nroots, 2, "workers running the app, each its own root: %d", nroots);
+	folded_free(&f);
+	run_result_free(&r);
+	free(out);
+}
+
+/* The newest pyenv interpreter of a minor version at least min, or NULL. */
+static const char *pyenv_at_least(int min_minor, struct python *pys, int n)
+{
+	const char *best = NULL;
+	int minor = -1;
+
+	for (int i = 0; i < n; i++)
+		if (pys[i].major == 3 && pys[i].minor >= min_minor && pys[i].minor > minor && pys[i].lib[0]) {
+			minor = pys[i].minor;
+			best = pys[i].path;
+		}
+	return best;
+}
+
+/* A spawn pool on 3.12+: each thread has one name for the whole recording,
+ * a worker's main thread is MainThread (multiprocessing's own _bootstrap
+ * names no thread), threads named by threading keep their names. */
+Test(realworld, multiprocessing_pool_one_name_per_thread)
+{
+	struct python pys[32];
+	int n = find_pythons(pys, 32);
+	const char *py = pyenv_at_least(12, pys, n);
+	const char *opts[] = { "--threads", NULL }, *args[] = { "spawn", NULL };
+	struct folded f;
+	struct run_result r;
+
+	if (!py)
+		cr_skip_test("no pyenv Python 3.12 or later");
+	record_script(opts, py, real_script("mp_pool.py"), args, 60, &f, &r);
+	struct {
+		unsigned pid, tid;
+		char name[128];
+	} seen[256];
+	int nseen = 0, workers = 0;
+	for (size_t i = 0; i < f.n; i++) {
+		unsigned pid = 0, tid = 0;
+		char name[128];
+		const char *s = f.lines[i].stack, *t = strchr(s, ';');
+		if (sscanf(s, "%*[^[][pid %u]", &pid) != 1 || !t)
+			continue;
+		const char *tt = strstr(t, " [tid ");
+		if (!tt || sscanf(tt, " [tid %u]", &tid) != 1 || (size_t)(tt - t - 1) >= sizeof(name))
+			continue;
+		snprintf(name, sizeof(name), "%.*s", (int)(tt - t - 1), t + 1);
+		int k;
+		for (k = 0; k < nseen; k++)
+			if (seen[k].tid == tid)
+				break;
+		if (k == nseen && nseen < 256) {
+			seen[nseen].pid = pid;
+			seen[nseen].tid = tid;
+			snprintf(seen[nseen++].name, sizeof(name), "%s", name);
+			workers += pid == tid && strstr(s, "worker (") != NULL;
+			continue;
+		}
+		cr_assert_str_eq(name, seen[k].name, "tid %u has two names", tid);
+		if (pid == tid && strstr(s, "worker (") && strcmp(seen[k].name, "MainThread"))
+			cr_assert_fail("a worker's main thread is %s", seen[k].name);
+	}
+	for (int k = 0; k < nseen; k++)
+		if (seen[k].pid == seen[k].tid)
+			cr_assert_str_eq(seen[k].name, "MainThread", "pid %u's main thread", seen[k].pid);
+	cr_assert_geq(workers, 2, "two pool workers seen");
+	for (int i = 0; i < 4; i++) {
+		char want[32];
+		snprintf(want, sizeof(want), ";side-%d [tid ", i);
+		cr_assert_gt(count_all(&f, want, NULL), 0, "thread side-%d named", i);
+	}
+	folded_free(&f);
+	run_result_free(&r);
+}
+
+/* Five 0.3 s runs: at least 95% of their samples carry their Python stack,
+ * though each process is new to the profiler. */
+Test(realworld, short_lived_processes_keep_their_python_stacks)
+{
+	struct python pys[32];
+	int n = find_pythons(pys, 32);
+	const char *py = pyenv_at_least(11, pys, n);
+	uint64_t total = 0, python = 0;
+
+	if (!py)
+		cr_skip_test("no pyenv Python 3.11 or later");
+	for (int run_i = 0; run_i < 5; run_i++) {
+		const char *dir = temp_dir();
+		char *out = temp_path(dir, "short.folded");
+		const char *argv[] = {
+			PYEBPF, "record", "-F", "999", "-o", out, "--", py, real_script("short.py"), NULL
+		};
+		struct run_result r;
+		struct folded f;
+
+		run(argv, 30, &r);
+		cr_assert_eq(r.status, 0, "%s", r.err);
+		folded_load(out, &f);
+		for (size_t i = 0; i < f.n; i++) {
+			total += f.lines[i].count;
+			if (strstr(f.lines[i].stack, ".py:") || strstr(f.lines[i].stack, "<frozen "))
+				python += f.lines[i].count;
+		}
+		folded_free(&f);
+		run_result_free(&r);
+		free(out);
+	}
+	cr_assert_geq(python * 100, total * 95, "%llu of %llu samples with Python frames", (unsigned long long)python,
+		      (unsigned long long)total);
+}
+
+/* Debian's python3.11 has no frame pointers: start-up stacks without
+ * --native end where the chain does, marked once, no towers of [unknown]. */
+Test(realworld, stacks_without_frame_pointers_are_cut_not_towers)
+{
+	const char *args[] = { "fork", NULL };
+	struct folded f;
+	struct run_result r;
+
+	if (access(DEBIAN_PY, X_OK))
+		cr_skip_test("no Debian python3");
+	record_script(NULL, DEBIAN_PY, real_script("mp_pool.py"), args, 60, &f, &r);
+	for (size_t i = 0; i < f.n; i++) {
+		const char *s = f.lines[i].stack;
+		cr_assert_null(strstr(s, ";[unknown];[unknown]"), "a tower of [unknown]: %s", s);
+		cr_assert_leq(occurrences(s, "[no frame pointers]"), 1, "%s", s);
+	}
+	cr_assert_gt(count_all(&f, "[no frame pointers]", NULL), 0, "start-up code without frame pointers is marked");
+	cr_assert(strstr(r.err, "cut where frame pointers end"), "%s", r.err);
+	folded_free(&f);
+	run_result_free(&r);
+}
