@@ -6,6 +6,21 @@
 #include <stdio.h>
 #include <string.h>
 
+/* The ELF behind fd, or NULL when it is none. */
+static Elf *elf_open(int fd)
+{
+	Elf *elf;
+
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return NULL;
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (elf && elf_kind(elf) != ELF_K_ELF) {
+		elf_end(elf);
+		elf = NULL;
+	}
+	return elf;
+}
+
 int elf_lookup(int fd, struct elf_query *q, size_t n, uint64_t *load_delta)
 {
 	Elf_Scn *scn = NULL;
@@ -15,14 +30,9 @@ int elf_lookup(int fd, struct elf_query *q, size_t n, uint64_t *load_delta)
 	for (size_t i = 0; i < n; i++)
 		q[i].vaddr = 0;
 	*load_delta = 0;
-	if (elf_version(EV_CURRENT) == EV_NONE)
+	elf = elf_open(fd);
+	if (!elf)
 		return -1;
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (!elf || elf_kind(elf) != ELF_K_ELF) {
-		if (elf)
-			elf_end(elf);
-		return -1;
-	}
 	if (elf_getphdrnum(elf, &nph) == 0) {
 		for (size_t i = 0; i < nph; i++) {
 			GElf_Phdr ph;
@@ -89,14 +99,9 @@ int elf_identity(int fd, struct elf_identity *id)
 	Elf *elf;
 
 	memset(id, 0, sizeof(*id));
-	if (elf_version(EV_CURRENT) == EV_NONE)
+	elf = elf_open(fd);
+	if (!elf)
 		return -1;
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (!elf || elf_kind(elf) != ELF_K_ELF) {
-		if (elf)
-			elf_end(elf);
-		return -1;
-	}
 	id->start = UINT64_MAX;
 	for (size_t i = 0; elf_getphdrnum(elf, &nph) == 0 && i < nph; i++) {
 		GElf_Phdr ph;
