@@ -183,11 +183,17 @@ void folded_free(struct folded *f)
 	free(f->lines);
 }
 
+/* The process frame is "comm", or "comm [pid N]" when several processes of
+ * one command were recorded. */
 static bool of_comm(const char *stack, const char *comm)
 {
 	size_t n = strlen(comm);
 
-	return strncmp(stack, comm, n) == 0 && (stack[n] == ';' || stack[n] == '\0');
+	if (strncmp(stack, comm, n) != 0)
+		return false;
+	if (!strncmp(stack + n, " [pid ", 6))
+		n += strcspn(stack + n, "]") + 1;
+	return stack[n] == ';' || stack[n] == '\0';
 }
 
 uint64_t folded_comm_total(const struct folded *f, const char *comm)

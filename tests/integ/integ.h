@@ -48,7 +48,7 @@ struct folded {
 /* Load a folded file, asserting every line is "STACK COUNT". */
 void folded_load(const char *path, struct folded *f);
 void folded_free(struct folded *f);
-/* Samples whose stack starts with "comm;" (or is just comm). */
+/* Samples whose stack starts with "comm;" or "comm [pid N];" (or is just that). */
 uint64_t folded_comm_total(const struct folded *f, const char *comm);
 /* Samples of comm whose stack contains `needle`. */
 uint64_t folded_count(const struct folded *f, const char *comm, const char *needle);

@@ -65,6 +65,7 @@ static char *filtered(const char *const *args, uint64_t *dropped)
 			  : !strcmp(args[i], "--gil")            ? OPT_FILTER_GIL
 			  : !strcmp(args[i], "--no-kernel")      ? OPT_FILTER_NO_KERNEL
 			  : !strcmp(args[i], "--python-only")    ? OPT_FILTER_PYTHON_ONLY
+			  : !strcmp(args[i], "--functions")      ? OPT_FILTER_FUNCTIONS
 								 : -1;
 		if (!strcmp(args[i], "--pid"))
 			cr_assert_eq(filter_args__pids(&f, args[i + 1], "--pid"), 0);
@@ -128,6 +129,32 @@ Test(filter, frames_by_kind)
 	      "--no-kernel", "");
 	/* Python frames only; the native process has none and goes. */
 	CHECK(3, PY_MAIN " 2\n" PY_MON " 2\n", "--python-only", "");
+	/* One frame per Python function: lines merge (py-spy's --nolineno). */
+	CHECK(0,
+	      "busy;busy [tid 20];main;do_syscall_64_[k] 3\n"
+	      "python3;MainThread [tid 10];<module> (/a.py);run (/a.py) 1\n"
+	      "python3;MainThread [tid 10];<module> (/a.py);run (/a.py);Matrix::multiply();do_syscall_64_[k] 1\n"
+	      "python3;monitor [tid 11];<module> (/a.py);run (/a.py);Matrix::multiply();do_syscall_64_[k] 2\n",
+	      "--functions", "");
+}
+
+/* --functions as record applies it: two lines of one function are one frame. */
+Test(filter, functions_merge_the_lines_of_a_function)
+{
+	struct filter f;
+	struct profile *p = profile__new();
+	uint32_t a = frame(p, FRAME_PYTHON, "run", "/a.py", 5, 4), b = frame(p, FRAME_PYTHON, "run", "/a.py", 9, 4);
+	uint32_t n = frame(p, FRAME_NATIVE, "main", "/bin/x", 0, 0), v[3] = { n, a, b };
+
+	filter__init(&f);
+	cr_assert_eq(filter_args__option(&f, OPT_FILTER_FUNCTIONS, NULL), 1);
+	filter__functions(&f, p, v, 3);
+	cr_assert_eq(v[0], n, "native frames stay");
+	cr_assert_eq(v[1], v[2], "one frame for both lines");
+	cr_assert_eq(profile__frame_at(p, v[1])->line, 0);
+	cr_assert_eq(profile__frame_at(p, v[1])->start_line, 4);
+	filter__free(&f);
+	profile__free(p);
 }
 
 Test(filter, bad_values)

@@ -309,3 +309,44 @@ Test(ingest, a_looping_chain_is_kept_for_one_turn)
 	cr_assert_eq(ingest_frames_before_loop(f, 11, 0), 11);
 	cr_assert_eq(ingest_frames_before_loop(f, 11, 11), 11);
 }
+
+/* A frame-pointer chain that leaves the mapped files (code without frame
+ * pointers) ends there, marked once, and the summary counts it. */
+Test(ingest, frame_pointer_chain_into_nowhere_is_cut_and_counted)
+{
+	struct rig g;
+	struct pyebpf_sample *s = sample_init(&rec, (uint32_t)getpid(), (uint32_t)getpid(), 1);
+	uint64_t u[6] = {
+		(uint64_t)(uintptr_t)ingest_leaf_fn, (uint64_t)(uintptr_t)ingest_caller_fn + 5, 0x10, 0x20, 0x30, 0x40
+	};
+	struct profile_entry e;
+	size_t size, nmods;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	uint64_t counters[PYEBPF_CNT__COUNT] = { 0 };
+	struct record_summary sum = { .counters = counters, .bpf_us = -1 };
+
+	rig_up(&g, false);
+	size = sample_native(s, NULL, 0, u, 6);
+	ingest__event(g.in, s, size);
+	ingest__event(g.in, s, size);
+	profile__entry(g.prof, 0, &e);
+	cr_assert_eq(e.nframes, 3, "the caller, the leaf and one mark: %u", e.nframes);
+	cr_assert_str_eq(name_of(g.prof, e.frames[0]), "[no frame pointers]");
+	cr_assert_str_eq(name_of(g.prof, e.frames[1]), "ingest_caller_fn");
+	cr_assert_eq(ingest__stats(g.in)->fp_cut, 2);
+	cr_assert_eq(ingest__stats(g.in)->no_symbol, 0);
+	const struct profile_module *m = profile__modules(g.prof, &nmods);
+	cr_assert_geq(nmods, 1);
+	/* Its file is noted with its extent, but not as the executable: that
+	 * is this very program, and pyebpf never profiles itself. */
+	cr_assert(!m[0].exe && m[0].limit > m[0].start, "exe %d, [%#lx, %#lx)", m[0].exe, m[0].start, m[0].limit);
+	sum.ingest = g.in;
+	summary_print(f, &sum);
+	fclose(f);
+	cr_assert(strstr(buf, "pyebpf: native stacks cut where frame pointers end (marked [no frame pointers]): 2\n"),
+		  "%s", buf);
+	free(buf);
+	rig_down(&g);
+}

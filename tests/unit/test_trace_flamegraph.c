@@ -132,6 +132,35 @@ Test(flamegraph, hundred_thousand_distinct_stacks_stay_small)
 	profile__free(p);
 }
 
+/* As tall as the frames drawn: a one-sample tower too thin to draw (0.1 px)
+ * adds no height, so the picture opens on the frames that matter; the
+ * flip between flame and icicle is there. */
+Test(flamegraph, height_of_drawn_frames_and_a_flip_button)
+{
+	struct profile *p = profile__new();
+	struct sample_labels l = { .pid = 1, .tid = 1, .comm = profile__str(p, "python3") };
+	uint32_t deep[300], wide[3];
+	char name[32];
+
+	for (int i = 0; i < 300; i++) {
+		snprintf(name, sizeof(name), "d%d", i);
+		deep[i] = frame(p, FRAME_PYTHON, name, "/x.py", (uint32_t)i + 1, 1);
+	}
+	for (int i = 0; i < 3; i++)
+		wide[i] = deep[i];
+	profile__add(p, &l, wide, 3, 100000);
+	profile__add(p, &l, deep, 300, 1); /* 0.01 px wide at 1200 px */
+	char *svg = run_writer(p, write_svg);
+	int height = 0;
+	cr_assert_eq(sscanf(strstr(svg, "<svg "), "<svg version=\"1.1\" width=\"%*d\" height=\"%d\"", &height), 1);
+	/* all, the process, three frames: 5 rows of 16 px plus 80 px around. */
+	cr_assert_eq(height, 56 + 5 * 16 + 24, "height %d", height);
+	cr_assert(strstr(svg, "<text id=\"flip\" class=\"button\""), "the flame/icicle button");
+	cr_assert(strstr(svg, "function flip("), "its script");
+	free(svg);
+	profile__free(p);
+}
+
 Test(top, self_and_total_per_function)
 {
 	struct profile *p = profile__new();
