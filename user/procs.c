@@ -8,8 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "cgroups.h"
@@ -67,8 +65,20 @@ struct procs {
 	uint64_t now, swept_ns;        /* the latest time seen; the last sweep of idle files */
 	uint64_t gens;                 /* maps generations handed out: one is never seen twice */
 	const char *const *debug_dirs; /* NULL-terminated */
-	struct stat self_exe;          /* pyebpf's own: a child before its exec is not the command */
+	char self_exe[4096];           /* pyebpf's own: a child before its exec is not the command */
 };
+
+/* The path /proc/PID/exe names, or "" (false). */
+static bool exe_path(pid_t pid, char *buf, size_t size)
+{
+	char link[64];
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/proc/%d/exe", (int)pid);
+	n = readlink(link, buf, size - 1);
+	buf[n > 0 ? n : 0] = '\0';
+	return n > 0;
+}
 
 static const char *const default_debug_dirs[] = { PROCS_DEFAULT_DEBUG_DIR, NULL };
 
@@ -82,8 +92,7 @@ struct procs *procs__new(struct profile *p)
 	t->files = hashmap__new();
 	if (!t->by_pid || !t->files)
 		die("out of memory");
-	if (stat("/proc/self/exe", &t->self_exe))
-		memset(&t->self_exe, 0, sizeof(t->self_exe));
+	exe_path(getpid(), t->self_exe, sizeof(t->self_exe));
 	return t;
 }
 
@@ -428,23 +437,20 @@ uint32_t procs__user_frame(struct procs *t, struct proc *p, uint64_t addr, int l
 
 void procs__note_exe(struct procs *t, struct proc *p)
 {
-	struct stat st;
-	char link[64];
+	char exe[4096];
 
 	if (p->exe_noted || !p->nmaps)
 		return;
 	p->exe_noted = true;
-	snprintf(link, sizeof(link), "/proc/%u/exe", p->pid);
-	if (stat(link, &st) || (st.st_dev == t->self_exe.st_dev && st.st_ino == t->self_exe.st_ino))
+	/* The link's text, as the maps spell paths: the file itself is never
+	 * touched (it may sit on a mount that hangs). */
+	if (!exe_path(p->pid, exe, sizeof(exe)) || !strcmp(exe, t->self_exe))
 		return;
-	for (size_t i = 0; i < p->nmaps; i++) {
-		const struct mapping *m = &p->maps[i];
-
-		if (m->inode == st.st_ino && makedev(m->dev_major, m->dev_minor) == st.st_dev) {
+	for (size_t i = 0; i < p->nmaps; i++)
+		if (!strcmp(p->maps[i].path, exe)) {
 			note_module(t, p, i, -1, true);
 			return;
 		}
-	}
 }
 
 void procs__container_labels(struct procs *t, struct proc *p, struct sample_labels *l)
