@@ -44,19 +44,26 @@ struct {
  * milliseconds, not after the reader's next timed drain (50 ms).
  */
 #define YOUNG_NS (250 * 1000000ULL)
+/* A young process wakes the reader at most this often: a build's compiler
+ * processes, all young, must not turn every sample into a wake-up. */
+#define YOUNG_WAKE_NS (2 * 1000000ULL)
+
+struct young_proc {
+	__u64 born, woke; /* bpf_ktime_get_ns() */
+};
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 4096);
-	__type(key, __u32);   /* tgid */
-	__type(value, __u64); /* born, bpf_ktime_get_ns() */
+	__type(key, __u32); /* tgid */
+	__type(value, struct young_proc);
 } young SEC(".maps") __weak;
 
 static __always_inline void note_young(__u32 pid)
 {
-	__u64 now = bpf_ktime_get_ns();
+	struct young_proc y = { .born = bpf_ktime_get_ns() };
 
-	bpf_map_update_elem(&young, &pid, &now, BPF_ANY);
+	bpf_map_update_elem(&young, &pid, &y, BPF_ANY);
 }
 
 /* --cgroup / --container: cgroup v2 ids; their descendants count too. */
@@ -152,17 +159,23 @@ static __always_inline __u64 wakeup_flag(void)
  * naming it is what registers the process with the Python walker. */
 static __always_inline __u64 sample_wakeup_flag(__u32 pid, __u32 flags)
 {
-	__u64 *born;
+	struct young_proc *y;
+	__u64 now;
 
 	if (flags & PYEBPF_SAMPLE_PY)
 		return wakeup_flag();
-	born = bpf_map_lookup_elem(&young, &pid);
-	if (!born)
+	y = bpf_map_lookup_elem(&young, &pid);
+	if (!y)
 		return wakeup_flag();
-	if (bpf_ktime_get_ns() - *born < YOUNG_NS)
-		return BPF_RB_FORCE_WAKEUP;
-	bpf_map_delete_elem(&young, &pid);
-	return wakeup_flag();
+	now = bpf_ktime_get_ns();
+	if (now - y->born >= YOUNG_NS) {
+		bpf_map_delete_elem(&young, &pid);
+		return wakeup_flag();
+	}
+	if (now - y->woke < YOUNG_WAKE_NS) /* a racing CPU may wake it twice: harmless */
+		return wakeup_flag();
+	y->woke = now;
+	return BPF_RB_FORCE_WAKEUP;
 }
 
 static __always_inline void count(__u32 which)
