@@ -218,7 +218,7 @@ test: unit-test fuzz integ-test
 
 # ---- set-up ----------------------------------------------------------------
 DEPS := make clang llvm gcc g++ libbpf-dev bpftool libelf-dev zlib1g-dev libdw-dev pybind11-dev python3-dev libc6-dbg \
-	python3-numpy python3-scipy libopenblas0-pthread python3-flask gunicorn python3-aiohttp python3-sphinx graphviz curl npm \
+	python3-numpy python3-scipy libopenblas0-pthread python3-flask gunicorn python3-aiohttp python3-sphinx graphviz curl \
 	libcriterion-dev pkg-config python3 binutils procps util-linux bc \
 	libprotobuf-c-dev protobuf-c-compiler golang-go libclang-rt-14-dev chromium \
 	clang-format clang-tidy cppcheck

@@ -6,7 +6,8 @@
 #
 #   bash tests/viewers.sh [OUTDIR]      (root; make viewers)
 #
-# Needs golang-go, graphviz, chromium, npm (the npm registry, once: speedscope
+# Needs golang-go, graphviz, chromium, npm (Debian's, or the one nodejs brings; not
+# in make deps: it conflicts with some nodejs builds) and the npm registry once (speedscope
 # is cached in OUTDIR), python3-numpy. Prints one line per check; exits
 # non-zero at the first that fails. Screenshots: OUTDIR/*.png.
 set -euo pipefail
