@@ -169,7 +169,8 @@ $(BUILD)/integ-tests: $(INTEG_SRCS)
 FUZZ_CFLAGS := -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all $(WARN) $(CPPFLAGS)
 FUZZ_PPROF_SRCS := tests/fuzz/fuzz_pprof.c user/read/pprof.c user/profile.c user/strtab.c user/hashmap.c user/util.c \
 	user/gzip.c user/frame_format.c user/top.c user/write/flamegraph.c user/write/folded.c \
-	user/write/trace.c user/write/escape.c user/offcpu.c
+	user/write/trace.c user/write/escape.c user/write/process_frame.c \
+	user/write/thread_names.c user/offcpu.c
 FUZZ_INGEST_SRCS := tests/fuzz/fuzz_ingest.c $(PURE_SRCS)
 # names: interval file names, the text escaper, id lists.
 FUZZ_NAMES_SRCS := tests/fuzz/fuzz_names.c user/rotation.c user/write/escape.c user/util.c

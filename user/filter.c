@@ -193,6 +193,7 @@ struct profile *filter__apply(const struct filter *f, const struct profile *in, 
 		l.python = import_str(&im, l.python);
 		l.container = import_str(&im, l.container);
 		l.cgroup_path = import_str(&im, l.cgroup_path);
+		l.process = import_str(&im, l.process);
 		profile__add_at(im.out, &l, frames, n, ev.count, ev.time_ns);
 	}
 	free(frames);

@@ -74,6 +74,7 @@ struct ingest {
 #define STACK_NO_FP 0x2  /* cut where frame pointers ended */
 #define STACK_NO_SYM 0x4 /* a native frame has no symbol */
 #define STACK_NO_SYM_LEAF 0x8
+#define STACK_MP_BOOT 0x10 /* multiprocessing's BaseProcess._bootstrap runs it */
 
 struct ingest *ingest__new(struct profile *prof, const struct ingest_config *c, const struct ingest_hooks *h)
 {
@@ -413,6 +414,13 @@ static size_t raw_stack_key(struct ingest *in, const struct sample_view *v, stru
 
 #define STACK_FILTERED UINT32_MAX
 
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+
+	return n >= m && !strcmp(s + n - m, suffix);
+}
+
 /* What the summary counts of a stack (root first), kept by its id. */
 static void note_stack_bits(struct ingest *in, uint32_t id, const uint32_t *frames, uint32_t n)
 {
@@ -445,14 +453,22 @@ static void note_stack_bits(struct ingest *in, uint32_t id, const uint32_t *fram
 			bits |= STACK_NO_SYM | (i == leaf ? STACK_NO_SYM_LEAF : 0);
 		else if (f->kind == FRAME_MARK && !strcmp(profile__str_at(in->prof, f->name), "[no frame pointers]"))
 			bits |= STACK_NO_FP;
+		else if (f->kind == FRAME_PYTHON && ends_with(profile__str_at(in->prof, f->name), "_bootstrap") &&
+			 ends_with(profile__str_at(in->prof, f->module), "/multiprocessing/process.py"))
+			bits |= STACK_MP_BOOT;
 	}
 	in->stack_bits[id] = bits;
+}
+
+static uint8_t stack_bits(const struct ingest *in, uint32_t id)
+{
+	return id < in->nstack_bits && profile__stacks_gen(in->prof) == in->bits_gen ? in->stack_bits[id] : 0;
 }
 
 /* Count a sample by what its stack holds. */
 static void count_stack(struct ingest *in, uint32_t id, uint32_t weight)
 {
-	uint8_t bits = id < in->nstack_bits && profile__stacks_gen(in->prof) == in->bits_gen ? in->stack_bits[id] : 0;
+	uint8_t bits = stack_bits(in, id);
 
 	if (bits & STACK_NO_FP)
 		in->stats.fp_cut += weight;
@@ -526,6 +542,7 @@ static void ingest_sample(struct ingest *in, const void *data, size_t size)
 	procs__container_labels(in->procs, p, &l);
 	/* Before any filter: a process must be known to be Python to be sampled as Python. */
 	py = python_of(in, l.pid, p, now);
+	l.process = procs__process_name(p);
 	l.thread = thread_label(in, v.s, py, l.comm, now);
 	l.python = py ? python_label(in, py_proc__interp(py)) : 0;
 	/* An off-CPU sample is timed at its interval's start: timelines draw it
@@ -556,6 +573,15 @@ static void ingest_sample(struct ingest *in, const void *data, size_t size)
 		return;
 	}
 	count_stack(in, stack, weight);
+	/* A multiprocessing child: its name, read once its main thread shows it
+	 * (labels from the next sample on; writers use it for the whole pid). */
+	if ((stack_bits(in, stack) & STACK_MP_BOOT) && l.tid == l.pid && py && v.s->tstate &&
+	    (v.s->flags & PYEBPF_SAMPLE_PY) && procs__want_process_name(p)) {
+		char *name = py_process_name((pid_t)l.pid, py_proc__interp(py), v.s->tstate);
+
+		procs__set_process_name(p, name ? profile__str(in->prof, name) : 0);
+		free(name);
+	}
 	profile__add_stack_at(in->prof, &l, stack, weight, t);
 }
 

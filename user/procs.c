@@ -54,6 +54,8 @@ struct proc {
 	bool ns_read;             /* cgroup_path, container and ns_pid were read */
 	bool python;              /* found to be Python (kept across exec: counted once) */
 	bool exe_noted;           /* its executable was noted in the profile's modules */
+	uint32_t name;            /* string id: the name it gives itself (multiprocessing's); 0: none */
+	uint8_t name_asks;        /* looks for it so far: a few at most */
 	uint32_t cgroup_path, container, ns_pid;
 };
 
@@ -233,6 +235,8 @@ void procs__exec(struct procs *t, uint32_t pid)
 		p->born_ns = 0; /* set again at the next sample */
 		p->ns_read = false;
 		p->exe_noted = false;
+		p->name = 0;
+		p->name_asks = 0;
 		p->young_scans = 0;
 	}
 }
@@ -335,6 +339,26 @@ bool procs__rescan_unknown(struct procs *t, struct proc *p, uint64_t now)
 		return false;
 	proc_scan(t, p, now);
 	return p->maps_gen != gen;
+}
+
+/* A stack can show a multiprocessing bootstrap before its `self` is fully
+ * set up: a few looks, then never again. */
+#define NAME_ASKS 3
+
+uint32_t procs__process_name(const struct proc *p)
+{
+	return p->name;
+}
+
+bool procs__want_process_name(const struct proc *p)
+{
+	return !p->name && p->name_asks < NAME_ASKS;
+}
+
+void procs__set_process_name(struct proc *p, uint32_t name)
+{
+	p->name_asks++;
+	p->name = name;
 }
 
 bool procs__mark_python(struct proc *p)

@@ -52,6 +52,12 @@ uint64_t procs__maps_id(const struct proc *p);
 /* Note that p is Python; true the first time in its life (an exec, a shell
  * that execs python, is not a second process). */
 bool procs__mark_python(struct proc *p);
+/* The name the process gives itself (multiprocessing's `SpawnPoolWorker-1`):
+ * a string id, 0 when none is known; whether to look for it (not found, not
+ * looked for too often); what a look found (0: nothing). */
+uint32_t procs__process_name(const struct proc *p);
+bool procs__want_process_name(const struct proc *p);
+void procs__set_process_name(struct proc *p, uint32_t name);
 /* Note p's executable among the profile's modules (once per image): pprof
  * lists the main binary first. */
 void procs__note_exe(struct procs *t, struct proc *p);

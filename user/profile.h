@@ -45,6 +45,8 @@ struct sample_labels {
 	uint32_t cgroup_path; /* string id: the process's cgroup v2 path; 0: unknown */
 	uint32_t ns_pid;      /* the pid inside the process's own pid namespace; 0: unknown */
 	uint32_t offcpu;      /* enum offcpu_reason: why the thread was off the CPU; 0: it was on it */
+	uint32_t process;     /* string id: the name the process gives itself (multiprocessing's); 0: none */
+	uint32_t spare;       /* zero */
 	uint64_t cgroup;      /* cgroup v2 id of the task; 0: unknown */
 };
 

@@ -209,7 +209,8 @@ static const char *pyenv_at_least(int min_minor, struct python *pys, int n)
 
 /* A spawn pool on 3.12+: each thread has one name for the whole recording,
  * a worker's main thread is MainThread (multiprocessing's own _bootstrap
- * names no thread), threads named by threading keep their names. */
+ * names no thread: it names the process, `SpawnPoolWorker-N`), threads
+ * named by threading keep their names. */
 Test(realworld, multiprocessing_pool_one_name_per_thread)
 {
 	struct python pys[32];
@@ -259,6 +260,9 @@ Test(realworld, multiprocessing_pool_one_name_per_thread)
 		if (seen[k].pid == seen[k].tid)
 			cr_assert_str_eq(seen[k].name, "MainThread", "pid %u's main thread", seen[k].pid);
 	cr_assert_geq(workers, 2, "two pool workers seen");
+	/* Named as multiprocessing names them, beside their pids. */
+	cr_assert_gt(count_all(&f, ", SpawnPoolWorker-1];MainThread [tid ", NULL), 0, "worker 1 named");
+	cr_assert_gt(count_all(&f, ", SpawnPoolWorker-2];MainThread [tid ", NULL), 0, "worker 2 named");
 	for (int i = 0; i < 4; i++) {
 		char want[32];
 		snprintf(want, sizeof(want), ";side-%d [tid ", i);

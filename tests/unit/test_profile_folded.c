@@ -139,3 +139,28 @@ Test(folded, process_frames_auto_each_merged)
 	cr_assert_eq(process_frames_parse("every", &m), -1);
 	profile__free(p);
 }
+
+/* With --threads a thread has one frame, named as its latest sample names
+ * it (its first ones may predate its Python name); a process that named
+ * itself (multiprocessing) shows that name beside its pid, for all its
+ * samples. */
+Test(folded, one_name_per_thread_and_the_process_s_own_name)
+{
+	struct profile *p = profile__new();
+	uint32_t py = profile__str(p, "python3.12"), f = frame(p, FRAME_NATIVE, "main", "/bin/x", 0, 0);
+	struct sample_labels early = { .pid = 7, .tid = 7, .comm = py, .thread = profile__str(p, "python3.12") };
+	struct sample_labels late = early,
+			     other = { .pid = 8, .tid = 8, .comm = py, .thread = profile__str(p, "MainThread") };
+
+	late.thread = profile__str(p, "MainThread");
+	late.process = profile__str(p, "SpawnPoolWorker-1");
+	profile__add_at(p, &early, &f, 1, 1, 1000);
+	profile__add_at(p, &late, &f, 1, 2, 2000);
+	profile__add_at(p, &other, &f, 1, 1, 3000);
+	struct folded_opts o = { .threads = 1 };
+	char *text = folded_text_opts(p, &o);
+	cr_assert_str_eq(text, "python3.12 [pid 7, SpawnPoolWorker-1];MainThread [tid 7];main 3\n"
+			       "python3.12 [pid 8];MainThread [tid 8];main 1\n");
+	free(text);
+	profile__free(p);
+}

@@ -144,29 +144,42 @@ static uint64_t frame_code(const struct reader *r, uint64_t frame)
 
 #define CODE_MEMO 8
 
-/* Is code threading.Thread's _bootstrap? Other modules have one too:
- * multiprocessing's BaseProcess._bootstrap runs a worker process's main
- * thread, which is no threading.Thread of its own. */
-static bool is_thread_bootstrap(const struct reader *r, uint64_t code)
+/* Is code a _bootstrap function of a file whose path ends in `module`
+ * ("/threading.py")? 2.7's threading spells it __bootstrap. */
+static bool is_bootstrap_of(const struct reader *r, uint64_t code, const char *module)
 {
 	char *n = py_read_str(r->pid, r->l, rd(r, code + r->l->co_name), 64), *file;
-	bool yes = n && (!strcmp(n, "_bootstrap") || !strcmp(n, "__bootstrap")); /* 2.7: __bootstrap */
-	size_t len;
+	bool yes = n && (!strcmp(n, "_bootstrap") || !strcmp(n, "__bootstrap"));
+	size_t len, want = strlen(module);
 
 	free(n);
 	if (!yes)
 		return false;
 	file = py_read_str(r->pid, r->l, rd(r, code + r->l->co_filename), 4096);
 	len = file ? strlen(file) : 0;
-	yes = len >= 12 && !strcmp(file + len - 12, "threading.py") && (len == 12 || file[len - 13] == '/');
+	yes = len >= want && !strcmp(file + len - want, module);
 	free(file);
 	return yes;
 }
 
-/* The Thread._bootstrap frame nearest the root, and its code object. Deep
- * stacks are recursions of a few functions: each code's name is read once.
- * *rooted: the walk reached the root frame. */
-static uint64_t find_bootstrap(const struct reader *r, uint64_t tstate, uint64_t *boot_code, bool *rooted)
+/* threading.Thread's _bootstrap names a thread; multiprocessing's
+ * BaseProcess._bootstrap runs a worker process's main thread, which is no
+ * threading.Thread of its own: it names the process. */
+static bool is_thread_bootstrap(const struct reader *r, uint64_t code)
+{
+	return is_bootstrap_of(r, code, "/threading.py");
+}
+
+static bool is_process_bootstrap(const struct reader *r, uint64_t code)
+{
+	return is_bootstrap_of(r, code, "/multiprocessing/process.py");
+}
+
+/* The frame nearest the root whose code `is_boot` accepts, and its code
+ * object. Deep stacks are recursions of a few functions: each code is
+ * looked at once. *rooted: the walk reached the root frame. */
+static uint64_t find_bootstrap(const struct reader *r, uint64_t tstate,
+			       bool (*is_boot_code)(const struct reader *, uint64_t), uint64_t *boot_code, bool *rooted)
 {
 	const struct pyebpf_py_offsets *o = &r->l->bpf;
 	uint64_t frame = rd(r, tstate + o->tstate_frame), boot = 0, seen[CODE_MEMO] = { 0 };
@@ -185,7 +198,7 @@ static uint64_t find_bootstrap(const struct reader *r, uint64_t tstate, uint64_t
 		if (code && k < 0) {
 			k = (int)(next++ % CODE_MEMO);
 			seen[k] = code;
-			is_boot[k] = is_thread_bootstrap(r, code);
+			is_boot[k] = is_boot_code(r, code);
 		}
 		if (k >= 0 && is_boot[k]) {
 			boot = frame;
@@ -211,7 +224,7 @@ char *py_thread_name(pid_t pid, const struct py_interp *in, uint64_t tstate, str
 		boot = hint->frame;
 		code = hint->code;
 	} else {
-		boot = find_bootstrap(&r, tstate, &code, &rooted);
+		boot = find_bootstrap(&r, tstate, is_thread_bootstrap, &code, &rooted);
 	}
 	if (hint)
 		*hint = (struct py_thread_hint){ .frame = boot, .code = code, .none = !boot && rooted };
@@ -219,5 +232,18 @@ char *py_thread_name(pid_t pid, const struct py_interp *in, uint64_t tstate, str
 		return NULL;
 	uint64_t self = rd(&r, boot + l->frame_localsplus);
 	uint64_t name = self ? attr(&r, self, in->major == 2 ? "_Thread__name" : "_name") : 0;
+	return name ? py_read_str(pid, l, name, 256) : NULL;
+}
+
+char *py_process_name(pid_t pid, const struct py_interp *in, uint64_t tstate)
+{
+	const struct py_layout *l = &in->layout;
+	struct reader r = { pid, l };
+	uint64_t code = 0, boot, self, name;
+	bool rooted = false;
+
+	boot = find_bootstrap(&r, tstate, is_process_bootstrap, &code, &rooted);
+	self = boot ? rd(&r, boot + l->frame_localsplus) : 0;
+	name = self ? attr(&r, self, "_name") : 0;
 	return name ? py_read_str(pid, l, name, 256) : NULL;
 }

@@ -30,4 +30,9 @@ struct py_thread_hint {
  * hint (may be NULL) is used and updated. */
 char *py_thread_name(pid_t pid, const struct py_interp *in, uint64_t tstate, struct py_thread_hint *hint);
 
+/* The name multiprocessing gave the process (`SpawnPoolWorker-1`), from
+ * BaseProcess._bootstrap(self) on the thread's stack (its main thread's); a
+ * new string, or NULL. One walk of the stack: asked rarely. */
+char *py_process_name(pid_t pid, const struct py_interp *in, uint64_t tstate);
+
 #endif

@@ -326,6 +326,8 @@ static void read_samples(struct reader *r, int vi, bool by_period)
 				l.container = profile__str(r->p, sv);
 			else if (!strcmp(key, "off_cpu_reason"))
 				l.offcpu = offcpu_reason_parse(sv);
+			else if (!strcmp(key, "process_name"))
+				l.process = profile__str(r->p, sv);
 			else if (!strcmp(key, "ns_pid"))
 				l.ns_pid = (uint32_t)num;
 			else if (!strcmp(key, "time") && num >= 0) /* files of pyebpf before the timeline field */

@@ -10,6 +10,7 @@
 #include "../hashmap.h"
 #include "../util.h"
 #include "escape.h"
+#include "thread_names.h"
 #include "flamegraph_js.h" /* generated from flamegraph.js */
 
 #define WIDTH 1200
@@ -48,6 +49,7 @@ struct tree {
 	struct hashmap *ids; /* node_key → index */
 	struct node *v;
 	size_t n, cap;
+	struct process_split *split; /* the process frames' names */
 };
 
 static uint32_t child(struct tree *t, uint32_t parent, uint32_t kind, uint32_t id, uint32_t tid, uint64_t count)
@@ -75,7 +77,7 @@ static void node_name(const struct tree *t, const struct node *n, char *buf, siz
 		break;
 	case NODE_PROCESS: /* tid holds the pid when processes are told apart */
 		if (n->key.tid)
-			snprintf(buf, size, "%s [pid %u]", profile__str_at(t->p, n->key.id), n->key.tid);
+			process_split__name(t->split, t->p, n->key.id, n->key.tid, buf, size);
 		else
 			snprintf(buf, size, "%s", profile__str_at(t->p, n->key.id));
 		break;
@@ -224,20 +226,21 @@ static void build(struct tree *t, const struct flamegraph_opts *o)
 	xgrow(&t->v, &t->cap, 1, sizeof(*t->v));
 	t->v[0] = (struct node){ .key = { .kind = NODE_ROOT } };
 	t->n = 1;
-	struct process_split *split = process_split__new(t->p, o->processes);
+	t->split = process_split__new(t->p, o->processes);
+	struct hashmap *names = o->threads ? thread_names__latest(t->p) : NULL;
 	while (profile__next(t->p, &pos, &e)) {
-		uint32_t pid = process_split__by_pid(split, e.labels.comm, e.labels.pid) ? e.labels.pid : 0;
+		uint32_t pid = process_split__by_pid(t->split, e.labels.comm, e.labels.pid) ? e.labels.pid : 0;
 		uint32_t at = child(t, 0, NODE_PROCESS, e.labels.comm, pid, e.count);
 
 		t->v[0].total += e.count;
 		if (o->containers && e.labels.container)
 			at = child(t, at, NODE_CONTAINER, e.labels.container, 0, e.count);
 		if (o->threads)
-			at = child(t, at, NODE_THREAD, e.labels.thread, e.labels.tid, e.count);
+			at = child(t, at, NODE_THREAD, thread_names__of(names, &e.labels), e.labels.tid, e.count);
 		for (uint32_t i = 0; i < e.nframes; i++)
 			at = child(t, at, NODE_FRAME, e.frames[i], 0, e.count);
 	}
-	process_split__free(split);
+	hashmap__free(names);
 	/* Link children once, now that the tree is complete. */
 	for (size_t i = t->n; i-- > 1;) {
 		struct node *parent = &t->v[t->v[i].key.parent];
@@ -319,6 +322,7 @@ int flamegraph__write(const struct profile *p, const struct flamegraph_opts *o, 
 	fputs("</g>\n</svg>\n", out);
 
 	hashmap__free(t.ids);
+	process_split__free(t.split);
 	free(t.v);
 	return stream_finish(out);
 }

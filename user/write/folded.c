@@ -10,6 +10,7 @@
 #include "../frame_format.h"
 #include "../util.h"
 #include "escape.h"
+#include "thread_names.h"
 
 struct line {
 	char *text;
@@ -53,6 +54,7 @@ int folded__write(const struct profile *p, const struct folded_opts *o, FILE *ou
 	int ret = 0;
 
 	struct process_split *split = process_split__new(p, o ? o->processes : PROCESSES_AUTO);
+	struct hashmap *names = o && o->threads ? thread_names__latest(p) : NULL;
 
 	while (profile__next(p, &pos, &e)) {
 		struct strbuf b = { 0 };
@@ -64,7 +66,8 @@ int folded__write(const struct profile *p, const struct folded_opts *o, FILE *ou
 			sb_append_frame(&b, name, "");
 		}
 		if (o && o->threads) {
-			snprintf(name, sizeof(name), "%s [tid %u]", profile__str_at(p, e.labels.thread), e.labels.tid);
+			snprintf(name, sizeof(name), "%s [tid %u]",
+				 profile__str_at(p, thread_names__of(names, &e.labels)), e.labels.tid);
 			sb_append_frame(&b, name, "");
 		}
 		for (uint32_t i = 0; i < e.nframes; i++) {
@@ -78,6 +81,7 @@ int folded__write(const struct profile *p, const struct folded_opts *o, FILE *ou
 		lines[n++].count = e.count;
 	}
 	process_split__free(split);
+	hashmap__free(names);
 	if (n)
 		qsort(lines, n, sizeof(*lines), cmp_line);
 	for (size_t i = 0; i < n; i++) {

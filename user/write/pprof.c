@@ -181,7 +181,7 @@ static ValueType *value_type(struct builder *b, const char *type, const char *un
 }
 
 /* The labels every sample of an entry shares. */
-#define ENTRY_LABELS 11
+#define ENTRY_LABELS 12
 
 struct entry_out {
 	uint64_t *location_ids; /* leaf first */
@@ -222,6 +222,8 @@ static void entry_out(struct builder *b, const struct profile_entry *e, struct e
 		o->labels[o->nlabels++] = label(b, "ns_pid", NULL, e->labels.ns_pid);
 	if (e->labels.offcpu)
 		o->labels[o->nlabels++] = label(b, "off_cpu_reason", offcpu_reason_name(e->labels.offcpu), 0);
+	if (e->labels.process)
+		o->labels[o->nlabels++] = label(b, "process_name", profile__str_at(p, e->labels.process), 0);
 }
 
 /* The samples: one per entry (labels and stack), its adds summed. */

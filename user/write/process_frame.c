@@ -11,6 +11,7 @@
 struct process_split {
 	enum process_frames mode;
 	struct hashmap *pids_of; /* comm string id → distinct pids */
+	struct hashmap *names;   /* pid → the name the process gave itself (string id) */
 };
 
 int process_frames_parse(const char *arg, enum process_frames *mode)
@@ -37,10 +38,15 @@ struct process_split *process_split__new(const struct profile *p, enum process_f
 
 	s->mode = mode;
 	s->pids_of = hashmap__new();
-	while (mode == PROCESSES_AUTO && profile__next(p, &pos, &e)) {
+	s->names = hashmap__new();
+	while (profile__next(p, &pos, &e)) {
 		uint32_t key[2] = { e.labels.comm, e.labels.pid };
 		bool created;
 
+		/* A pid's samples before its name was read have none: the name
+		 * stands for the whole process. */
+		if (e.labels.process)
+			*hashmap__put(s->names, &e.labels.pid, sizeof(e.labels.pid), &created) = e.labels.process;
 		hashmap__put(seen, key, sizeof(key), &created);
 		if (created)
 			(*hashmap__put(s->pids_of, &key[0], sizeof(key[0]), &created))++;
@@ -54,6 +60,7 @@ void process_split__free(struct process_split *s)
 	if (!s)
 		return;
 	hashmap__free(s->pids_of);
+	hashmap__free(s->names);
 	free(s);
 }
 
@@ -77,8 +84,13 @@ bool process_split__by_pid(const struct process_split *s, uint32_t comm, uint32_
 void process_split__name(const struct process_split *s, const struct profile *p, uint32_t comm, uint32_t pid, char *buf,
 			 size_t size)
 {
-	if (process_split__by_pid(s, comm, pid))
-		snprintf(buf, size, "%s [pid %u]", profile__str_at(p, comm), pid);
-	else
+	const uint64_t *name = hashmap__get(s->names, &pid, sizeof(pid));
+
+	if (!process_split__by_pid(s, comm, pid))
 		snprintf(buf, size, "%s", profile__str_at(p, comm));
+	else if (name)
+		snprintf(buf, size, "%s [pid %u, %s]", profile__str_at(p, comm), pid,
+			 profile__str_at(p, (uint32_t)*name));
+	else
+		snprintf(buf, size, "%s [pid %u]", profile__str_at(p, comm), pid);
 }

@@ -34,7 +34,8 @@ struct process_split *process_split__new(const struct profile *p, enum process_f
 void process_split__free(struct process_split *s); /* accepts NULL */
 /* Does a sample of (comm, pid) get its pid in its process frame? */
 bool process_split__by_pid(const struct process_split *s, uint32_t comm, uint32_t pid);
-/* The frame's text: "comm" or "comm [pid N]". */
+/* The frame's text: "comm", "comm [pid N]", or "comm [pid N, NAME]" for a
+ * process that named itself (multiprocessing: SpawnPoolWorker-1). */
 void process_split__name(const struct process_split *s, const struct profile *p, uint32_t comm, uint32_t pid, char *buf,
 			 size_t size);
 

@@ -10,40 +10,7 @@
 #include "../hashmap.h"
 #include "../util.h"
 #include "escape.h"
-
-/*
- * Each thread's name is the one its latest sample carries: a thread's first
- * samples may carry the OS name, from before its Python name was known, and a
- * thread renamed while recording shows its final name. (pid, tid) → the
- * thread string id.
- */
-static struct hashmap *latest_thread_names(const struct profile *p)
-{
-	struct hashmap *h = hashmap__new();
-	struct profile_event_cursor c = { 0 };
-	struct profile_event ev;
-
-	while (profile__next_event(p, &c, &ev)) {
-		struct profile_entry e;
-		uint32_t key[2];
-		uint64_t *v;
-
-		profile__entry(p, ev.entry, &e);
-		key[0] = e.labels.pid;
-		key[1] = e.labels.tid;
-		v = hashmap__put(h, key, sizeof(key), NULL);
-		*v = e.labels.thread;
-	}
-	return h;
-}
-
-static uint32_t thread_name(const struct hashmap *names, const struct profile_entry *e)
-{
-	uint32_t key[2] = { e->labels.pid, e->labels.tid };
-	const uint64_t *v = hashmap__get(names, key, sizeof(key));
-
-	return v ? (uint32_t)*v : e->labels.thread;
-}
+#include "thread_names.h"
 
 /* One add, or consecutive adds of the same entry merged, on a thread's timeline. */
 struct timed_entry {
@@ -101,7 +68,7 @@ int speedscope__write(const struct profile *p, FILE *out)
 	int64_t *index = xmalloc((nframes + 1) * sizeof(*index)); /* frame id → shared index */
 	char name[4096];
 	int64_t next = 0;
-	struct hashmap *names = latest_thread_names(p);
+	struct hashmap *names = thread_names__latest(p);
 
 	for (size_t i = 0; i <= nframes; i++)
 		index[i] = -1;
@@ -142,8 +109,13 @@ int speedscope__write(const struct profile *p, FILE *out)
 		while (end < n && v[end].e.labels.pid == v[i].e.labels.pid && v[end].e.labels.tid == v[i].e.labels.tid)
 			total += v[end++].e.count * period_ns;
 		fputs(i ? ",{\"type\":\"sampled\",\"name\":" : "{\"type\":\"sampled\",\"name\":", out);
-		snprintf(name, sizeof(name), "%s pid %u: %s (tid %u)", profile__str_at(p, v[i].e.labels.comm),
-			 v[i].e.labels.pid, profile__str_at(p, thread_name(names, &v[i].e)), v[i].e.labels.tid);
+		uint32_t process = 0; /* the name the process gave itself, if any sample has it */
+		for (size_t k = i; k < end && !process; k++)
+			process = v[k].e.labels.process;
+		snprintf(name, sizeof(name), "%s pid %u%s%s%s: %s (tid %u)", profile__str_at(p, v[i].e.labels.comm),
+			 v[i].e.labels.pid, process ? " (" : "", process ? profile__str_at(p, process) : "",
+			 process ? ")" : "", profile__str_at(p, thread_names__of(names, &v[i].e.labels)),
+			 v[i].e.labels.tid);
 		json_str(out, name);
 		fprintf(out, ",\"unit\":\"nanoseconds\",\"startValue\":0,\"endValue\":%" PRIu64 ",\"samples\":[",
 			total);
