@@ -201,16 +201,14 @@ static bool has_cfi(Dwfl *dwfl, Dwarf_Addr pc, bool leaf)
 {
 	Dwarf_Addr look = leaf ? pc : pc - 1, bias;
 	Dwfl_Module *m = dwfl_addrmodule(dwfl, look);
-	Dwarf_CFI *tables[2];
 	Dwarf_Frame *frame;
 
 	if (!m)
 		return false;
-	tables[0] = dwfl_module_eh_cfi(m, &bias);
-	for (int i = 0; i < 2; i++) {
-		if (i == 1)
-			tables[1] = dwfl_module_dwarf_cfi(m, &bias);
-		if (tables[i] && dwarf_cfi_addrframe(tables[i], look - bias, &frame) == 0) {
+	for (int i = 0; i < 2; i++) { /* .eh_frame, then .debug_frame */
+		Dwarf_CFI *cfi = i ? dwfl_module_dwarf_cfi(m, &bias) : dwfl_module_eh_cfi(m, &bias);
+
+		if (cfi && dwarf_cfi_addrframe(cfi, look - bias, &frame) == 0) {
 			free(frame);
 			return true;
 		}
@@ -247,15 +245,19 @@ size_t unwinder__unwind(struct unwinder *u, uint32_t pid, uint32_t tid, uint64_t
 	rc = dwfl_getthread_frames(s->dwfl, (pid_t)tid, on_frame, NULL);
 	if (cur.n == 0)
 		pcs[cur.n++] = regs->ip;
-	/* libdw ends quietly (rc 0) on a failed memory read too: check that first. */
+	/* libdw ends quietly (rc 0) on a failed memory read too: only a walk
+	 * without one reached the root. Code without unwind information comes
+	 * before the copy's end: libdw then guesses by frame pointer, reading
+	 * anywhere above the copy, and code in no module known yet (a
+	 * just-loaded extension) must read as such so the maps are re-read. */
 	if (cur.n == max)
 		*end = UNWIND_END_MAX;
-	else if (cur.read_past_copy)
-		*end = UNWIND_END_COPY;
 	else if (rc == 0 && !cur.read_failed)
 		*end = UNWIND_END_ROOT;
 	else if (!has_cfi(s->dwfl, pcs[cur.n - 1], cur.n == 1))
 		*end = UNWIND_END_NO_CFI;
+	else if (cur.read_past_copy)
+		*end = UNWIND_END_COPY;
 	else
 		*end = UNWIND_END_ERROR;
 	return cur.n;
