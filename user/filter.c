@@ -4,12 +4,39 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "profile_import.h"
 #include "util.h"
 
 void filter__init(struct filter *f)
 {
 	memset(f, 0, sizeof(*f));
 	f->until_ns = UINT64_MAX;
+	f->since_epoch_ns = INT64_MIN;
+	f->until_epoch_ns = INT64_MAX;
+}
+
+void filter__window(const struct filter *f, int64_t start_ns, int64_t *since, int64_t *until)
+{
+	*since = start_ns + (int64_t)f->since_ns;
+	if (f->since_epoch_ns > *since)
+		*since = f->since_epoch_ns;
+	*until = f->until_ns == UINT64_MAX ? INT64_MAX : start_ns + (int64_t)f->until_ns;
+	if (f->until_epoch_ns < *until)
+		*until = f->until_epoch_ns;
+}
+
+struct filter filter__for_window(const struct filter *f, int64_t start_ns, int64_t since, int64_t until)
+{
+	struct filter w = *f;
+
+	w.since_epoch_ns = INT64_MIN;
+	w.until_epoch_ns = INT64_MAX;
+	w.since_ns = since > start_ns ? (uint64_t)(since - start_ns) : 0;
+	if (until == INT64_MAX)
+		w.until_ns = UINT64_MAX;
+	else
+		w.until_ns = until > start_ns ? (uint64_t)(until - start_ns) : 0;
+	return w;
 }
 
 void filter__free(struct filter *f)
@@ -74,7 +101,7 @@ bool filter__keep(const struct filter *f, const struct profile *p, const struct 
 		return false;
 	if (f->reasons && !(f->reasons & (1u << (l->offcpu < 32 ? l->offcpu : 0))))
 		return false;
-	if (f->timed && (time_ns == PROFILE_NO_TIME || time_ns < f->since_ns || time_ns > f->until_ns))
+	if (f->timed && (time_ns == PROFILE_NO_TIME || time_ns < f->since_ns || time_ns >= f->until_ns))
 		return false;
 	return true;
 }
@@ -113,61 +140,27 @@ void filter__functions(const struct filter *f, struct profile *p, uint32_t *fram
 	}
 }
 
-/* Ids of `in` interned into `out`, each looked up once. */
-struct importer {
-	const struct profile *in;
-	struct profile *out;
-	uint32_t *str; /* in id → out id + 1 */
-	uint32_t *frame;
-	bool functions; /* --functions */
-};
-
-static uint32_t import_str(struct importer *im, uint32_t id)
-{
-	if (!im->str[id])
-		im->str[id] = profile__str(im->out, profile__str_at(im->in, id)) + 1;
-	return im->str[id] - 1;
-}
-
-static uint32_t import_frame(struct importer *im, uint32_t id)
-{
-	if (!im->frame[id]) {
-		struct frame f = *profile__frame_at(im->in, id);
-
-		f.name = import_str(im, f.name);
-		f.module = import_str(im, f.module);
-		if (im->functions && f.kind == FRAME_PYTHON)
-			f.line = 0;
-		im->frame[id] = profile__frame(im->out, &f) + 1;
-	}
-	return im->frame[id] - 1;
-}
-
 struct profile *filter__apply(const struct filter *f, const struct profile *in, uint64_t *dropped)
 {
-	struct importer im = { .in = in, .out = profile__new(), .functions = f->functions };
+	struct profile *out = profile__new();
+
+	*profile__meta(out) = *profile__meta_of(in);
+	*dropped = filter__copy(f, in, out, 0, 1, 0);
+	return out;
+}
+
+uint64_t filter__copy(const struct filter *f, const struct profile *in, struct profile *out, uint64_t shift_ns,
+		      uint32_t scale, uint32_t flags)
+{
+	struct profile_import im;
 	size_t cap = 0;
 	struct profile_event_cursor c = { 0 };
 	struct profile_event ev;
 	uint32_t *frames = NULL;
+	uint64_t dropped = 0;
 
-	im.str = xcalloc(profile__nstrs(in) + 1, sizeof(*im.str));
-	im.frame = xcalloc(profile__nframes(in) + 1, sizeof(*im.frame));
-	*profile__meta(im.out) = *profile__meta_of(in);
-	size_t nc;
-	const char *const *comments = profile__comments(in, &nc);
-	for (size_t i = 0; i < nc; i++)
-		profile__add_comment(im.out, comments[i]);
-	size_t nm;
-	const struct profile_module *mods = profile__modules(in, &nm);
-	for (size_t i = 0; i < nm; i++) {
-		struct profile_module pm = mods[i];
-
-		pm.module = import_str(&im, pm.module);
-		pm.build_id = import_str(&im, pm.build_id);
-		profile__note_module(im.out, &pm);
-	}
-	*dropped = 0;
+	profile_import__init(&im, out, in, f->functions);
+	profile_import__notes(&im);
 	while (profile__next_event(in, &c, &ev)) {
 		struct profile_entry e;
 		struct sample_labels l;
@@ -175,29 +168,25 @@ struct profile *filter__apply(const struct filter *f, const struct profile *in, 
 
 		profile__entry(in, ev.entry, &e);
 		if (!filter__keep(f, in, &e.labels, ev.time_ns)) {
-			*dropped += ev.count;
+			dropped += ev.count;
 			continue;
 		}
 		xgrow(&frames, &cap, e.nframes + 1, sizeof(*frames));
 		memcpy(frames, e.frames, e.nframes * sizeof(*frames));
 		n = filter__frames(f, in, frames, e.nframes);
 		if (f->python_only && !n) {
-			*dropped += ev.count;
+			dropped += ev.count;
 			continue;
 		}
 		for (uint32_t k = 0; k < n; k++)
-			frames[k] = import_frame(&im, frames[k]);
+			frames[k] = profile_import__frame(&im, frames[k]);
 		l = e.labels;
-		l.comm = import_str(&im, l.comm);
-		l.thread = import_str(&im, l.thread);
-		l.python = import_str(&im, l.python);
-		l.container = import_str(&im, l.container);
-		l.cgroup_path = import_str(&im, l.cgroup_path);
-		l.process = import_str(&im, l.process);
-		profile__add_at(im.out, &l, frames, n, ev.count, ev.time_ns);
+		l.flags |= flags;
+		profile_import__labels(&im, &l);
+		profile__add_at(out, &l, frames, n, ev.count * scale,
+				ev.time_ns == PROFILE_NO_TIME ? PROFILE_NO_TIME : ev.time_ns + shift_ns);
 	}
 	free(frames);
-	free(im.str);
-	free(im.frame);
-	return im.out;
+	profile_import__free(&im);
+	return dropped;
 }

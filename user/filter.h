@@ -23,20 +23,34 @@ struct filter {
 	size_t nexclude;
 	const char **comms; /* --comm NAME: keep only these process names */
 	size_t ncomms;
-	uint64_t since_ns; /* --since: from this time into the recording */
-	uint64_t until_ns; /* --until: up to this time; UINT64_MAX: no limit */
-	bool timed;        /* --since or --until was given: untimed samples go */
-	bool gil_only;     /* --gil: only threads holding the GIL */
-	uint32_t reasons;  /* --reason: bit (1 << enum offcpu_reason) kept; bit 0: on-CPU; 0: no filter */
-	bool no_kernel;    /* --no-kernel: kernel frames go */
-	bool python_only;  /* --python-only: only Python frames; samples without any go */
-	bool functions;    /* --functions: Python frames by function (line 0), not by line */
+	uint64_t since_ns;      /* --since: from this time into the recording */
+	uint64_t until_ns;      /* --until: up to (not including) this time; UINT64_MAX: no limit */
+	int64_t since_epoch_ns; /* --since as a wall-clock time; INT64_MIN: none */
+	int64_t until_epoch_ns; /* --until as a wall-clock time (not included); INT64_MAX: none */
+	bool timed;             /* --since or --until was given: untimed samples go */
+	bool gil_only;          /* --gil: only threads holding the GIL */
+	uint32_t reasons;       /* --reason: bit (1 << enum offcpu_reason) kept; bit 0: on-CPU; 0: no filter */
+	bool no_kernel;         /* --no-kernel: kernel frames go */
+	bool python_only;       /* --python-only: only Python frames; samples without any go */
+	bool functions;         /* --functions: Python frames by function (line 0), not by line */
 };
 
 void filter__init(struct filter *f);
 void filter__free(struct filter *f);
 /* Does any filter drop samples (rather than only frames)? */
 bool filter__drops_samples(const struct filter *f);
+
+/*
+ * The window in wall-clock time for a recording that started at start_ns
+ * (epoch): offsets and wall-clock bounds together, the narrower of each.
+ */
+void filter__window(const struct filter *f, int64_t start_ns, int64_t *since, int64_t *until);
+/*
+ * The same filter for a recording that starts at start_ns (epoch) and the
+ * window [since, until) in wall-clock time: the window as offsets into it.
+ * Shares f's lists: free only f.
+ */
+struct filter filter__for_window(const struct filter *f, int64_t start_ns, int64_t since, int64_t until);
 
 /* Does a sample with these labels, taken at time_ns (or PROFILE_NO_TIME), stay? */
 bool filter__keep(const struct filter *f, const struct profile *p, const struct sample_labels *l, uint64_t time_ns);
@@ -54,5 +68,12 @@ void filter__functions(const struct filter *f, struct profile *p, uint32_t *fram
  * *dropped counts the samples left out.
  */
 struct profile *filter__apply(const struct filter *f, const struct profile *in, uint64_t *dropped);
+/*
+ * The samples and frames of `in` that stay, added to `out` (notes and
+ * modules too): times moved by shift_ns, counts times scale, label flags
+ * or'ed with flags. Returns the samples left out. report merges so.
+ */
+uint64_t filter__copy(const struct filter *f, const struct profile *in, struct profile *out, uint64_t shift_ns,
+		      uint32_t scale, uint32_t flags);
 
 #endif

@@ -8,6 +8,7 @@
 
 #include "offcpu.h"
 #include "util.h"
+#include "wallclock.h"
 
 const char filter_args_usage[] =
 	"Filters (repeatable where they name things):\n"
@@ -16,8 +17,10 @@ const char filter_args_usage[] =
 	"      --exclude-thread NAME|TID\n"
 	"                          leave out a thread by name or native tid\n"
 	"      --comm NAME         only processes of this name (as in ps -o comm)\n"
-	"      --since SECONDS     only samples from this far into the recording\n"
-	"      --until SECONDS     only samples up to this far into the recording\n"
+	"      --since WHEN        only samples from then: seconds into the recording, or a\n"
+	"                          wall-clock time (14:00, 2026-11-23T14:00:05; Z for UTC)\n"
+	"      --until WHEN        only samples before then (the same forms; a bare time\n"
+	"                          is on --since's date, else today)\n"
 	"      --gil               only samples of threads holding the GIL\n"
 	"      --reason R[,R...]   (--mode wall/off-cpu) only time off the CPU for these\n"
 	"                          reasons: runqueue, sleep, io, lock, gil, other; cpu: on it\n"
@@ -51,19 +54,18 @@ int filter_args__pids(struct filter *f, const char *arg, const char *opt)
 	return push_ids(&f->pids, &f->npids, arg, opt, "PID");
 }
 
-static int parse_seconds(const char *arg, const char *opt, uint64_t *ns)
-{
-	char *end;
-	double v;
+/* --since and --until as written: wall-clock times are made epoch times
+ * once both are known (a bare time takes the other's date). */
+static struct time_arg since_arg, until_arg;
 
-	errno = 0;
-	v = strtod(arg, &end);
-	if (errno || end == arg || *end || !(v >= 0) || v > 1e9) {
-		err_msg("invalid time '%s' for %s (seconds into the recording, 0 or more)", arg, opt);
-		return -1;
-	}
-	*ns = (uint64_t)(v * 1e9);
-	return 0;
+static int parse_time(const char *arg, const char *opt, struct time_arg *t)
+{
+	if (time_arg_parse(arg, t) == 0)
+		return 0;
+	err_msg("invalid time '%s' for %s (seconds into the recording, or a time: 14:20, 2026-11-23T14:00:05, "
+		"with Z for UTC)",
+		arg, opt);
+	return -1;
 }
 
 static int non_empty(const char *arg, const char *opt)
@@ -119,10 +121,16 @@ int filter_args__option(struct filter *f, int opt, const char *arg)
 		return 1;
 	case OPT_FILTER_SINCE:
 		f->timed = true;
-		return parse_seconds(arg, "--since", &f->since_ns) ? -1 : 1;
+		if (parse_time(arg, "--since", &since_arg))
+			return -1;
+		f->since_ns = since_arg.wall ? 0 : since_arg.offset_ns;
+		return 1;
 	case OPT_FILTER_UNTIL:
 		f->timed = true;
-		return parse_seconds(arg, "--until", &f->until_ns) ? -1 : 1;
+		if (parse_time(arg, "--until", &until_arg))
+			return -1;
+		f->until_ns = until_arg.wall ? UINT64_MAX : until_arg.offset_ns;
+		return 1;
 	case OPT_FILTER_GIL:
 		f->gil_only = true;
 		return 1;
@@ -142,8 +150,22 @@ int filter_args__option(struct filter *f, int opt, const char *arg)
 	}
 }
 
-int filter_args__check(const struct filter *f)
+int filter_args__check(struct filter *f)
 {
+	int64_t now = epoch_now_ns();
+
+	if (since_arg.given && since_arg.wall)
+		f->since_epoch_ns = time_arg_epoch(&since_arg, &until_arg, now);
+	if (until_arg.given && until_arg.wall)
+		f->until_epoch_ns = time_arg_epoch(&until_arg, &since_arg, now);
+	if (f->until_epoch_ns <= f->since_epoch_ns) {
+		char a[64], b[64];
+
+		epoch_format(f->since_epoch_ns, a, sizeof(a));
+		epoch_format(f->until_epoch_ns, b, sizeof(b));
+		err_msg("--until %s is not after --since %s", b, a);
+		return -1;
+	}
 	if (f->until_ns != UINT64_MAX && f->until_ns < f->since_ns) {
 		err_msg("--until %.3f is before --since %.3f", f->until_ns / 1e9, f->since_ns / 1e9);
 		return -1;
@@ -165,6 +187,8 @@ static void bad_option(const char *verb, int c, char **argv)
 
 void args_begin(void)
 {
+	memset(&since_arg, 0, sizeof(since_arg));
+	memset(&until_arg, 0, sizeof(until_arg));
 	optind = 1;
 	opterr = 0;
 }

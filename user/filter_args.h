@@ -56,7 +56,8 @@ int args_next(int argc, char **argv, const char *shortopts, const struct option 
 	      const char *verb);
 /* "empty output path for -o" is one error line; else *out = arg. */
 int args_output(const char *arg, const char **out);
-/* After all options: checks that need them all (--since before --until). */
-int filter_args__check(const struct filter *f);
+/* After all options: checks that need them all (--since before --until);
+ * wall-clock --since/--until become epoch times. */
+int filter_args__check(struct filter *f);
 
 #endif

@@ -108,10 +108,14 @@ static int write_trace_gz(const struct profile *p, FILE *out)
 
 int write_profile(const struct profile *p, enum output_format f, const struct write_opts *o, FILE *out)
 {
-	struct folded_opts fo = { .threads = o->threads, .containers = o->containers, .processes = o->processes };
-	struct flamegraph_opts go = {
-		.threads = o->threads, .containers = o->containers, .title = o->title, .processes = o->processes
+	struct folded_opts fo = {
+		.threads = o->threads, .containers = o->containers, .processes = o->processes, .diff = o->diff
 	};
+	struct flamegraph_opts go = { .threads = o->threads,
+				      .containers = o->containers,
+				      .title = o->title,
+				      .processes = o->processes,
+				      .diff = o->diff };
 
 	switch (f) {
 	case FORMAT_PPROF:

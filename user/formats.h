@@ -31,6 +31,7 @@ struct write_opts {
 	bool containers;               /* folded, svg: a "[container ID]" frame under the process frame */
 	const char *title;             /* svg */
 	enum process_frames processes; /* folded, svg: --processes */
+	bool diff;                     /* folded, svg: samples labelled LABEL_BASE are the "before" of a diff */
 };
 
 /* 0, or -1 with errno set. */

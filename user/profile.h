@@ -32,6 +32,7 @@ struct frame {
 
 #define LABEL_GIL_KNOWN 0x1 /* the GIL state of the thread could be read */
 #define LABEL_GIL_HELD 0x2  /* ... and the thread held it */
+#define LABEL_BASE 0x4      /* report --diff-base: a sample of the base (before) side */
 
 /* Hashed as bytes: no padding allowed. */
 struct sample_labels {

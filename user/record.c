@@ -43,7 +43,8 @@ struct recorder {
 	struct outfile out;
 	struct intervals iv; /* --continuous; in one-shot mode only its start */
 	uint64_t start_ns;
-	int64_t start_epoch_ns; /* wall clock at start, for pprof's time_nanos */
+	int64_t start_epoch_ns;                 /* wall clock at start, for pprof's time_nanos */
+	int64_t since_epoch_ns, until_epoch_ns; /* --since/--until as wall-clock times */
 	uint64_t elapsed_ns;
 	double setup_cpu; /* seconds of our CPU before sampling began */
 	bool failed;      /* a step after the start failed: exit non-zero */
@@ -204,6 +205,10 @@ static int start(struct recorder *r)
 	r->setup_cpu = own_cpu_seconds();
 	intervals__begin(&r->iv, r->start_ns);
 	ingest__set_time_base(r->ingest, r->start_ns);
+	/* Offsets and wall-clock bounds become one window, seen from each
+	 * interval's start (continuous mode times samples from there). */
+	filter__window(&r->opts.filter, r->start_epoch_ns, &r->since_epoch_ns, &r->until_epoch_ns);
+	r->opts.filter = filter__for_window(&r->opts.filter, r->start_epoch_ns, r->since_epoch_ns, r->until_epoch_ns);
 	if (r->opts.cmd && child__release(&r->child, r->opts.cmd[0]))
 		return -1;
 	fprintf(stderr, "pyebpf: sampling %d CPUs at %llu Hz%s%s\n", sampler__ncpus(r->sampler),
@@ -256,6 +261,7 @@ static void next_interval(struct recorder *r, uint64_t now)
 	rate_limit(r, now);
 	intervals__begin(&r->iv, now);
 	ingest__set_time_base(r->ingest, now);
+	r->opts.filter = filter__for_window(&r->opts.filter, r->iv.epoch_ns, r->since_epoch_ns, r->until_epoch_ns);
 }
 
 /* Why to stop, other than a signal: -d elapsed, the command or every -p process ended. */

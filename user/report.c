@@ -2,71 +2,38 @@
 #include "report.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
+#include "archive.h"
 #include "filter.h"
 #include "formats.h"
 #include "outfile.h"
-#include "read/pprof.h"
 #include "report_args.h"
 #include "top.h"
 #include "util.h"
+#include "wallclock.h"
 
-/* The whole file, at most PPROF_MAX_SIZE bytes; NULL after one error line. */
-static uint8_t *read_input(const char *path, size_t *len)
+/* A diff's samples of one side. */
+static uint64_t count(const struct profile *p, uint32_t base)
 {
-	/* O_NONBLOCK: a FIFO is refused below, not waited on. */
-	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-	uint8_t *buf = NULL;
-	size_t n = 0, cap = 0;
-	struct stat st;
+	struct profile_entry e;
+	size_t pos = 0;
+	uint64_t n = 0;
 
-	if (fd < 0) {
-		err_msg("cannot read '%s': %s", path, strerror(errno));
-		return NULL;
-	}
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-		err_msg("cannot read '%s': not a regular file", path);
-		close(fd);
-		return NULL;
-	}
-	for (;;) {
-		ssize_t r;
-
-		if (n > PPROF_MAX_SIZE) {
-			err_msg("cannot read '%s': larger than %llu MiB", path, PPROF_MAX_SIZE >> 20);
-			goto fail;
-		}
-		xgrow(&buf, &cap, n + 65536, 1);
-		r = read(fd, buf + n, cap - n);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			err_msg("cannot read '%s': %s", path, strerror(errno));
-			goto fail;
-		}
-		if (!r)
-			break;
-		n += (size_t)r;
-	}
-	close(fd);
-	*len = n;
-	return buf;
-fail:
-	close(fd);
-	free(buf);
-	return NULL;
+	while (profile__next(p, &pos, &e))
+		if ((e.labels.flags & LABEL_BASE) == base)
+			n += e.count;
+	return n;
 }
 
 static int write_output(const struct report_opts *o, const struct profile *p)
 {
-	struct write_opts wo = {
-		.threads = o->threads, .containers = o->containers, .title = o->input, .processes = o->processes
-	};
+	struct write_opts wo = { .threads = o->threads,
+				 .containers = o->containers,
+				 .title = o->input,
+				 .processes = o->processes,
+				 .diff = o->nbases > 0 };
 	struct outfile out = { 0 };
 
 	FILE *f;
@@ -82,48 +49,94 @@ static int write_output(const struct report_opts *o, const struct profile *p)
 	}
 	if (outfile__commit(&out))
 		return -1;
-	fprintf(stderr, "pyebpf: wrote %s (%llu samples, %zu stacks)\n", o->output,
-		(unsigned long long)profile__total(p), profile__nstacks(p));
+	if (o->nbases)
+		fprintf(stderr, "pyebpf: wrote %s (a diff of %llu samples after and %llu before)\n", o->output,
+			(unsigned long long)count(p, 0), (unsigned long long)count(p, LABEL_BASE));
+	else
+		fprintf(stderr, "pyebpf: wrote %s (%llu samples, %zu stacks)\n", o->output,
+			(unsigned long long)profile__total(p), profile__nstacks(p));
 	return 0;
+}
+
+/* What was read and kept, on stderr: a window or filters that left samples
+ * out say so, and how many files the window spared. */
+static void tell(const char *side, const struct archive *a, const struct archive_stats *st)
+{
+	char since[64] = "the start", until[64] = "the end";
+
+	if (st->since_ns != INT64_MIN)
+		epoch_format(st->since_ns, since, sizeof(since));
+	if (st->until_ns != INT64_MAX)
+		epoch_format(st->until_ns, until, sizeof(until));
+	if (a->n > 1 || st->since_ns != INT64_MIN || st->until_ns != INT64_MAX)
+		fprintf(stderr, "pyebpf: %sread %zu of %zu recordings (from %s until %s)\n", side, st->files, a->n,
+			since, until);
+	if (st->dropped)
+		fprintf(stderr, "pyebpf: %sthe window and filters kept %llu of %llu samples\n", side,
+			(unsigned long long)(st->samples - st->dropped), (unsigned long long)st->samples);
+}
+
+static struct profile *load(const char *side, const char *const *paths, size_t n, const struct filter *f,
+			    uint32_t flags)
+{
+	struct archive a = { 0 };
+	struct archive_stats st;
+	struct profile *p = NULL;
+
+	for (size_t i = 0; i < n; i++)
+		if (archive__add(&a, paths[i]))
+			goto out;
+	p = archive__load(&a, f, flags, &st);
+	if (p)
+		tell(side, &a, &st);
+out:
+	archive__free(&a);
+	return p;
+}
+
+/* Both sides in one profile: the base's samples labelled LABEL_BASE. */
+static struct profile *combine(const struct profile *after, const struct profile *before)
+{
+	struct profile *p = profile__new();
+	struct filter all;
+
+	filter__init(&all);
+	*profile__meta(p) = *profile__meta_of(after);
+	filter__copy(&all, after, p, 0, 1, 0);
+	filter__copy(&all, before, p, 0, 1, 0); /* labelled when loaded */
+	return p;
 }
 
 int report_main(int argc, char **argv)
 {
 	struct report_opts o;
-	struct profile *in = NULL, *p = NULL;
-	uint8_t *data = NULL;
-	char why[256];
-	size_t len;
+	struct profile *p = NULL, *base = NULL, *diff = NULL;
 	int ret = 1, perr;
 
 	perr = report_args__parse(argc, argv, &o);
 	if (perr)
 		return perr > 0 ? 0 : 2;
-	data = read_input(o.input, &len);
-	if (!data)
+	p = load("", o.inputs, o.ninputs, &o.filter, 0);
+	if (!p)
 		goto out;
-	in = pprof__read(data, len, why, sizeof(why));
-	if (!in) {
-		err_msg("cannot read '%s': %s", o.input, why);
-		goto out;
+	if (o.nbases) {
+		base = load("base: ", o.bases, o.nbases, &o.base_filter, LABEL_BASE);
+		if (!base)
+			goto out;
+		diff = combine(p, base);
 	}
-	if (filter__drops_samples(&o.filter) || o.filter.no_kernel || o.filter.functions) {
-		uint64_t dropped;
-
-		p = filter__apply(&o.filter, in, &dropped);
-		fprintf(stderr, "pyebpf: the filters kept %llu of %llu samples\n",
-			(unsigned long long)profile__total(p), (unsigned long long)profile__total(in));
-	}
-	if (o.output ? write_output(&o, p ? p : in) : top__print(p ? p : in, o.top, stdout)) {
+	if (o.output ? write_output(&o, diff ? diff : p)
+	    : diff   ? top__print_diff(diff, o.top, stdout)
+		     : top__print(p, o.top, stdout)) {
 		if (!o.output)
 			err_msg("cannot print the table: %s", strerror(errno));
 		goto out;
 	}
 	ret = 0;
 out:
-	free(data);
-	profile__free(in);
 	profile__free(p);
+	profile__free(base);
+	profile__free(diff);
 	report_args__free(&o);
 	return ret;
 }

@@ -3,14 +3,25 @@
 
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "filter_args.h"
 #include "util.h"
+#include "wallclock.h"
 
-static const char usage[] = "Usage: pyebpf report RECORDING.pb.gz [-o OUTPUT] [OPTIONS]\n"
-			    "Convert and filter a recording saved as pprof (record -o FILE.pb.gz). Without -o,\n"
-			    "print the functions with the most samples.\n"
+static const char usage[] = "Usage: pyebpf report RECORDING... [-o OUTPUT] [OPTIONS]\n"
+			    "Convert and filter recordings saved as pprof (record -o FILE.pb.gz): files, and\n"
+			    "directories of record --continuous (their interval files), read as one recording.\n"
+			    "Without -o, print the functions with the most samples.\n"
+			    "\n"
+			    "Before and after:\n"
+			    "      --diff-base REC     compare with this recording (file or directory; repeatable):\n"
+			    "                          the table shows what changed most, -o .svg colours frames\n"
+			    "                          by the change of their share (red grew, blue shrank),\n"
+			    "                          -o .folded writes \"stack BEFORE AFTER\" lines\n"
+			    "      --base-since WHEN   the base's window instead of --since/--until\n"
+			    "      --base-until WHEN   (a continuous directory before and after a deploy)\n"
 			    "\n"
 			    "  -p, --pid PID[,PID...]  only these processes\n"
 			    "%s"
@@ -28,7 +39,10 @@ static const char usage[] = "Usage: pyebpf report RECORDING.pb.gz [-o OUTPUT] [O
 			    "Examples:\n"
 			    "  pyebpf report all.pb.gz                          top functions\n"
 			    "  pyebpf report all.pb.gz -o flame.svg --comm python3 --exclude-thread monitor\n"
-			    "  pyebpf report all.pb.gz -o trace.json --since 10 --until 20   load in ui.perfetto.dev\n";
+			    "  pyebpf report all.pb.gz -o trace.json --since 10 --until 20   load in ui.perfetto.dev\n"
+			    "  pyebpf report /var/lib/pyebpf --since 14:00 --until 14:20 -o window.svg\n"
+			    "  pyebpf report DIR --since 14:05 --until 14:20 --diff-base DIR --base-since 13:50 \\\n"
+			    "         --base-until 14:05 -o diff.svg                 what changed after 14:05\n";
 
 static const struct option long_opts[] = {
 	{ "pid", required_argument, NULL, 'p' },
@@ -38,13 +52,20 @@ static const struct option long_opts[] = {
 	{ "containers", no_argument, NULL, 'C' },
 	{ "processes", required_argument, NULL, 'P' },
 	{ "top", required_argument, NULL, 'N' },
+	{ "diff-base", required_argument, NULL, 'B' },
+	{ "base-since", required_argument, NULL, 'S' },
+	{ "base-until", required_argument, NULL, 'U' },
 	{ "help", no_argument, NULL, 'h' },
 	FILTER_LONG_OPTIONS,
 	{ 0 },
 };
 
+static int base_window(struct report_opts *o, const struct time_arg *since, const struct time_arg *until);
+
 static int parse(int argc, char **argv, struct report_opts *o)
 {
+	struct time_arg base_since = { 0 }, base_until = { 0 };
+	size_t bases_cap = 0;
 	const char *format = NULL;
 	uint64_t top;
 	bool top_given = false;
@@ -85,6 +106,23 @@ static int parse(int argc, char **argv, struct report_opts *o)
 			o->top = top;
 			top_given = true;
 			break;
+		case 'B':
+			if (!*optarg) {
+				err_msg("empty path for --diff-base");
+				return -1;
+			}
+			xgrow(&o->bases, &bases_cap, o->nbases + 1, sizeof(*o->bases));
+			o->bases[o->nbases++] = optarg;
+			break;
+		case 'S':
+		case 'U':
+			if (time_arg_parse(optarg, c == 'S' ? &base_since : &base_until)) {
+				err_msg("invalid time '%s' for %s (seconds into the recording, or a time: 14:20, "
+					"2026-11-23T14:00:05, with Z for UTC)",
+					optarg, c == 'S' ? "--base-since" : "--base-until");
+				return -1;
+			}
+			break;
 		case 'h':
 			printf(usage, filter_args_usage, formats_usage);
 			return 1;
@@ -93,16 +131,21 @@ static int parse(int argc, char **argv, struct report_opts *o)
 		}
 	}
 	if (optind >= argc) {
-		err_msg("report needs a recording: pyebpf report RECORDING.pb.gz [-o OUTPUT]");
+		err_msg("report needs a recording: pyebpf report RECORDING.pb.gz|DIR... [-o OUTPUT]");
 		return -1;
 	}
-	if (optind + 1 < argc) {
-		err_msg("report reads one recording, not '%s' too", argv[optind + 1]);
-		return -1;
-	}
+	o->inputs = (const char **)argv + optind;
+	o->ninputs = (size_t)(argc - optind);
 	o->input = argv[optind];
 	if (filter_args__check(&o->filter))
 		return -1;
+	if ((base_since.given || base_until.given) && !o->nbases) {
+		err_msg("--base-since and --base-until set the window of --diff-base: give --diff-base too");
+		return -1;
+	}
+	if (base_window(o, &base_since, &base_until))
+		return -1;
+
 	if (format && !o->output) {
 		err_msg("--format needs -o: without it report prints a table");
 		return -1;
@@ -113,9 +156,43 @@ static int parse(int argc, char **argv, struct report_opts *o)
 	}
 	if (!o->output)
 		return 0;
-	if (format)
-		return output_format_from_name(format, &o->format);
-	return output_format_from_path(o->output, &o->format);
+	if (format ? output_format_from_name(format, &o->format) : output_format_from_path(o->output, &o->format))
+		return -1;
+	if (o->nbases && o->format != FORMAT_SVG && o->format != FORMAT_FOLDED) {
+		err_msg("a diff is written as .svg or .folded (or printed as a table without -o); for pprof, "
+			"write each side and run: go tool pprof -diff_base BASE.pb.gz NEW.pb.gz");
+		return -1;
+	}
+	return 0;
+}
+
+/* The base side's filter: the same filters, its own window when given. */
+static int base_window(struct report_opts *o, const struct time_arg *since, const struct time_arg *until)
+{
+	int64_t now = epoch_now_ns();
+
+	o->base_filter = o->filter;
+	if (!since->given && !until->given)
+		return 0;
+	struct filter *b = &o->base_filter;
+	b->timed = true;
+	b->since_ns = 0;
+	b->until_ns = UINT64_MAX;
+	b->since_epoch_ns = INT64_MIN;
+	b->until_epoch_ns = INT64_MAX;
+	if (since->given && since->wall)
+		b->since_epoch_ns = time_arg_epoch(since, until, now);
+	else if (since->given)
+		b->since_ns = since->offset_ns;
+	if (until->given && until->wall)
+		b->until_epoch_ns = time_arg_epoch(until, since, now);
+	else if (until->given)
+		b->until_ns = until->offset_ns;
+	if (b->until_epoch_ns <= b->since_epoch_ns || (b->until_ns != UINT64_MAX && b->until_ns <= b->since_ns)) {
+		err_msg("--base-until is not after --base-since");
+		return -1;
+	}
+	return 0;
 }
 
 int report_args__parse(int argc, char **argv, struct report_opts *o)
@@ -129,5 +206,7 @@ int report_args__parse(int argc, char **argv, struct report_opts *o)
 
 void report_args__free(struct report_opts *o)
 {
+	free(o->bases);
+	o->bases = NULL;
 	filter__free(&o->filter);
 }

@@ -10,8 +10,13 @@
 #include "formats.h"
 
 struct report_opts {
-	const char *input;  /* the recording (pprof) */
-	const char *output; /* -o; NULL: the top table on stdout */
+	const char *input;   /* the first recording (pprof file or continuous directory) */
+	const char **inputs; /* all of them */
+	size_t ninputs;
+	const char **bases; /* --diff-base */
+	size_t nbases;
+	struct filter base_filter; /* the filters for the bases: --base-since/--base-until (shares filter's lists) */
+	const char *output;        /* -o; NULL: the top table on stdout */
 	enum output_format format;
 	bool threads;                  /* --threads */
 	enum process_frames processes; /* --processes */

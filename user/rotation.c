@@ -72,12 +72,6 @@ void rotation_file_name(int64_t epoch_ns, uint64_t seq, char *buf, size_t size)
 	snprintf(buf, size, PREFIX "%s.%03dZ-%06" PRIu64 SUFFIX, stamp, (int)(epoch_ns / 1000000 % 1000), seq);
 }
 
-struct file {
-	char *name;
-	uint64_t size;
-	uint64_t seq;
-};
-
 static bool digits(const char *s, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
@@ -109,10 +103,24 @@ bool rotation_parse_name(const char *name, uint64_t *seq)
 	return parse_u64(buf, 0, UINT64_MAX, seq) == 0;
 }
 
+int64_t rotation_name_time(const char *name)
+{
+	const char *p = name + strlen(PREFIX);
+	struct tm tm = { 0 };
+	int ms;
+
+	if (sscanf(p, "%4d%2d%2dT%2d%2d%2d.%3dZ", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour, &tm.tm_min,
+		   &tm.tm_sec, &ms) != 7)
+		return 0;
+	tm.tm_year -= 1900;
+	tm.tm_mon -= 1;
+	return (int64_t)timegm(&tm) * 1000000000LL + (int64_t)ms * 1000000LL;
+}
+
 /* By the time in the name (fixed width: sorts as text), then the sequence number. */
 static int cmp_age(const void *a, const void *b)
 {
-	const struct file *x = a, *y = b;
+	const struct rotation_file *x = a, *y = b;
 	int c = strncmp(x->name, y->name, strlen(PREFIX) + 19);
 
 	if (c)
@@ -120,44 +128,72 @@ static int cmp_age(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
-int rotation_prune(const char *dir, size_t keep, uint64_t max_bytes)
+struct rotation_file *rotation_list(int dirfd, size_t *n)
 {
-	DIR *d = opendir(dir);
+	int fd = dup(dirfd);
+	DIR *d = fd < 0 ? NULL : fdopendir(fd);
 	struct dirent *e;
-	struct file *v = NULL;
-	size_t n = 0, cap = 0, first = 0;
-	uint64_t total = 0;
-	int deleted = 0;
+	struct rotation_file *v = NULL;
+	size_t cap = 0;
 
-	if (!d)
-		return -1;
+	*n = 0;
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return NULL;
+	}
+	rewinddir(d);
 	while ((e = readdir(d))) {
 		struct stat st;
-
 		uint64_t seq;
 
 		/* Regular files of our own name only; a symlink is never followed. */
-		if (!rotation_parse_name(e->d_name, &seq) || fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) ||
+		if (!rotation_parse_name(e->d_name, &seq) || fstatat(dirfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) ||
 		    !S_ISREG(st.st_mode))
 			continue;
-		xgrow(&v, &cap, n + 1, sizeof(*v));
-		v[n].name = xstrdup(e->d_name);
-		v[n].seq = seq;
-		v[n++].size = (uint64_t)st.st_size;
-		total += (uint64_t)st.st_size;
+		xgrow(&v, &cap, *n + 1, sizeof(*v));
+		v[*n] = (struct rotation_file){ .name = xstrdup(e->d_name),
+						.size = (uint64_t)st.st_size,
+						.seq = seq,
+						.start_ns = rotation_name_time(e->d_name),
+						.mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000LL +
+							    st.st_mtim.tv_nsec };
+		(*n)++;
 	}
-	if (n)
-		qsort(v, n, sizeof(*v), cmp_age);
+	closedir(d);
+	if (*n)
+		qsort(v, *n, sizeof(*v), cmp_age);
+	return v;
+}
+
+void rotation_list_free(struct rotation_file *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i].name);
+	free(v);
+}
+
+int rotation_prune(const char *dir, size_t keep, uint64_t max_bytes)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	struct rotation_file *v;
+	size_t n = 0, first = 0;
+	uint64_t total = 0;
+	int deleted = 0;
+
+	if (fd < 0)
+		return -1;
+	v = rotation_list(fd, &n);
+	for (size_t i = 0; i < n; i++)
+		total += v[i].size;
 	/* Oldest first; the newest always stays. */
 	while (first + 1 < n && ((keep && n - first > keep) || (max_bytes && total > max_bytes))) {
-		if (unlinkat(dirfd(d), v[first].name, 0) == 0)
+		if (unlinkat(fd, v[first].name, 0) == 0)
 			deleted++;
 		total -= v[first].size;
 		first++;
 	}
-	for (size_t i = 0; i < n; i++)
-		free(v[i].name);
-	free(v);
-	closedir(d);
+	rotation_list_free(v, n);
+	close(fd);
 	return deleted;
 }

@@ -21,6 +21,23 @@ void rotation_file_name(int64_t epoch_ns, uint64_t seq, char *buf, size_t size);
 /* Is `name` exactly an interval file name pyebpf writes? Its sequence number in *seq. */
 bool rotation_parse_name(const char *name, uint64_t *seq);
 
+/* The start of an interval as its name tells it (to the millisecond, UTC);
+ * 0 when the name is not one rotation_parse_name() accepts. */
+int64_t rotation_name_time(const char *name);
+
+/* An interval file of a directory. */
+struct rotation_file {
+	char *name;
+	uint64_t size;
+	uint64_t seq;
+	int64_t start_ns; /* from the name */
+	int64_t mtime_ns;
+};
+/* The interval files of a directory (an open fd), oldest first; NULL with
+ * *n == 0 when there are none or it cannot be read. */
+struct rotation_file *rotation_list(int dirfd, size_t *n);
+void rotation_list_free(struct rotation_file *v, size_t n);
+
 /*
  * Delete the oldest interval files of dir until at most `keep` remain (0: any
  * number) and they take at most max_bytes (0: any size); the newest is never

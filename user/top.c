@@ -87,16 +87,23 @@ struct top_row *top__rows(const struct profile *p, size_t *n)
 	while (profile__next(p, &pos, &e)) {
 		uint32_t why = e.labels.offcpu < OFFCPU__COUNT ? e.labels.offcpu : OFFCPU_OTHER;
 
+		bool base = e.labels.flags & LABEL_BASE;
+
 		entry++;
 		if (!e.nframes || !rows) /* rows: every frame has one, once there is a frame */
 			continue;
-		rows[func_of[e.frames[self_frame(p, &e)]] - 1].self += e.count;
+		struct top_row *leaf = &rows[func_of[e.frames[self_frame(p, &e)]] - 1];
+		*(base ? &leaf->base_self : &leaf->self) += e.count;
 		for (uint32_t i = 0; i < e.nframes; i++) {
 			uint32_t r = func_of[e.frames[i]] - 1;
 
 			if (seen[r] == entry) /* recursion: once per sample */
 				continue;
 			seen[r] = entry;
+			if (base) {
+				rows[r].base_total += e.count;
+				continue;
+			}
 			rows[r].total += e.count;
 			rows[r].by_reason[why] += e.count;
 		}
@@ -163,6 +170,70 @@ int top__print(const struct profile *p, size_t limit, FILE *out)
 more:
 	if (n > limit)
 		fprintf(out, "(%zu more functions; --top N shows more)\n", n - limit);
+	top__free(rows, n);
+	return stream_finish(out);
+}
+
+/* A row's change: its share of the after side less its share of the before side, in points. */
+struct change {
+	const struct top_row *row;
+	double total, self;
+};
+
+static int cmp_change(const void *a, const void *b)
+{
+	const struct change *x = a, *y = b;
+	double ax = x->total < 0 ? -x->total : x->total, ay = y->total < 0 ? -y->total : y->total;
+	double sx = x->self < 0 ? -x->self : x->self, sy = y->self < 0 ? -y->self : y->self;
+
+	if (ax != ay)
+		return ax > ay ? -1 : 1;
+	if (sx != sy)
+		return sx > sy ? -1 : 1;
+	return strcmp(x->row->name, y->row->name);
+}
+
+static double share(uint64_t part, uint64_t whole)
+{
+	return whole ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
+int top__print_diff(const struct profile *p, size_t limit, FILE *out)
+{
+	size_t n, nc = 0, pos = 0;
+	struct top_row *rows = top__rows(p, &n);
+	struct change *ch = xcalloc(n + 1, sizeof(*ch));
+	uint64_t before = 0, after = 0;
+	struct profile_entry e;
+	static char name[4 * 4096 + 1];
+
+	while (profile__next(p, &pos, &e))
+		*(e.labels.flags & LABEL_BASE ? &before : &after) += e.count;
+	for (size_t i = 0; i < n; i++) {
+		struct change c = { &rows[i], share(rows[i].total, after) - share(rows[i].base_total, before),
+				    share(rows[i].self, after) - share(rows[i].base_self, before) };
+
+		if (c.total != 0 || c.self != 0)
+			ch[nc++] = c;
+	}
+	if (nc)
+		qsort(ch, nc, sizeof(*ch), cmp_change);
+	fprintf(out, "before: %" PRIu64 " samples, after: %" PRIu64 " samples; shares of each side's samples\n", before,
+		after);
+	fprintf(out, "%7s %7s %8s %7s %7s %8s  %s\n", "BEFORE", "AFTER", "CHANGE", "SELF-B", "SELF-A", "CHANGE",
+		"FUNCTION");
+	for (size_t i = 0; i < nc && i < limit; i++) {
+		const struct top_row *r = ch[i].row;
+
+		fprintf(out, "%6.1f%% %6.1f%% %+8.2f %6.1f%% %6.1f%% %+8.2f  %s\n", share(r->base_total, before),
+			share(r->total, after), ch[i].total, share(r->base_self, before), share(r->self, after),
+			ch[i].self, text_escape(r->name, name, sizeof(name)));
+	}
+	if (!nc)
+		fprintf(out, "(no change: every function has the same share before and after)\n");
+	else if (nc > limit)
+		fprintf(out, "(%zu more changed functions; --top N shows more)\n", nc - limit);
+	free(ch);
 	top__free(rows, n);
 	return stream_finish(out);
 }

@@ -22,6 +22,7 @@ struct top_row {
 	char *name;
 	uint64_t self, total;
 	uint64_t by_reason[OFFCPU__COUNT]; /* total split: [OFFCPU_NONE] on the CPU, else off it by reason */
+	uint64_t base_self, base_total;    /* a diff's before (samples labelled LABEL_BASE; not in the above) */
 };
 
 /* All functions, sorted by self, then total, then name; free with top__free(). */
@@ -29,5 +30,8 @@ struct top_row *top__rows(const struct profile *p, size_t *n);
 void top__free(struct top_row *rows, size_t n);
 /* The first `limit` rows as a table; 0, or -1 with errno set. */
 int top__print(const struct profile *p, size_t limit, FILE *out);
+/* A diff (report --diff-base): the functions whose share of their side's
+ * samples changed most, before and after; 0, or -1 with errno set. */
+int top__print_diff(const struct profile *p, size_t limit, FILE *out);
 
 #endif

@@ -177,7 +177,7 @@ Test(report, filters_after_the_fact, .timeout = 180)
 	     *e = temp_path(rec.dir, "e.folded");
 	const char *threads[] = { "--threads", NULL };
 	const char *exclude[] = { "--threads", "--exclude-thread", "monitor", NULL };
-	const char *until[] = { "--until", "0.75", NULL }, *since[] = { "--since", "0.750000001", NULL };
+	const char *until[] = { "--until", "0.75", NULL }, *since[] = { "--since", "0.75", NULL };
 	const char *only[] = { "--threads", "--thread", "worker-1", "--python-only", NULL };
 
 	report_to(&rec, a, threads);
@@ -274,7 +274,7 @@ Test(report, bad_input_is_one_line)
 	snprintf(err, sizeof(err), "pyebpf: cannot read '%s': No such file or directory\n", missing);
 	expect_failure((const char *const[]){ PYEBPF, "report", missing, NULL }, 1, err, NULL);
 	expect_failure((const char *const[]){ PYEBPF, "report", NULL }, 2,
-		       "pyebpf: report needs a recording: pyebpf report RECORDING.pb.gz [-o OUTPUT]\n", NULL);
+		       "pyebpf: report needs a recording: pyebpf report RECORDING.pb.gz|DIR... [-o OUTPUT]\n", NULL);
 	expect_failure((const char *const[]){ PYEBPF, "report", text, "-o", "x.png", NULL }, 2,
 		       "pyebpf: cannot tell the output format of 'x.png' (known extensions: .folded, .txt, .pb.gz, "
 		       ".pprof, .speedscope.json, .svg, .json, .json.gz; or give --format)\n",
@@ -294,7 +294,9 @@ Test(report, bad_input_is_one_line)
 	free(empty);
 	free(fifo);
 	expect_failure((const char *const[]){ PYEBPF, "report", text, "--since", "later", NULL }, 2,
-		       "pyebpf: invalid time 'later' for --since (seconds into the recording, 0 or more)\n", NULL);
+		       "pyebpf: invalid time 'later' for --since (seconds into the recording, or a time: 14:20, "
+		       "2026-11-23T14:00:05, with Z for UTC)\n",
+		       NULL);
 	free(text);
 	free(cut);
 	free(out);

@@ -117,7 +117,10 @@ Test(filter, by_time)
 {
 	CHECK(4, PY_MAIN ";Matrix::multiply();do_syscall_64_[k] 1\n" PY_MON ";Matrix::multiply();do_syscall_64_[k] 2\n",
 	      "--since", "1.2");
-	CHECK(3, "busy;busy [tid 20];main;do_syscall_64_[k] 3\n" PY_MAIN " 1\n", "--until", "1");
+	CHECK(3, "busy;busy [tid 20];main;do_syscall_64_[k] 3\n" PY_MAIN " 1\n", "--until", "1.1");
+	/* A window is half-open: --until's own moment belongs to the next one. */
+	CHECK(6, PY_MAIN " 1\n", "--until", "1");
+	CHECK(4, "busy;busy [tid 20];main;do_syscall_64_[k] 3\n", "--since", "1", "--until", "1.5");
 	CHECK(4, "busy;busy [tid 20];main;do_syscall_64_[k] 3\n", "--since", "0.9", "--until", "1.1");
 }
 
@@ -172,8 +175,10 @@ Test(filter, bad_values)
 	cr_assert_eq(filter_args__option(&f, 'x', NULL), 0, "not a filter option");
 	filter__free(&f);
 	fflush(stderr);
-	cr_assert_stderr_eq_str("pyebpf: invalid time 'soon' for --since (seconds into the recording, 0 or more)\n"
-				"pyebpf: invalid TID 'x' for --tid (expected TID[,TID...])\n"
-				"pyebpf: empty value for --thread\n"
-				"pyebpf: --until 2.000 is before --since 5.000\n");
+	cr_assert_stderr_eq_str(
+		"pyebpf: invalid time 'soon' for --since (seconds into the recording, or a time: 14:20, "
+		"2026-11-23T14:00:05, with Z for UTC)\n"
+		"pyebpf: invalid TID 'x' for --tid (expected TID[,TID...])\n"
+		"pyebpf: empty value for --thread\n"
+		"pyebpf: --until 2.000 is before --since 5.000\n");
 }

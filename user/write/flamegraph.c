@@ -39,6 +39,7 @@ struct node_key {
 struct node {
 	struct node_key key;
 	uint64_t total;
+	uint64_t base;                      /* a diff's before: samples labelled LABEL_BASE (not in total) */
 	uint32_t first_child, next_sibling; /* 0: none (node 0 is the root) */
 	uint32_t depth;
 	char *name; /* set when drawn */
@@ -50,9 +51,13 @@ struct tree {
 	struct node *v;
 	size_t n, cap;
 	struct process_split *split; /* the process frames' names */
+	bool diff;
+	uint64_t base_total; /* a diff's before samples */
+	double max_change;   /* the largest change of share of a drawn node */
 };
 
-static uint32_t child(struct tree *t, uint32_t parent, uint32_t kind, uint32_t id, uint32_t tid, uint64_t count)
+static uint32_t child(struct tree *t, uint32_t parent, uint32_t kind, uint32_t id, uint32_t tid, uint64_t count,
+		      bool base)
 {
 	struct node_key k = { parent, kind, id, tid };
 	bool created;
@@ -63,7 +68,7 @@ static uint32_t child(struct tree *t, uint32_t parent, uint32_t kind, uint32_t i
 		t->v[t->n] = (struct node){ .key = k, .depth = t->v[parent].depth + 1 };
 		*v = t->n++;
 	}
-	t->v[*v].total += count;
+	*(base ? &t->v[*v].base : &t->v[*v].total) += count;
 	return (uint32_t)*v;
 }
 
@@ -111,9 +116,38 @@ static uint32_t name_hash(const char *s)
 	return h;
 }
 
+/* A node's change of share from before to after, in points of 100. */
+static double change(const struct tree *t, const struct node *n)
+{
+	double after = t->v[0].total ? 100.0 * (double)n->total / (double)t->v[0].total : 0;
+	double before = t->v[0].base ? 100.0 * (double)n->base / (double)t->v[0].base : 0;
+
+	return after - before;
+}
+
+/* A diff's colours: red grew, blue shrank, as deep as the change is large
+ * against the largest one drawn; near-white for no change. */
+static void diff_colour(const struct tree *t, const struct node *n, char *buf, size_t size)
+{
+	double c = change(t, n), k = t->max_change > 0 ? (c < 0 ? -c : c) / t->max_change : 0;
+	unsigned v = (unsigned)(238 - 200 * k);
+
+	if (c > 0)
+		snprintf(buf, size, "rgb(255,%u,%u)", v, v);
+	else if (c < 0)
+		snprintf(buf, size, "rgb(%u,%u,255)", v, v);
+	else
+		snprintf(buf, size, "rgb(238,238,238)");
+}
+
 static void colour(const struct tree *t, const struct node *n, char *buf, size_t size)
 {
 	uint32_t h = name_hash(n->name), v1 = h % 1000, v2 = (h / 1000) % 1000;
+
+	if (t->diff) {
+		diff_colour(t, n, buf, size);
+		return;
+	}
 
 	if (n->key.kind != NODE_FRAME) {
 		snprintf(buf, size, "rgb(%u,%u,%u)", 190 + v1 % 30, 190 + v1 % 30, 200 + v2 % 30); /* grey-blue */
@@ -168,10 +202,14 @@ static void draw_node(struct drawer *d, uint32_t id, double x, struct pending *p
 	colour(d->t, n, fill, sizeof(fill));
 	fprintf(d->out, "<g><title>");
 	xml_text(d->out, d->buf);
+	fprintf(d->out, " (%" PRIu64 " samples, %.2f%%", n->total, 100.0 * n->total / d->total);
+	if (d->t->diff)
+		fprintf(d->out, "; before %" PRIu64 " samples, %.2f%%; %+.2f points", n->base,
+			d->t->v[0].base ? 100.0 * n->base / d->t->v[0].base : 0.0, change(d->t, n));
 	fprintf(d->out,
-		" (%" PRIu64 " samples, %.2f%%)</title><rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\" "
+		")</title><rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\" "
 		"fill=\"%s\" rx=\"2\" ry=\"2\"/><text x=\"%.1f\" y=\"%d\"></text></g>\n",
-		n->total, 100.0 * n->total / d->total, x, y, w, FRAME_H - 1, fill, x + 3, y + FRAME_H - 5);
+		x, y, w, FRAME_H - 1, fill, x + 3, y + FRAME_H - 5);
 	d->drawn++;
 	free(n->name);
 	n->name = NULL;
@@ -230,15 +268,16 @@ static void build(struct tree *t, const struct flamegraph_opts *o)
 	struct hashmap *names = o->threads ? thread_names__latest(t->p) : NULL;
 	while (profile__next(t->p, &pos, &e)) {
 		uint32_t pid = process_split__by_pid(t->split, e.labels.comm, e.labels.pid) ? e.labels.pid : 0;
-		uint32_t at = child(t, 0, NODE_PROCESS, e.labels.comm, pid, e.count);
+		bool base = e.labels.flags & LABEL_BASE;
+		uint32_t at = child(t, 0, NODE_PROCESS, e.labels.comm, pid, e.count, base);
 
-		t->v[0].total += e.count;
+		*(base ? &t->v[0].base : &t->v[0].total) += e.count;
 		if (o->containers && e.labels.container)
-			at = child(t, at, NODE_CONTAINER, e.labels.container, 0, e.count);
+			at = child(t, at, NODE_CONTAINER, e.labels.container, 0, e.count, base);
 		if (o->threads)
-			at = child(t, at, NODE_THREAD, thread_names__of(names, &e.labels), e.labels.tid, e.count);
+			at = child(t, at, NODE_THREAD, thread_names__of(names, &e.labels), e.labels.tid, e.count, base);
 		for (uint32_t i = 0; i < e.nframes; i++)
-			at = child(t, at, NODE_FRAME, e.frames[i], 0, e.count);
+			at = child(t, at, NODE_FRAME, e.frames[i], 0, e.count, base);
 	}
 	hashmap__free(names);
 	/* Link children once, now that the tree is complete. */
@@ -263,9 +302,23 @@ static uint32_t drawn_depth(const struct tree *t, double scale)
 	return deepest;
 }
 
+/* The largest change of share among the frames drawn: the diff's colour scale. */
+static double max_change(const struct tree *t, double scale)
+{
+	double m = 0;
+
+	for (size_t i = 1; i < t->n; i++) {
+		double c = change(t, &t->v[i]);
+
+		if (t->v[i].total * scale >= MIN_PX && (c < 0 ? -c : c) > m)
+			m = c < 0 ? -c : c;
+	}
+	return m;
+}
+
 int flamegraph__write(const struct profile *p, const struct flamegraph_opts *o, FILE *out)
 {
-	struct tree t = { .p = p, .ids = hashmap__new() };
+	struct tree t = { .p = p, .ids = hashmap__new(), .diff = o->diff };
 	struct drawer d = { .t = &t, .out = out };
 	const char *title = o->title ? o->title : "pyebpf";
 
@@ -275,6 +328,8 @@ int flamegraph__write(const struct profile *p, const struct flamegraph_opts *o, 
 	d.total = t.v[0].total;
 	d.scale = d.total ? (WIDTH - 2.0 * PAD) / d.total : 0;
 	d.height = TOP + (int)(drawn_depth(&t, d.scale) + 1) * FRAME_H + BOTTOM;
+	if (t.diff)
+		t.max_change = max_change(&t, d.scale);
 
 	fprintf(out,
 		"<?xml version=\"1.0\" standalone=\"no\"?>\n"
@@ -309,8 +364,21 @@ int flamegraph__write(const struct profile *p, const struct flamegraph_opts *o, 
 		       { "process / thread", "rgb(205,205,215)" },
 		       { "off-CPU: why it waited", "rgb(175,105,228)" } };
 	/* The off-CPU swatch only where there can be such time. */
+	static const struct {
+		const char *name, *fill;
+	} diff_legend[] = { { "share grew", "rgb(255,60,60)" },
+			    { "share shrank", "rgb(60,60,255)" },
+			    { "no change (widths: after)", "rgb(238,238,238)" } };
 	size_t nlegend = sizeof(legend) / sizeof(legend[0]) - !profile__meta_of(p)->wall;
 
+	if (t.diff) {
+		for (size_t i = 0; i < sizeof(diff_legend) / sizeof(diff_legend[0]); i++)
+			fprintf(out,
+				"<rect x=\"%zu\" y=\"34\" width=\"12\" height=\"12\" fill=\"%s\"/>"
+				"<text x=\"%zu\" y=\"44\">%s</text>\n",
+				PAD + i * 130, diff_legend[i].fill, PAD + i * 130 + 16, diff_legend[i].name);
+		nlegend = 0;
+	}
 	for (size_t i = 0; i < nlegend; i++)
 		fprintf(out,
 			"<rect x=\"%zu\" y=\"34\" width=\"12\" height=\"12\" fill=\"%s\"/>"

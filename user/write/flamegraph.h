@@ -20,6 +20,7 @@ struct flamegraph_opts {
 	bool containers;               /* a "[container ID]" frame under the process frame */
 	const char *title;             /* NULL: "pyebpf" */
 	enum process_frames processes; /* the process frame: "comm" or "comm [pid N]" */
+	bool diff; /* LABEL_BASE samples are a diff's before: widths are after, colours the change */
 };
 
 /* 0, or -1 with errno set. */

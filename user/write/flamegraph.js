@@ -78,10 +78,10 @@ function frame_of(node) {
 	return node;
 }
 
-// "NAME (N samples, P%)" → NAME
+// "NAME (N samples, P%)" or a diff's "NAME (N samples, P%; before ...)" → NAME
 function name_of(g) {
 	var t = g.querySelector("title").textContent;
-	var m = /^([\s\S]*) \(\d+ samples, [\d.]+%\)$/.exec(t);
+	var m = /^([\s\S]*) \(\d+ samples, [\d.]+%(?:; [^()]*)?\)$/.exec(t);
 	return m ? m[1] : t;
 }
 

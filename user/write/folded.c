@@ -14,7 +14,7 @@
 
 struct line {
 	char *text;
-	uint64_t count;
+	uint64_t count, base;
 };
 
 struct strbuf {
@@ -78,19 +78,23 @@ int folded__write(const struct profile *p, const struct folded_opts *o, FILE *ou
 		}
 		xgrow(&lines, &cap, n + 1, sizeof(*lines));
 		lines[n].text = b.s;
-		lines[n++].count = e.count;
+		lines[n].count = e.labels.flags & LABEL_BASE ? 0 : e.count;
+		lines[n++].base = e.labels.flags & LABEL_BASE ? e.count : 0;
 	}
 	process_split__free(split);
 	hashmap__free(names);
 	if (n)
 		qsort(lines, n, sizeof(*lines), cmp_line);
 	for (size_t i = 0; i < n; i++) {
-		uint64_t count = lines[i].count;
+		uint64_t count = lines[i].count, base = lines[i].base;
 
 		/* Entries differing only in labels (pid, tid) fold into one line. */
-		while (i + 1 < n && strcmp(lines[i].text, lines[i + 1].text) == 0)
+		while (i + 1 < n && strcmp(lines[i].text, lines[i + 1].text) == 0) {
 			count += lines[++i].count;
-		if (fprintf(out, "%s %" PRIu64 "\n", lines[i].text, count) < 0)
+			base += lines[i].base;
+		}
+		if ((o && o->diff ? fprintf(out, "%s %" PRIu64 " %" PRIu64 "\n", lines[i].text, base, count)
+				  : fprintf(out, "%s %" PRIu64 "\n", lines[i].text, count)) < 0)
 			ret = -1;
 	}
 	for (size_t i = 0; i < n; i++)

@@ -1,0 +1,325 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+#include "archive.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "read/pprof.h"
+#include "rotation.h"
+#include "util.h"
+
+/* The whole file, at most PPROF_MAX_SIZE bytes; NULL after one error line. */
+static uint8_t *read_file(const char *path, size_t *len)
+{
+	/* O_NONBLOCK: a FIFO is refused below, not waited on. */
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	uint8_t *buf = NULL;
+	size_t n = 0, cap = 0;
+	struct stat st;
+
+	if (fd < 0) {
+		err_msg("cannot read '%s': %s", path, strerror(errno));
+		return NULL;
+	}
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		err_msg("cannot read '%s': not a regular file", path);
+		close(fd);
+		return NULL;
+	}
+	for (;;) {
+		ssize_t r;
+
+		if (n > PPROF_MAX_SIZE) {
+			err_msg("cannot read '%s': larger than %llu MiB", path, PPROF_MAX_SIZE >> 20);
+			goto fail;
+		}
+		xgrow(&buf, &cap, n + 65536, 1);
+		r = read(fd, buf + n, cap - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			err_msg("cannot read '%s': %s", path, strerror(errno));
+			goto fail;
+		}
+		if (!r)
+			break;
+		n += (size_t)r;
+	}
+	close(fd);
+	*len = n;
+	return buf;
+fail:
+	close(fd);
+	free(buf);
+	return NULL;
+}
+
+struct profile *recording__read(const char *path)
+{
+	size_t len;
+	uint8_t *data = read_file(path, &len);
+	struct profile *p;
+	char why[256];
+
+	if (!data)
+		return NULL;
+	p = pprof__read(data, len, why, sizeof(why));
+	free(data);
+	if (!p)
+		err_msg("cannot read '%s': %s", path, why);
+	return p;
+}
+
+static struct archive_file *push(struct archive *a, char *path, int64_t start, int64_t end)
+{
+	xgrow(&a->v, &a->cap, a->n + 1, sizeof(*a->v));
+	a->v[a->n] = (struct archive_file){ .path = path, .start_ns = start, .end_ns = end };
+	return &a->v[a->n++];
+}
+
+static int add_dir(struct archive *a, const char *dir)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	struct rotation_file *v;
+	size_t n;
+
+	if (fd < 0) {
+		err_msg("cannot read '%s': %s", dir, strerror(errno));
+		return -1;
+	}
+	v = rotation_list(fd, &n);
+	close(fd);
+	if (!n) {
+		err_msg("'%s' holds no interval files (pyebpf-*.pb.gz, as record --continuous writes them)", dir);
+		return -1;
+	}
+	for (size_t i = 0; i < n; i++) {
+		char *path;
+
+		if (asprintf(&path, "%s/%s", dir, v[i].name) < 0)
+			die("out of memory");
+		push(a, path, v[i].start_ns, i + 1 < n ? v[i + 1].start_ns : INT64_MAX);
+	}
+	rotation_list_free(v, n);
+	return 0;
+}
+
+int archive__add(struct archive *a, const char *arg)
+{
+	struct stat st;
+
+	if (!*arg) {
+		err_msg("empty recording path");
+		return -1;
+	}
+	if (stat(arg, &st) == 0 && S_ISDIR(st.st_mode))
+		return add_dir(a, arg);
+	/* Read (and refused when not a regular file) when loaded. */
+	push(a, xstrdup(arg), INT64_MIN, INT64_MAX);
+	return 0;
+}
+
+void archive__free(struct archive *a)
+{
+	for (size_t i = 0; i < a->n; i++) {
+		free(a->v[i].path);
+		profile__free(a->v[i].read);
+	}
+	free(a->v);
+	memset(a, 0, sizeof(*a));
+}
+
+/* Read a file whose start is not known from its name: its start and end now. */
+static int learn(struct archive_file *af)
+{
+	const struct profile_meta *m;
+
+	if (af->read || af->start_ns != INT64_MIN)
+		return 0;
+	af->read = recording__read(af->path);
+	if (!af->read)
+		return -1;
+	m = profile__meta_of(af->read);
+	af->start_ns = m->start_epoch_ns;
+	af->end_ns = m->start_epoch_ns + (m->duration_ns > 0 ? m->duration_ns : 0);
+	return 0;
+}
+
+static int cmp_start(const void *a, const void *b)
+{
+	const struct archive_file *x = *(struct archive_file *const *)a, *y = *(struct archive_file *const *)b;
+
+	return x->start_ns < y->start_ns ? -1 : x->start_ns > y->start_ns;
+}
+
+static const char *kind_of(const struct profile *p)
+{
+	return profile__meta_of(p)->wall ? "wall-clock time (--mode wall or off-cpu)" : "CPU time";
+}
+
+/* Interval names tell starts to the millisecond, rounded down. */
+#define NAME_SLACK_NS 1000000
+
+struct merge {
+	struct profile *out;
+	const char *first_path;
+	int64_t start_ns, end_ns;
+	uint64_t period_ns;
+};
+
+/* Count everything so far in samples of a finer period. */
+static void refine(struct merge *m, uint64_t period_ns)
+{
+	uint32_t k = (uint32_t)((double)m->period_ns / (double)period_ns + 0.5);
+	struct filter all;
+	struct profile *finer;
+
+	if (k > 1) {
+		filter__init(&all);
+		finer = profile__new();
+		*profile__meta(finer) = *profile__meta_of(m->out);
+		filter__copy(&all, m->out, finer, 0, k, 0);
+		profile__free(m->out);
+		m->out = finer;
+	}
+	m->period_ns = period_ns;
+}
+
+static int merge_one(struct merge *m, const char *path, const struct profile *in, const struct filter *f,
+		     int64_t since, int64_t until, uint32_t flags, struct archive_stats *st)
+{
+	const struct profile_meta *im = profile__meta_of(in);
+	struct filter w;
+	uint32_t scale = 1;
+
+	if (!m->out) {
+		m->out = profile__new();
+		m->first_path = path;
+		m->start_ns = im->start_epoch_ns;
+		m->end_ns = im->start_epoch_ns + im->duration_ns;
+		m->period_ns = im->period_ns;
+		profile__meta(m->out)->wall = im->wall;
+	} else if (im->wall != profile__meta_of(m->out)->wall) {
+		err_msg("cannot merge '%s' and '%s': one records %s, the other %s", m->first_path, path,
+			kind_of(m->out), kind_of(in));
+		return -1;
+	}
+	if (im->period_ns && im->period_ns != m->period_ns) {
+		char note[256];
+
+		if (im->period_ns < m->period_ns)
+			refine(m, im->period_ns);
+		scale = (uint32_t)((double)im->period_ns / (double)m->period_ns + 0.5);
+		snprintf(note, sizeof(note),
+			 "pyebpf report: recordings of different frequencies merged; each sample counted in %.0f Hz "
+			 "samples",
+			 1e9 / (double)m->period_ns);
+		profile__add_comment(m->out, note);
+	}
+	w = filter__for_window(f, im->start_epoch_ns, since, until);
+	w.timed = f->timed || since != INT64_MIN || until != INT64_MAX;
+	st->files++;
+	st->samples += profile__total(in);
+	st->dropped += filter__copy(&w, in, m->out,
+				    im->start_epoch_ns > m->start_ns ? (uint64_t)(im->start_epoch_ns - m->start_ns) : 0,
+				    scale ? scale : 1, flags);
+	if (im->start_epoch_ns + im->duration_ns > m->end_ns)
+		m->end_ns = im->start_epoch_ns + im->duration_ns;
+	return 0;
+}
+
+/*
+ * A wall-clock bound written as an interval file's name tells it (to the
+ * millisecond) means that interval's exact start: copied from `ls`, a window
+ * takes whole intervals, no sample more or less. -1 after one error line.
+ */
+static int snap(struct archive *a, int64_t *bound)
+{
+	for (size_t i = 0; i < a->n; i++) {
+		struct archive_file *af = &a->v[i];
+
+		if (af->read || *bound < af->start_ns || *bound >= af->start_ns + NAME_SLACK_NS)
+			continue;
+		if (!(af->read = recording__read(af->path)))
+			return -1;
+		af->start_ns = profile__meta_of(af->read)->start_epoch_ns;
+		*bound = af->start_ns;
+		return 0;
+	}
+	return 0;
+}
+
+struct profile *archive__load(struct archive *a, const struct filter *f, uint32_t flags, struct archive_stats *st)
+{
+	struct archive_file **sel = xcalloc(a->n + 1, sizeof(*sel));
+	struct merge m = { 0 };
+	size_t nsel = 0;
+	int64_t start0 = INT64_MAX, since, until;
+	bool offsets = f->since_ns || f->until_ns != UINT64_MAX;
+
+	memset(st, 0, sizeof(*st));
+	for (size_t i = 0; i < a->n; i++)
+		if (learn(&a->v[i]))
+			goto fail;
+	for (size_t i = 0; i < a->n; i++)
+		if (a->v[i].start_ns < start0)
+			start0 = a->v[i].start_ns;
+	/* Seconds into "the recording" count from the earliest file's own start. */
+	for (size_t i = 0; offsets && i < a->n; i++)
+		if (a->v[i].start_ns == start0 && !a->v[i].read) {
+			if (!(a->v[i].read = recording__read(a->v[i].path)))
+				goto fail;
+			start0 = profile__meta_of(a->v[i].read)->start_epoch_ns;
+			break;
+		}
+	filter__window(f, start0, &since, &until);
+	if (!offsets && f->since_epoch_ns == INT64_MIN)
+		since = INT64_MIN;
+	if ((f->since_epoch_ns != INT64_MIN && since == f->since_epoch_ns && snap(a, &since)) ||
+	    (f->until_epoch_ns != INT64_MAX && until == f->until_epoch_ns && snap(a, &until)))
+		goto fail;
+	st->since_ns = since;
+	st->until_ns = until;
+	for (size_t i = 0; i < a->n; i++) {
+		struct archive_file *af = &a->v[i];
+		bool named = !af->read;
+
+		if (af->start_ns - (named ? NAME_SLACK_NS : 0) >= until)
+			continue;
+		if (af->end_ns != INT64_MAX && af->end_ns + (named ? NAME_SLACK_NS : 0) <= since)
+			continue;
+		sel[nsel++] = af;
+	}
+	if (nsel)
+		qsort(sel, nsel, sizeof(*sel), cmp_start);
+	for (size_t i = 0; i < nsel; i++) {
+		struct archive_file *af = sel[i];
+		struct profile *in = af->read ? af->read : recording__read(af->path);
+
+		af->read = NULL;
+		if (!in || merge_one(&m, af->path, in, f, since, until, flags, st)) {
+			profile__free(in);
+			goto fail;
+		}
+		profile__free(in);
+	}
+	free(sel);
+	if (!m.out) {
+		m.out = profile__new();
+		return m.out;
+	}
+	struct profile_meta *om = profile__meta(m.out);
+	om->period_ns = m.period_ns;
+	om->start_epoch_ns = m.start_ns;
+	om->duration_ns = m.end_ns - m.start_ns;
+	return m.out;
+fail:
+	profile__free(m.out);
+	free(sel);
+	return NULL;
+}

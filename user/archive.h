@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * Many recordings as one: files named on the command line and the interval
+ * files of continuous directories, merged in time order into one profile
+ * (labels and timeline kept), reading only the files that overlap the
+ * --since/--until window. report and serve read recordings so.
+ */
+#ifndef PYEBPF_ARCHIVE_H
+#define PYEBPF_ARCHIVE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "filter.h"
+#include "profile.h"
+
+struct archive_file {
+	char *path;
+	int64_t start_ns; /* epoch; from an interval file's name, else INT64_MIN until read */
+	int64_t end_ns;   /* the next interval's named start; INT64_MAX: not known before reading */
+	struct profile *read; /* read already (to learn its start), not yet merged */
+};
+
+struct archive {
+	struct archive_file *v;
+	size_t n, cap;
+};
+
+/* A recording file or a continuous directory (its interval files); -1 after one error line. */
+int archive__add(struct archive *a, const char *arg);
+void archive__free(struct archive *a);
+
+/* A recording: a regular file of at most PPROF_MAX_SIZE bytes, read without
+ * blocking; NULL after one error line. */
+struct profile *recording__read(const char *path);
+
+struct archive_stats {
+	size_t files;     /* files read */
+	uint64_t samples; /* in the files read, in the window or not */
+	uint64_t dropped; /* left out by the window and the filters */
+	int64_t since_ns, until_ns; /* the window, epoch; INT64_MIN / INT64_MAX: open */
+};
+
+/*
+ * The samples of every recording that the filters keep, merged: times from
+ * the earliest file's start, labels or'ed with `flags`. Different sampling
+ * frequencies are counted in the finest one's samples (a note says so);
+ * CPU and wall-clock recordings are refused. NULL after one error line.
+ */
+struct profile *archive__load(struct archive *a, const struct filter *f, uint32_t flags, struct archive_stats *st);
+
+#endif
