@@ -25,14 +25,16 @@ CFLAGS  ?= -O2 -g
 WARN    := -Wall -Wextra -Werror
 CPPFLAGS := -D_GNU_SOURCE -Iinclude -I$(BUILD) -Iuser
 DEPFLAGS = -MMD -MP
-LDLIBS  := -lbpf -ldw -lelf -lz -lprotobuf-c -lstdc++
+LDLIBS  := -lbpf -ldw -lelf -lz -lprotobuf-c -lstdc++ -lmicrohttpd
 SAN     := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
 # Pure logic: no libbpf, so the unit tests link it alone. sampler.c is the one
 # file that links libbpf; record.c and main.c drive it.
 BPF_SRCS  := user/main.c user/record.c user/sampler.c
-PURE_SRCS := $(filter-out $(BPF_SRCS),$(wildcard user/*.c user/*/*.c))
-USER_SRCS := $(PURE_SRCS) $(BPF_SRCS)
+# serve.c is the one file that links libmicrohttpd (serve_api.c answers without HTTP).
+NET_SRCS  := user/serve.c
+PURE_SRCS := $(filter-out $(BPF_SRCS) $(NET_SRCS),$(wildcard user/*.c user/*/*.c))
+USER_SRCS := $(PURE_SRCS) $(BPF_SRCS) $(NET_SRCS)
 USER_OBJS := $(patsubst user/%.c,$(BUILD)/obj/%.o,$(USER_SRCS)) $(BUILD)/obj/profile.pb-c.o
 # pprof's schema, compiled by protoc-c (generated code: not held to our warnings).
 PROTO_OBJ := $(BUILD)/obj/profile.pb-c.o
@@ -73,11 +75,15 @@ $(BUILD)/profile.pb-c.c $(BUILD)/profile.pb-c.h: user/write/profile.proto | $(BU
 	$(call msg,PROTOC  ,$<)
 	$(Q)protoc-c --c_out=$(BUILD) --proto_path=user/write $<
 
-# The flame graph's script, embedded as a C string (sed only: no xxd needed).
+# The flame graph's script and serve's page, embedded as C strings (sed only: no xxd needed).
+embed = $(Q){ echo 'static const char $(1)[] ='; \
+	   sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $(2); echo ';'; } > $(3)
 $(BUILD)/flamegraph_js.h: user/write/flamegraph.js | $(BUILD)
 	$(call msg,GEN     ,$@)
-	$(Q){ echo 'static const char flamegraph_js[] ='; \
-	   sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $<; echo ';'; } > $@
+	$(call embed,flamegraph_js,$<,$@)
+$(BUILD)/serve_page.h: user/serve_page.html | $(BUILD)
+	$(call msg,GEN     ,$@)
+	$(call embed,serve_page,$<,$@)
 
 $(PROTO_OBJ): $(BUILD)/profile.pb-c.c
 	@mkdir -p $(dir $@)
@@ -90,14 +96,14 @@ $(PROTO_ASAN): $(BUILD)/profile.pb-c.c
 	$(Q)$(CC) -O1 -g $(SAN) -w $(CPPFLAGS) -c $< -o $@
 
 # Generated headers first (order-only); after that the .d files say who needs what.
-GENERATED := $(BUILD)/sample.skel.h $(BUILD)/profile.pb-c.h $(BUILD)/flamegraph_js.h
+GENERATED := $(BUILD)/sample.skel.h $(BUILD)/profile.pb-c.h $(BUILD)/flamegraph_js.h $(BUILD)/serve_page.h
 
 $(BUILD)/obj/%.o: user/%.c | $(GENERATED)
 	@mkdir -p $(dir $@)
 	$(call msg,CC      ,$<)
 	$(Q)$(CC) $(CFLAGS) $(WARN) $(DEPFLAGS) $(CPPFLAGS) -c $< -o $@
 
-$(BUILD)/asan/%.o: user/%.c | $(BUILD)/profile.pb-c.h $(BUILD)/flamegraph_js.h
+$(BUILD)/asan/%.o: user/%.c | $(BUILD)/profile.pb-c.h $(BUILD)/flamegraph_js.h $(BUILD)/serve_page.h
 	@mkdir -p $(dir $@)
 	$(call msg,CC-SAN  ,$<)
 	$(Q)$(CC) -O1 -g $(SAN) $(WARN) $(DEPFLAGS) $(CPPFLAGS) -c $< -o $@
@@ -176,12 +182,12 @@ FUZZ_INGEST_SRCS := tests/fuzz/fuzz_ingest.c $(PURE_SRCS)
 FUZZ_NAMES_SRCS := tests/fuzz/fuzz_names.c user/rotation.c user/write/escape.c user/util.c
 FUZZ_SECONDS ?= 30
 
-$(BUILD)/fuzz-pprof: $(FUZZ_PPROF_SRCS) $(PROTO_OBJ) | $(BUILD)/profile.pb-c.h $(BUILD)/flamegraph_js.h
+$(BUILD)/fuzz-pprof: $(FUZZ_PPROF_SRCS) $(PROTO_OBJ) | $(BUILD)/profile.pb-c.h $(BUILD)/flamegraph_js.h $(BUILD)/serve_page.h
 	$(call msg,LD      ,$@)
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) $(FUZZ_PPROF_SRCS) $(PROTO_OBJ) -o $@ -lprotobuf-c -lz
 	$(Q)$(CC) $(CPPFLAGS) -MM -MP -MT $@ $(FUZZ_PPROF_SRCS) > $@.d
 
-$(BUILD)/fuzz-ingest: $(FUZZ_INGEST_SRCS) $(PROTO_OBJ) | $(BUILD)/profile.pb-c.h $(BUILD)/flamegraph_js.h
+$(BUILD)/fuzz-ingest: $(FUZZ_INGEST_SRCS) $(PROTO_OBJ) | $(BUILD)/profile.pb-c.h $(BUILD)/flamegraph_js.h $(BUILD)/serve_page.h
 	$(call msg,LD      ,$@)
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) $(FUZZ_INGEST_SRCS) $(PROTO_OBJ) -o $@ -ldw -lelf -lz -lprotobuf-c -lstdc++
 	$(Q)$(CC) $(CPPFLAGS) -MM -MP -MT $@ $(FUZZ_INGEST_SRCS) > $@.d
@@ -221,7 +227,7 @@ test: unit-test fuzz integ-test
 DEPS := make clang llvm gcc g++ libbpf-dev bpftool libelf-dev zlib1g-dev libdw-dev pybind11-dev python3-dev libc6-dbg \
 	python3-numpy python3-scipy libopenblas0-pthread python3-flask gunicorn python3-aiohttp python3-sphinx graphviz curl \
 	libcriterion-dev pkg-config python3 binutils procps util-linux bc \
-	libprotobuf-c-dev protobuf-c-compiler golang-go libclang-rt-14-dev chromium \
+	libprotobuf-c-dev protobuf-c-compiler golang-go libclang-rt-14-dev chromium libmicrohttpd-dev \
 	clang-format clang-tidy cppcheck
 
 deps:

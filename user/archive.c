@@ -14,10 +14,10 @@
 #include "util.h"
 
 /* The whole file, at most PPROF_MAX_SIZE bytes; NULL after one error line. */
-static uint8_t *read_file(const char *path, size_t *len)
+static uint8_t *read_file(int dirfd, const char *path, int flags, size_t *len)
 {
 	/* O_NONBLOCK: a FIFO is refused below, not waited on. */
-	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	int fd = openat(dirfd, path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | flags);
 	uint8_t *buf = NULL;
 	size_t n = 0, cap = 0;
 	struct stat st;
@@ -61,8 +61,13 @@ fail:
 
 struct profile *recording__read(const char *path)
 {
+	return recording__read_at(AT_FDCWD, path, 0);
+}
+
+struct profile *recording__read_at(int dirfd, const char *path, int flags)
+{
 	size_t len;
-	uint8_t *data = read_file(path, &len);
+	uint8_t *data = read_file(dirfd, path, flags, &len);
 	struct profile *p;
 	char why[256];
 
@@ -135,18 +140,20 @@ void archive__free(struct archive *a)
 }
 
 /* Read a file whose start is not known from its name: its start and end now. */
-static int learn(struct archive_file *af)
+static int learn(struct archive *a, struct archive_file *af)
 {
 	const struct profile_meta *m;
 
 	if (af->read || af->start_ns != INT64_MIN)
 		return 0;
 	af->read = recording__read(af->path);
+	a->reads++;
 	if (!af->read)
 		return -1;
 	m = profile__meta_of(af->read);
 	af->start_ns = m->start_epoch_ns;
 	af->end_ns = m->start_epoch_ns + (m->duration_ns > 0 ? m->duration_ns : 0);
+	af->start_exact = af->end_exact = true;
 	return 0;
 }
 
@@ -190,8 +197,8 @@ static void refine(struct merge *m, uint64_t period_ns)
 	m->period_ns = period_ns;
 }
 
-static int merge_one(struct merge *m, const char *path, const struct profile *in, const struct filter *f,
-		     int64_t since, int64_t until, uint32_t flags, struct archive_stats *st)
+static int merge_one(struct merge *m, const char *path, const struct profile *in, const struct filter *f, int64_t since,
+		     int64_t until, uint32_t flags, struct archive_stats *st)
 {
 	const struct profile_meta *im = profile__meta_of(in);
 	struct filter w;
@@ -223,7 +230,6 @@ static int merge_one(struct merge *m, const char *path, const struct profile *in
 	}
 	w = filter__for_window(f, im->start_epoch_ns, since, until);
 	w.timed = f->timed || since != INT64_MIN || until != INT64_MAX;
-	st->files++;
 	st->samples += profile__total(in);
 	st->dropped += filter__copy(&w, in, m->out,
 				    im->start_epoch_ns > m->start_ns ? (uint64_t)(im->start_epoch_ns - m->start_ns) : 0,
@@ -238,17 +244,26 @@ static int merge_one(struct merge *m, const char *path, const struct profile *in
  * millisecond) means that interval's exact start: copied from `ls`, a window
  * takes whole intervals, no sample more or less. -1 after one error line.
  */
-static int snap(struct archive *a, int64_t *bound)
+static int snap(struct archive *a, int64_t *bound, bool *snapped)
 {
 	for (size_t i = 0; i < a->n; i++) {
 		struct archive_file *af = &a->v[i];
 
-		if (af->read || *bound < af->start_ns || *bound >= af->start_ns + NAME_SLACK_NS)
+		if (af->start_exact || *bound < af->start_ns || *bound >= af->start_ns + NAME_SLACK_NS)
 			continue;
+		a->reads++;
 		if (!(af->read = recording__read(af->path)))
 			return -1;
+		/* The interval before ends where this one starts. */
+		for (size_t k = 0; k < a->n; k++)
+			if (a->v[k].end_ns == af->start_ns && !a->v[k].end_exact) {
+				a->v[k].end_ns = profile__meta_of(af->read)->start_epoch_ns;
+				a->v[k].end_exact = true;
+			}
 		af->start_ns = profile__meta_of(af->read)->start_epoch_ns;
+		af->start_exact = true;
 		*bound = af->start_ns;
+		*snapped = true;
 		return 0;
 	}
 	return 0;
@@ -264,7 +279,7 @@ struct profile *archive__load(struct archive *a, const struct filter *f, uint32_
 
 	memset(st, 0, sizeof(*st));
 	for (size_t i = 0; i < a->n; i++)
-		if (learn(&a->v[i]))
+		if (learn(a, &a->v[i]))
 			goto fail;
 	for (size_t i = 0; i < a->n; i++)
 		if (a->v[i].start_ns < start0)
@@ -272,26 +287,30 @@ struct profile *archive__load(struct archive *a, const struct filter *f, uint32_
 	/* Seconds into "the recording" count from the earliest file's own start. */
 	for (size_t i = 0; offsets && i < a->n; i++)
 		if (a->v[i].start_ns == start0 && !a->v[i].read) {
+			a->reads++;
 			if (!(a->v[i].read = recording__read(a->v[i].path)))
 				goto fail;
-			start0 = profile__meta_of(a->v[i].read)->start_epoch_ns;
+			start0 = a->v[i].start_ns = profile__meta_of(a->v[i].read)->start_epoch_ns;
+			a->v[i].start_exact = true;
 			break;
 		}
 	filter__window(f, start0, &since, &until);
 	if (!offsets && f->since_epoch_ns == INT64_MIN)
 		since = INT64_MIN;
-	if ((f->since_epoch_ns != INT64_MIN && since == f->since_epoch_ns && snap(a, &since)) ||
-	    (f->until_epoch_ns != INT64_MAX && until == f->until_epoch_ns && snap(a, &until)))
+	bool since_snapped = false, until_snapped = false;
+	if ((f->since_epoch_ns != INT64_MIN && since == f->since_epoch_ns && snap(a, &since, &since_snapped)) ||
+	    (f->until_epoch_ns != INT64_MAX && until == f->until_epoch_ns && snap(a, &until, &until_snapped)))
 		goto fail;
 	st->since_ns = since;
 	st->until_ns = until;
 	for (size_t i = 0; i < a->n; i++) {
 		struct archive_file *af = &a->v[i];
-		bool named = !af->read;
 
-		if (af->start_ns - (named ? NAME_SLACK_NS : 0) >= until)
+		if (af->start_ns - (af->start_exact ? 0 : NAME_SLACK_NS) >= until)
 			continue;
-		if (af->end_ns != INT64_MAX && af->end_ns + (named ? NAME_SLACK_NS : 0) <= since)
+		if ((since_snapped && af->start_ns < since) || (until_snapped && af->start_ns >= until))
+			continue;
+		if (af->end_ns != INT64_MAX && af->end_ns + (af->end_exact ? 0 : NAME_SLACK_NS) <= since)
 			continue;
 		sel[nsel++] = af;
 	}
@@ -299,16 +318,26 @@ struct profile *archive__load(struct archive *a, const struct filter *f, uint32_
 		qsort(sel, nsel, sizeof(*sel), cmp_start);
 	for (size_t i = 0; i < nsel; i++) {
 		struct archive_file *af = sel[i];
-		struct profile *in = af->read ? af->read : recording__read(af->path);
+		struct profile *in = af->read;
+
+		if (!in) {
+			a->reads++;
+			in = recording__read(af->path);
+		}
+
+		/* A bound snapped to an interval's start takes whole files: no
+		 * sample of one interval is timed into the next. */
+		int64_t s = since_snapped ? INT64_MIN : since, u = until_snapped ? INT64_MAX : until;
 
 		af->read = NULL;
-		if (!in || merge_one(&m, af->path, in, f, since, until, flags, st)) {
+		if (!in || merge_one(&m, af->path, in, f, s, u, flags, st)) {
 			profile__free(in);
 			goto fail;
 		}
 		profile__free(in);
 	}
 	free(sel);
+	st->files = a->reads;
 	if (!m.out) {
 		m.out = profile__new();
 		return m.out;

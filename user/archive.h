@@ -8,6 +8,7 @@
 #ifndef PYEBPF_ARCHIVE_H
 #define PYEBPF_ARCHIVE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -16,14 +17,16 @@
 
 struct archive_file {
 	char *path;
-	int64_t start_ns; /* epoch; from an interval file's name, else INT64_MIN until read */
-	int64_t end_ns;   /* the next interval's named start; INT64_MAX: not known before reading */
-	struct profile *read; /* read already (to learn its start), not yet merged */
+	int64_t start_ns;            /* epoch; from an interval file's name, else INT64_MIN until read */
+	int64_t end_ns;              /* the next interval's named start; INT64_MAX: not known before reading */
+	bool start_exact, end_exact; /* read from the file (else to the millisecond of a name) */
+	struct profile *read;        /* read already (to learn its start), not yet merged */
 };
 
 struct archive {
 	struct archive_file *v;
 	size_t n, cap;
+	size_t reads; /* files read so far */
 };
 
 /* A recording file or a continuous directory (its interval files); -1 after one error line. */
@@ -33,11 +36,13 @@ void archive__free(struct archive *a);
 /* A recording: a regular file of at most PPROF_MAX_SIZE bytes, read without
  * blocking; NULL after one error line. */
 struct profile *recording__read(const char *path);
+/* The same, relative to a directory, with extra open flags (O_NOFOLLOW). */
+struct profile *recording__read_at(int dirfd, const char *path, int flags);
 
 struct archive_stats {
-	size_t files;     /* files read */
-	uint64_t samples; /* in the files read, in the window or not */
-	uint64_t dropped; /* left out by the window and the filters */
+	size_t files;               /* files read (to merge, or to learn where they start) */
+	uint64_t samples;           /* in the files read, in the window or not */
+	uint64_t dropped;           /* left out by the window and the filters */
 	int64_t since_ns, until_ns; /* the window, epoch; INT64_MIN / INT64_MAX: open */
 };
 

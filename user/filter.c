@@ -46,13 +46,14 @@ void filter__free(struct filter *f)
 	free(f->threads);
 	free(f->exclude_threads);
 	free(f->comms);
+	free(f->containers);
 	filter__init(f);
 }
 
 bool filter__drops_samples(const struct filter *f)
 {
-	return f->npids || f->ntids || f->nthreads || f->nexclude || f->ncomms || f->timed || f->gil_only ||
-	       f->reasons || f->python_only;
+	return f->npids || f->ntids || f->nthreads || f->nexclude || f->ncomms || f->ncontainers || f->timed ||
+	       f->gil_only || f->reasons || f->python_only;
 }
 
 static bool has_u32(const uint32_t *v, size_t n, uint32_t x)
@@ -83,6 +84,15 @@ static bool has_str(const char *const *v, size_t n, const char *s)
 	return false;
 }
 
+/* A container id given by its first characters, as docker ps shows them. */
+static bool has_prefix(const char *const *v, size_t n, const char *s)
+{
+	for (size_t i = 0; i < n; i++)
+		if (*v[i] && !strncmp(v[i], s, strlen(v[i])))
+			return true;
+	return false;
+}
+
 bool filter__keep(const struct filter *f, const struct profile *p, const struct sample_labels *l, uint64_t time_ns)
 {
 	const char *thread = profile__str_at(p, l->thread);
@@ -96,6 +106,8 @@ bool filter__keep(const struct filter *f, const struct profile *p, const struct 
 	if (f->nexclude && thread_matches(f->exclude_threads, f->nexclude, l->tid, thread))
 		return false;
 	if (f->ncomms && !has_str(f->comms, f->ncomms, profile__str_at(p, l->comm)))
+		return false;
+	if (f->ncontainers && !has_prefix(f->containers, f->ncontainers, profile__str_at(p, l->container)))
 		return false;
 	if (f->gil_only && !(l->flags & LABEL_GIL_HELD))
 		return false;

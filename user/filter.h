@@ -23,6 +23,8 @@ struct filter {
 	size_t nexclude;
 	const char **comms; /* --comm NAME: keep only these process names */
 	size_t ncomms;
+	const char **containers; /* --container ID: keep only these containers (an id's prefix will do) */
+	size_t ncontainers;
 	uint64_t since_ns;      /* --since: from this time into the recording */
 	uint64_t until_ns;      /* --until: up to (not including) this time; UINT64_MAX: no limit */
 	int64_t since_epoch_ns; /* --since as a wall-clock time; INT64_MIN: none */

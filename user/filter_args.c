@@ -17,6 +17,7 @@ const char filter_args_usage[] =
 	"      --exclude-thread NAME|TID\n"
 	"                          leave out a thread by name or native tid\n"
 	"      --comm NAME         only processes of this name (as in ps -o comm)\n"
+
 	"      --since WHEN        only samples from then: seconds into the recording, or a\n"
 	"                          wall-clock time (14:00, 2026-11-23T14:00:05; Z for UTC)\n"
 	"      --until WHEN        only samples before then (the same forms; a bare time\n"
@@ -130,6 +131,11 @@ int filter_args__option(struct filter *f, int opt, const char *arg)
 		if (parse_time(arg, "--until", &until_arg))
 			return -1;
 		f->until_ns = until_arg.wall ? UINT64_MAX : until_arg.offset_ns;
+		return 1;
+	case OPT_FILTER_CONTAINER:
+		if (non_empty(arg, "--container"))
+			return -1;
+		push_str(&f->containers, &f->ncontainers, arg);
 		return 1;
 	case OPT_FILTER_GIL:
 		f->gil_only = true;

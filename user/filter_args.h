@@ -19,6 +19,7 @@ enum filter_opt {
 	OPT_FILTER_PYTHON_ONLY,
 	OPT_FILTER_REASON,
 	OPT_FILTER_FUNCTIONS,
+	OPT_FILTER_CONTAINER,
 };
 
 /* Entries for a getopt_long option table. */

@@ -15,7 +15,9 @@
 void intervals__begin(struct intervals *iv, uint64_t now)
 {
 	iv->start_ns = now;
-	iv->epoch_ns = epoch_now_ns();
+	/* The wall-clock time of `now`, not of this later moment (the last
+	 * interval's file was written in between): intervals chain exactly. */
+	iv->epoch_ns = epoch_now_ns() - (int64_t)(now_ns() - now);
 	iv->cpu = own_cpu_seconds();
 }
 

@@ -5,6 +5,7 @@
 
 #include "record.h"
 #include "report.h"
+#include "serve.h"
 #include "util.h"
 
 #define PYEBPF_VERSION "0.1.0"
@@ -14,7 +15,8 @@ static const char usage[] = "Usage: pyebpf COMMAND [OPTIONS]\n"
 			    "\n"
 			    "Commands:\n"
 			    "  record    sample stacks and write a profile (pyebpf record --help)\n"
-			    "  report    convert, filter or summarize a recording (pyebpf report --help)\n"
+			    "  report    convert, filter, merge or compare recordings (pyebpf report --help)\n"
+			    "  serve     a local web viewer over a continuous directory (pyebpf serve --help)\n"
 			    "\n"
 			    "  -h, --help       this help\n"
 			    "  -V, --version    print the version\n"
@@ -42,6 +44,8 @@ int main(int argc, char **argv)
 		return record_main(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "report"))
 		return report_main(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "serve"))
+		return serve_main(argc - 1, argv + 1);
 	err_msg("unknown command '%s' (see 'pyebpf --help')", argv[1]);
 	return 2;
 }

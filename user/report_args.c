@@ -24,6 +24,7 @@ static const char usage[] = "Usage: pyebpf report RECORDING... [-o OUTPUT] [OPTI
 			    "      --base-until WHEN   (a continuous directory before and after a deploy)\n"
 			    "\n"
 			    "  -p, --pid PID[,PID...]  only these processes\n"
+			    "      --container ID      only processes of this container (its id or the id's start)\n"
 			    "%s"
 			    "\n"
 			    "Output:\n"
@@ -53,6 +54,7 @@ static const struct option long_opts[] = {
 	{ "processes", required_argument, NULL, 'P' },
 	{ "top", required_argument, NULL, 'N' },
 	{ "diff-base", required_argument, NULL, 'B' },
+	{ "container", required_argument, NULL, OPT_FILTER_CONTAINER }, /* record's --container picks targets */
 	{ "base-since", required_argument, NULL, 'S' },
 	{ "base-until", required_argument, NULL, 'U' },
 	{ "help", no_argument, NULL, 'h' },

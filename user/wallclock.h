@@ -14,9 +14,9 @@
 
 struct time_arg {
 	bool given;
-	bool wall;      /* a wall-clock time; else offset_ns into the recording */
-	bool has_date;  /* wall: a date was written */
-	bool utc;       /* wall: "Z" */
+	bool wall;     /* a wall-clock time; else offset_ns into the recording */
+	bool has_date; /* wall: a date was written */
+	bool utc;      /* wall: "Z" */
 	int year, month, day;
 	uint64_t ns_of_day; /* wall: since midnight */
 	uint64_t offset_ns; /* !wall */

@@ -8,9 +8,15 @@
 var svg, frames, details, unzoom_btn, search_btn, flip_btn, matched;
 var width, height, pad = 10, frame_h = 16, top_h = 56, bottom_h = 24;
 var searching = null, zoomed = null, icicle = false;
+var embedded = false, listening = false; // drawn inside a page (pyebpf serve); window listeners added
 
 function init(evt) {
-	svg = document.documentElement;
+	// An SVG file runs this on load; pyebpf serve's page for the SVG it inlines.
+	var root = evt && evt.target;
+	embedded = !!(root && root.tagName && root.tagName.toLowerCase() === "svg" && root !== document.documentElement);
+	svg = embedded ? root : document.documentElement;
+	searching = null;
+	zoomed = null;
 	frames = document.getElementById("frames");
 	details = document.getElementById("details");
 	unzoom_btn = document.getElementById("unzoom");
@@ -41,15 +47,18 @@ function init(evt) {
 	search_btn.addEventListener("click", function () {
 		if (searching !== null) reset_search(); else search_prompt();
 	});
-	window.addEventListener("keydown", function (e) {
-		if ((e.ctrlKey || e.metaKey) && e.key === "f") {
-			e.preventDefault();
-			search_prompt();
-		} else if (e.key === "Escape") {
-			reset_search();
-		}
-	});
-	window.addEventListener("resize", function () { fit(); layout(); });
+	if (!listening) {
+		listening = true;
+		window.addEventListener("keydown", function (e) {
+			if ((e.ctrlKey || e.metaKey) && e.key === "f" && !embedded) {
+				e.preventDefault();
+				search_prompt();
+			} else if (e.key === "Escape") {
+				reset_search();
+			}
+		});
+		window.addEventListener("resize", function () { fit(); layout(); });
+	}
 	var params = new URLSearchParams(document.location.search);
 	icicle = params.has("icicle");
 	fit();
@@ -61,7 +70,7 @@ function init(evt) {
 // The window's width (the file's own when it is shown inside a page).
 function fit() {
 	var w = window.innerWidth > 200 && window === window.top ? window.innerWidth : 0;
-	if (w && height > window.innerHeight) w -= 20; // the vertical scroll bar's room
+	if (w && (embedded || height > window.innerHeight)) w -= 20; // the vertical scroll bar's room
 	if (!w) w = parseFloat(svg.getAttribute("width"));
 	width = w;
 	svg.setAttribute("width", w);
@@ -152,7 +161,7 @@ function flip(to_icicle) {
 	icicle = to_icicle;
 	flip_btn.textContent = icicle ? "Flame" : "Icicle";
 	layout();
-	window.scrollTo(0, icicle ? 0 : height);
+	if (!embedded) window.scrollTo(0, icicle ? 0 : height);
 }
 
 function search_prompt() {
