@@ -178,8 +178,8 @@ FUZZ_PPROF_SRCS := tests/fuzz/fuzz_pprof.c user/read/pprof.c user/profile.c user
 	user/write/trace.c user/write/escape.c user/write/process_frame.c \
 	user/write/thread_names.c user/offcpu.c
 FUZZ_INGEST_SRCS := tests/fuzz/fuzz_ingest.c $(PURE_SRCS)
-# names: interval file names, the text escaper, id lists.
-FUZZ_NAMES_SRCS := tests/fuzz/fuzz_names.c user/rotation.c user/write/escape.c user/util.c
+# names: interval file names, the text escaper, id lists, --since/--until times.
+FUZZ_NAMES_SRCS := tests/fuzz/fuzz_names.c user/rotation.c user/write/escape.c user/util.c user/wallclock.c
 FUZZ_SECONDS ?= 30
 
 $(BUILD)/fuzz-pprof: $(FUZZ_PPROF_SRCS) $(PROTO_OBJ) | $(BUILD)/profile.pb-c.h $(BUILD)/flamegraph_js.h $(BUILD)/serve_page.h

@@ -27,11 +27,11 @@ static uint64_t count(const struct profile *p, uint32_t base)
 	return n;
 }
 
-static int write_output(const struct report_opts *o, const struct profile *p)
+static int write_output(const struct report_opts *o, const struct profile *p, const char *title)
 {
 	struct write_opts wo = { .threads = o->threads,
 				 .containers = o->containers,
-				 .title = o->input,
+				 .title = title,
 				 .processes = o->processes,
 				 .diff = o->nbases > 0 };
 	struct outfile out = { 0 };
@@ -60,7 +60,7 @@ static int write_output(const struct report_opts *o, const struct profile *p)
 
 /* What was read and kept, on stderr: a window or filters that left samples
  * out say so, and how many files the window spared. */
-static void tell(const char *side, const struct archive *a, const struct archive_stats *st)
+static void tell(const char *side, const struct archive *a, const struct archive_stats *st, char *what, size_t size)
 {
 	char since[64] = "the start", until[64] = "the end";
 
@@ -68,6 +68,8 @@ static void tell(const char *side, const struct archive *a, const struct archive
 		epoch_format(st->since_ns, since, sizeof(since));
 	if (st->until_ns != INT64_MAX)
 		epoch_format(st->until_ns, until, sizeof(until));
+	if (st->since_ns != INT64_MIN || st->until_ns != INT64_MAX)
+		snprintf(what, size, "%s from %s until %s", a->n ? a->v[0].path : "", since, until);
 	if (a->n > 1 || st->since_ns != INT64_MIN || st->until_ns != INT64_MAX)
 		fprintf(stderr, "pyebpf: %sread %zu of %zu recordings (from %s until %s)\n", side, st->files, a->n,
 			since, until);
@@ -76,8 +78,9 @@ static void tell(const char *side, const struct archive *a, const struct archive
 			(unsigned long long)(st->samples - st->dropped), (unsigned long long)st->samples);
 }
 
+/* The recordings read as one; `what` names them for titles. */
 static struct profile *load(const char *side, const char *const *paths, size_t n, const struct filter *f,
-			    uint32_t flags)
+			    uint32_t flags, char *what, size_t size)
 {
 	struct archive a = { 0 };
 	struct archive_stats st;
@@ -86,9 +89,10 @@ static struct profile *load(const char *side, const char *const *paths, size_t n
 	for (size_t i = 0; i < n; i++)
 		if (archive__add(&a, paths[i]))
 			goto out;
+	snprintf(what, size, "%s%s", paths[0], n > 1 ? " and more" : "");
 	p = archive__load(&a, f, flags, &st);
 	if (p)
-		tell(side, &a, &st);
+		tell(side, &a, &st, what, size);
 out:
 	archive__free(&a);
 	return p;
@@ -111,21 +115,26 @@ int report_main(int argc, char **argv)
 {
 	struct report_opts o;
 	struct profile *p = NULL, *base = NULL, *diff = NULL;
+	char title[1100];
 	int ret = 1, perr;
 
 	perr = report_args__parse(argc, argv, &o);
 	if (perr)
 		return perr > 0 ? 0 : 2;
-	p = load("", o.inputs, o.ninputs, &o.filter, 0);
+	p = load("", o.inputs, o.ninputs, &o.filter, 0, title, sizeof(title));
 	if (!p)
 		goto out;
 	if (o.nbases) {
-		base = load("base: ", o.bases, o.nbases, &o.base_filter, LABEL_BASE);
+		char before[512];
+		size_t used = strlen(title);
+
+		base = load("base: ", o.bases, o.nbases, &o.base_filter, LABEL_BASE, before, sizeof(before));
 		if (!base)
 			goto out;
+		snprintf(title + used, sizeof(title) - used, " against %s", before);
 		diff = combine(p, base);
 	}
-	if (o.output ? write_output(&o, diff ? diff : p)
+	if (o.output ? write_output(&o, diff ? diff : p, title)
 	    : diff   ? top__print_diff(diff, o.top, stdout)
 		     : top__print(p, o.top, stdout)) {
 		if (!o.output)

@@ -22,6 +22,7 @@ static const char usage[] = "Usage: pyebpf report RECORDING... [-o OUTPUT] [OPTI
 			    "                          -o .folded writes \"stack BEFORE AFTER\" lines\n"
 			    "      --base-since WHEN   the base's window instead of --since/--until\n"
 			    "      --base-until WHEN   (a continuous directory before and after a deploy)\n"
+			    "                          A diff compares Python frames by function, not by line.\n"
 			    "\n"
 			    "  -p, --pid PID[,PID...]  only these processes\n"
 			    "      --container ID      only processes of this container (its id or the id's start)\n"
@@ -145,6 +146,9 @@ static int parse(int argc, char **argv, struct report_opts *o)
 		err_msg("--base-since and --base-until set the window of --diff-base: give --diff-base too");
 		return -1;
 	}
+	/* A diff compares Python functions, not lines: a deploy moves line numbers. */
+	if (o->nbases)
+		o->filter.functions = true;
 	if (base_window(o, &base_since, &base_until))
 		return -1;
 

@@ -112,6 +112,8 @@ int64_t rotation_name_time(const char *name)
 	if (sscanf(p, "%4d%2d%2dT%2d%2d%2d.%3dZ", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour, &tm.tm_min,
 		   &tm.tm_sec, &ms) != 7)
 		return 0;
+	if (tm.tm_year < 1970 || tm.tm_year > 2200) /* nanoseconds since 1970 fit in 64 bits until 2262 */
+		return 0;
 	tm.tm_year -= 1900;
 	tm.tm_mon -= 1;
 	return (int64_t)timegm(&tm) * 1000000000LL + (int64_t)ms * 1000000LL;

@@ -24,20 +24,20 @@
 
 #define DEFAULT_LISTEN "127.0.0.1:8080"
 
-static const char usage[] =
-	"Usage: pyebpf serve DIR [--listen ADDR:PORT] [--public]\n"
-	"A local web viewer over a directory of record --continuous: a timeline of samples\n"
-	"per interval; select a range for its flame graph and top functions, a base range\n"
-	"for a diff, filter by process, thread or container, search frames. Read-only.\n"
-	"\n"
-	"      --listen ADDR:PORT  where to listen (default " DEFAULT_LISTEN "; port 0: any free one)\n"
-	"      --public            allow an address other than loopback: serve has no\n"
-	"                          authentication, anyone who reaches it reads the profiles\n"
-	"  -h, --help              this help\n"
-	"\n"
-	"Example:\n"
-	"  sudo pyebpf record -a --continuous /var/lib/pyebpf --interval 1m &\n"
-	"  pyebpf serve /var/lib/pyebpf        then open http://127.0.0.1:8080/\n";
+static const char usage[] = "Usage: pyebpf serve DIR [--listen ADDR:PORT] [--public]\n"
+			    "A local web viewer over a directory of record --continuous: a timeline of samples\n"
+			    "per interval; select a range for its flame graph and top functions, a base range\n"
+			    "for a diff, filter by process, thread or container, search frames. Read-only.\n"
+			    "\n"
+			    "      --listen ADDR:PORT  where to listen (default " DEFAULT_LISTEN
+			    "; port 0: any free one)\n"
+			    "      --public            allow an address other than loopback: serve has no\n"
+			    "                          authentication, anyone who reaches it reads the profiles\n"
+			    "  -h, --help              this help\n"
+			    "\n"
+			    "Example:\n"
+			    "  sudo pyebpf record -a --continuous /var/lib/pyebpf --interval 1m &\n"
+			    "  pyebpf serve /var/lib/pyebpf        then open http://127.0.0.1:8080/\n";
 
 struct listen_addr {
 	struct sockaddr_storage ss;
@@ -182,8 +182,7 @@ static int parse(int argc, char **argv, const char **dir, const char **where, st
 	*dir = argv[optind];
 	*where = listen_arg;
 	if (parse_listen(listen_arg, a)) {
-		err_msg("invalid address '%s' for --listen (ADDR:PORT, e.g. 127.0.0.1:8080 or [::1]:8080)",
-			listen_arg);
+		err_msg("invalid address '%s' for --listen (ADDR:PORT, e.g. 127.0.0.1:8080 or [::1]:8080)", listen_arg);
 		return -1;
 	}
 	if (!a->loopback && !*public) {
@@ -272,8 +271,7 @@ int serve_main(int argc, char **argv)
 		return 1;
 	}
 	if (public)
-		fprintf(stderr, "pyebpf: serve has no authentication: anyone who reaches %s reads the profiles\n",
-			url);
+		fprintf(stderr, "pyebpf: serve has no authentication: anyone who reaches %s reads the profiles\n", url);
 	fprintf(stderr, "pyebpf: serving %s at %s (Ctrl-C to stop)\n", dir, url);
 	sigwait(&stop, &sig);
 	MHD_stop_daemon(d);

@@ -212,8 +212,8 @@ static void intervals_json(struct serve_api *a, struct serve_reply *r)
 		else if (s->bad)
 			fputs(",\"bad\":true", f);
 		else
-			fprintf(f, ",\"duration\":%.3f,\"samples\":%" PRIu64 ",\"offcpu\":%" PRIu64, s->duration_ns / 1e6,
-				s->samples, s->offcpu);
+			fprintf(f, ",\"duration\":%.3f,\"samples\":%" PRIu64 ",\"offcpu\":%" PRIu64,
+				s->duration_ns / 1e6, s->samples, s->offcpu);
 		fputc('}', f);
 	}
 	fputs("]}\n", f);
@@ -243,8 +243,8 @@ static struct summary *by_seq(struct serve_api *a, uint64_t seq)
 }
 
 /* Interval numbers from..to of the query: the indexes of their files. */
-static int range(struct serve_api *a, serve_query_fn q, void *ctx, const char *from_key, const char *to_key,
-		 size_t *lo, size_t *hi, struct serve_reply *r)
+static int range(struct serve_api *a, serve_query_fn q, void *ctx, const char *from_key, const char *to_key, size_t *lo,
+		 size_t *hi, struct serve_reply *r)
 {
 	const char *from = q(ctx, from_key), *to = q(ctx, to_key);
 	uint64_t f, t, bytes = 0;
@@ -356,6 +356,7 @@ static void profile_reply(struct serve_api *a, serve_query_fn q, void *ctx, bool
 	if (range(a, q, ctx, "from", "to", &lo, &hi, r) ||
 	    (diff && range(a, q, ctx, "base_from", "base_to", &blo, &bhi, r)) || query_filter(q, ctx, &f, r))
 		return;
+	f.functions |= diff; /* as report's diffs: a deploy moves line numbers */
 	p = load(a, lo, hi, &f, 0);
 	if (p && diff) {
 		base = load(a, blo, bhi, &f, LABEL_BASE);

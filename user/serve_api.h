@@ -25,8 +25,8 @@ struct serve_reply {
 struct serve_api;
 
 /* Limits that keep one request's work and memory bounded. */
-#define SERVE_MAX_BYTES (64ULL << 20)  /* interval files read for one answer, compressed */
-#define SERVE_MAX_SUMMARIES 200000      /* intervals listed (a week of 3-second intervals) */
+#define SERVE_MAX_BYTES (64ULL << 20)         /* interval files read for one answer, compressed */
+#define SERVE_MAX_SUMMARIES 200000            /* intervals listed (a week of 3-second intervals) */
 #define SERVE_SUMMARY_BUDGET_NS 2000000000ULL /* reading summaries in one /api/intervals */
 
 /* NULL after one error line (dir cannot be opened). */

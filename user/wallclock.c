@@ -75,8 +75,8 @@ int time_arg_parse(const char *s, struct time_arg *t)
 		const char *p = s;
 
 		if (digits(&p, 4, &t->year) || *p++ != '-' || digits(&p, 2, &t->month) || *p++ != '-' ||
-		    digits(&p, 2, &t->day) || t->year < 1970 || t->month < 1 || t->month > 12 || t->day < 1 ||
-		    t->day > 31)
+		    digits(&p, 2, &t->day) || t->year < 1970 || t->year > 2200 || t->month < 1 || t->month > 12 ||
+		    t->day < 1 || t->day > 31)
 			return -1;
 		t->has_date = true;
 		if (!*p) /* a date alone: its midnight */

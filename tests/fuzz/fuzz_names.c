@@ -1,7 +1,8 @@
 /*
  * libFuzzer target for the parsers of names and lists that hardening added:
  * interval file names (what pruning may delete), the text escaper (every
- * name from a profiled process passes it), id lists (-p, --tid). Any crash
+ * name from a profiled process passes it), id lists (-p, --tid), --since /
+ * --until times and the start an interval's name tells. Any crash
  * or sanitizer report fails `make fuzz`; the escaper's output is checked.
  */
 #include <stdint.h>
@@ -10,6 +11,7 @@
 
 #include "rotation.h"
 #include "util.h"
+#include "wallclock.h"
 #include "write/escape.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -21,7 +23,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	memcpy(s, data, size);
 	s[size] = '\0';
-	rotation_parse_name(s, &seq);
+	if (rotation_parse_name(s, &seq))
+		(void)rotation_name_time(s);
+	struct time_arg t;
+	if (time_arg_parse(s, &t) == 0 && t.wall)
+		(void)time_arg_epoch(&t, &t, 0);
 	text_escape(s, out, sizeof(out));
 	/* What reaches a terminal holds no control character. */
 	for (const unsigned char *p = (const unsigned char *)out; *p; p++)
