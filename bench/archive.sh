@@ -2,10 +2,11 @@
 # The archive's questions, timed: a continuous recording of a service before
 # and after a "deploy" (bench/deploy.py, DURATION seconds, 5 s intervals),
 # then report over a window, the diff of the two halves, and pyebpf serve;
-# then a week of one-minute intervals (one real interval file hard-linked
-# under 10,080 names) to time a 20-minute window and to measure serve's
-# memory once it has summarized all of them. Writes the demo's SVGs and a
-# screenshot of serve into OUT (default bench/out).
+# then a week of one-minute intervals (one real interval file, 10 s of the
+# whole machine at 999 Hz, hard-linked under 10,080 names) to time a
+# 20-minute window and to measure serve's memory once it has summarized all
+# of them. Writes the demo's SVGs and a screenshot of serve into OUT
+# (default bench/out).
 #   bash bench/archive.sh [DURATION] [OUT]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -57,7 +58,12 @@ kill $srv; wait $srv 2>/dev/null || true; srv=
 echo; echo "== a week of one-minute intervals: 10080 names of one file"
 week=$tmp/week
 mkdir -p "$week"
-src=${files[1]}
+# One busy minute's worth: 10 s of the service at 999 Hz, all its threads.
+src=$tmp/minute.pb.gz
+$PYEBPF record -a -F 999 -d 10 -o "$src" 2>/dev/null &
+rec=$!
+python3 bench/deploy.py 10 >/dev/null
+wait $rec
 python3 - "$src" "$week" <<'PY'
 import datetime, os, sys
 src, week = sys.argv[1], sys.argv[2]

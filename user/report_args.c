@@ -22,7 +22,8 @@ static const char usage[] = "Usage: pyebpf report RECORDING... [-o OUTPUT] [OPTI
 			    "                          -o .folded writes \"stack BEFORE AFTER\" lines\n"
 			    "      --base-since WHEN   the base's window instead of --since/--until\n"
 			    "      --base-until WHEN   (a continuous directory before and after a deploy)\n"
-			    "                          A diff compares Python frames by function, not by line.\n"
+			    "                          A diff compares Python frames by function, not by line,\n"
+			    "                          and processes by name (--processes merged) unless told.\n"
 			    "\n"
 			    "  -p, --pid PID[,PID...]  only these processes\n"
 			    "      --container ID      only processes of this container (its id or the id's start)\n"
@@ -69,6 +70,7 @@ static int parse(int argc, char **argv, struct report_opts *o)
 {
 	struct time_arg base_since = { 0 }, base_until = { 0 };
 	size_t bases_cap = 0;
+	bool processes_given = false;
 	const char *format = NULL;
 	uint64_t top;
 	bool top_given = false;
@@ -100,6 +102,7 @@ static int parse(int argc, char **argv, struct report_opts *o)
 		case 'P':
 			if (process_frames_parse(optarg, &o->processes))
 				return -1;
+			processes_given = true;
 			break;
 		case 'N':
 			if (parse_u64(optarg, 1, 1000000, &top)) {
@@ -146,9 +149,13 @@ static int parse(int argc, char **argv, struct report_opts *o)
 		err_msg("--base-since and --base-until set the window of --diff-base: give --diff-base too");
 		return -1;
 	}
-	/* A diff compares Python functions, not lines: a deploy moves line numbers. */
-	if (o->nbases)
+	/* A diff compares Python functions, not lines (a deploy moves line
+	 * numbers), and processes by name (a restart changes pids). */
+	if (o->nbases) {
 		o->filter.functions = true;
+		if (!processes_given)
+			o->processes = PROCESSES_MERGED;
+	}
 	if (base_window(o, &base_since, &base_until))
 		return -1;
 

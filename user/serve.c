@@ -244,7 +244,7 @@ int serve_main(int argc, char **argv)
 	perr = parse(argc, argv, &dir, &where, &a, &public);
 	if (perr)
 		return perr > 0 ? 0 : 2;
-	api = serve_api__new(dir);
+	api = serve_api__new(dir, SERVE_MAX_BYTES);
 	if (!api)
 		return 1;
 	fd = open_socket(&a, url, sizeof(url));

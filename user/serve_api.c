@@ -37,12 +37,13 @@ struct summary {
 
 struct serve_api {
 	int dirfd;
+	uint64_t max_bytes;
 	char *dir;
 	struct summary *v;
 	size_t n;
 };
 
-struct serve_api *serve_api__new(const char *dir)
+struct serve_api *serve_api__new(const char *dir, uint64_t max_bytes)
 {
 	struct serve_api *a;
 	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -53,6 +54,7 @@ struct serve_api *serve_api__new(const char *dir)
 	}
 	a = xcalloc(1, sizeof(*a));
 	a->dirfd = fd;
+	a->max_bytes = max_bytes;
 	a->dir = xstrdup(dir);
 	return a;
 }
@@ -272,9 +274,11 @@ static int range(struct serve_api *a, serve_query_fn q, void *ctx, const char *f
 	*hi = (size_t)(st - a->v);
 	for (size_t i = *lo; i <= *hi; i++)
 		bytes += a->v[i].size;
-	if (bytes > SERVE_MAX_BYTES) {
-		reply_text(r, 413, "%zu intervals hold %" PRIu64 " MiB: at most %llu MiB are read for one answer\n",
-			   *hi - *lo + 1, bytes >> 20, SERVE_MAX_BYTES >> 20);
+	if (bytes > a->max_bytes) {
+		reply_text(r, 413,
+			   "%zu intervals hold %" PRIu64 " KiB: at most %" PRIu64
+			   " KiB are read for one answer; choose a shorter range\n",
+			   *hi - *lo + 1, bytes >> 10, a->max_bytes >> 10);
 		return -1;
 	}
 	return 0;
@@ -381,7 +385,10 @@ static void profile_reply(struct serve_api *a, serve_query_fn q, void *ctx, bool
 	}
 	membuf_open(&m);
 	if (svg) {
-		struct flamegraph_opts o = { .title = title, .diff = diff, .threads = q(ctx, "threads") != NULL };
+		struct flamegraph_opts o = { .title = title,
+					     .diff = diff,
+					     .threads = q(ctx, "threads") != NULL,
+					     .processes = diff ? PROCESSES_MERGED : PROCESSES_AUTO };
 
 		flamegraph__write(p, &o, m.f);
 		membuf_reply(&m, r, 200, "image/svg+xml");

@@ -29,8 +29,9 @@ struct serve_api;
 #define SERVE_MAX_SUMMARIES 200000            /* intervals listed (a week of 3-second intervals) */
 #define SERVE_SUMMARY_BUDGET_NS 2000000000ULL /* reading summaries in one /api/intervals */
 
-/* NULL after one error line (dir cannot be opened). */
-struct serve_api *serve_api__new(const char *dir);
+/* NULL after one error line (dir cannot be opened); max_bytes: the interval
+ * files one answer may read (SERVE_MAX_BYTES). */
+struct serve_api *serve_api__new(const char *dir, uint64_t max_bytes);
 void serve_api__free(struct serve_api *a);
 
 /* The answer to GET `route` (the path, without query). */

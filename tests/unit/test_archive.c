@@ -322,7 +322,7 @@ Test(serve_api, answers_and_refusals)
 	free(interval((T0 + 1) * SEC, 1, 20, 20, 10000000, 0));
 	/* Not ours: never listed, never read. */
 	close(open(strcat(strcpy((char[128]){ 0 }, dir), "/secret.pb.gz"), O_CREAT | O_WRONLY, 0600));
-	a = serve_api__new(dir);
+	a = serve_api__new(dir, SERVE_MAX_BYTES);
 	cr_assert_not_null(a);
 
 	ask(a, "/", NULL, &r);
@@ -367,6 +367,14 @@ Test(serve_api, answers_and_refusals)
 	free(r.body);
 	ask(a, "/api/flame", (const char *const[]){ "from", "0", "to", "1", "pid", "x", NULL }, &r);
 	cr_assert_eq(r.status, 400);
+	free(r.body);
+	serve_api__free(a);
+	/* A range holding more than one answer may read. */
+	a = serve_api__new(dir, 100);
+	ask(a, "/api/flame", (const char *const[]){ "from", "0", "to", "1", NULL }, &r);
+	cr_assert_eq(r.status, 413);
+	cr_assert(strstr(r.body, "2 intervals hold ") && strstr(r.body, "at most 0 KiB are read for one answer"), "%s",
+		  r.body);
 	free(r.body);
 	serve_api__free(a);
 }
