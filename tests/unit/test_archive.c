@@ -67,16 +67,33 @@ static struct profile *load_dir(const struct filter *f, uint32_t flags)
 	return p;
 }
 
-static char *folded_of(const struct profile *p, bool diff)
+enum shown {
+	TABLE,
+	SVG,
+	FOLDED,
+	DIFF_FOLDED
+};
+
+/* A profile as a diff's table, a diff's SVG, or folded lines (a diff's or not). */
+static char *printed(const struct profile *p, enum shown how)
 {
 	char *buf = NULL;
 	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-	struct folded_opts o = { .diff = diff };
+	FILE *out = open_memstream(&buf, &len);
+	struct flamegraph_opts g = { .diff = true };
+	struct folded_opts f = { .diff = how == DIFF_FOLDED };
 
-	cr_assert_eq(folded__write(p, &o, f), 0);
-	fclose(f);
+	cr_assert_eq(how == TABLE ? top__print_diff(p, 10, out)
+		     : how == SVG ? flamegraph__write(p, &g, out)
+				  : folded__write(p, &f, out),
+		     0);
+	fclose(out);
 	return buf;
+}
+
+static char *folded_of(const struct profile *p, bool diff)
+{
+	return printed(p, diff ? DIFF_FOLDED : FOLDED);
 }
 
 Test(wallclock, forms)
@@ -227,18 +244,6 @@ static struct profile *diff_of(const char *after_dir, const char *before_dir)
 	return p;
 }
 
-static char *printed(const struct profile *p, int svg)
-{
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *out = open_memstream(&buf, &len);
-	struct flamegraph_opts o = { .diff = true };
-
-	cr_assert_eq(svg ? flamegraph__write(p, &o, out) : top__print_diff(p, 10, out), 0);
-	fclose(out);
-	return buf;
-}
-
 Test(diff, against_itself_is_empty)
 {
 	char one[64];
@@ -247,7 +252,7 @@ Test(diff, against_itself_is_empty)
 	free(interval(T0 * SEC, 0, 40, 10, 10000000, 0));
 	strcpy(one, dir);
 	struct profile *p = diff_of(one, one);
-	char *text = folded_of(p, true), *top = printed(p, 0);
+	char *text = folded_of(p, true), *top = printed(p, TABLE);
 
 	cr_assert_str_eq(text, "python3;<module> (/app.py:1);f (/app.py:5) 30 30\n"
 			       "python3;<module> (/app.py:1);g (/app.py:9) 10 10\n");
@@ -271,7 +276,7 @@ Test(diff, a_function_that_doubles_is_red)
 	free(interval((T0 + 60) * SEC, 0, 30, 10, 10000000, 0));
 	strcpy(after, dir);
 	struct profile *p = diff_of(after, before);
-	char *text = folded_of(p, true), *top = printed(p, 0), *svg = printed(p, 1);
+	char *text = folded_of(p, true), *top = printed(p, TABLE), *svg = printed(p, SVG);
 
 	cr_assert_str_eq(text, "python3;<module> (/app.py:1);f (/app.py:5) 10 20\n"
 			       "python3;<module> (/app.py:1);g (/app.py:9) 10 10\n");
