@@ -177,6 +177,7 @@ struct merge {
 	const char *first_path;
 	int64_t start_ns, end_ns;
 	uint64_t period_ns;
+	bool mixed; /* of different frequencies */
 };
 
 /* Count everything so far in samples of a finer period. */
@@ -217,16 +218,10 @@ static int merge_one(struct merge *m, const char *path, const struct profile *in
 		return -1;
 	}
 	if (im->period_ns && im->period_ns != m->period_ns) {
-		char note[256];
-
 		if (im->period_ns < m->period_ns)
 			refine(m, im->period_ns);
 		scale = (uint32_t)((double)im->period_ns / (double)m->period_ns + 0.5);
-		snprintf(note, sizeof(note),
-			 "pyebpf report: recordings of different frequencies merged; each sample counted in %.0f Hz "
-			 "samples",
-			 1e9 / (double)m->period_ns);
-		profile__add_comment(m->out, note);
+		m->mixed = true;
 	}
 	w = filter__for_window(f, im->start_epoch_ns, since, until);
 	w.timed = f->timed || since != INT64_MIN || until != INT64_MAX;
@@ -341,6 +336,14 @@ struct profile *archive__load(struct archive *a, const struct filter *f, uint32_
 	if (!m.out) {
 		m.out = profile__new();
 		return m.out;
+	}
+	if (m.mixed) {
+		char note[160];
+
+		snprintf(note, sizeof(note),
+			 "pyebpf report: recordings of different frequencies merged, counted in samples of %.0f Hz",
+			 1e9 / (double)m.period_ns);
+		profile__add_comment(m.out, note);
 	}
 	struct profile_meta *om = profile__meta(m.out);
 	om->period_ns = m.period_ns;
