@@ -81,6 +81,7 @@ $PYEBPF serve "$week" --listen 127.0.0.1:0 2>"$tmp/serve2.err" &
 srv=$!
 for _ in $(seq 50); do grep -q serving "$tmp/serve2.err" && break; sleep 0.1; done
 url=$(sed -n 's/.* at \(http[^ ]*\) .*/\1/p' "$tmp/serve2.err")
+echo "serve: RSS $(awk '/VmRSS/ {print $2}' /proc/$srv/status) kB before the first request"
 s=$(date +%s.%N)
 while curl -s "${url}api/intervals" | grep -q '"pending":[1-9]'; do :; done
 e=$(date +%s.%N)
