@@ -298,6 +298,14 @@ struct profile *archive__load(struct archive *a, const struct filter *f, uint32_
 		goto fail;
 	st->since_ns = since;
 	st->until_ns = until;
+	st->first_ns = start0;
+	st->last_ns = INT64_MIN;
+	for (size_t i = 0; i < a->n; i++) {
+		int64_t end = a->v[i].end_ns != INT64_MAX ? a->v[i].end_ns : a->v[i].start_ns;
+
+		if (end > st->last_ns)
+			st->last_ns = end;
+	}
 	for (size_t i = 0; i < a->n; i++) {
 		struct archive_file *af = &a->v[i];
 
@@ -333,6 +341,8 @@ struct profile *archive__load(struct archive *a, const struct filter *f, uint32_
 	}
 	free(sel);
 	st->files = a->reads;
+	if (m.out && m.end_ns > st->last_ns)
+		st->last_ns = m.end_ns;
 	if (!m.out) {
 		m.out = profile__new();
 		return m.out;

@@ -44,6 +44,7 @@ struct archive_stats {
 	uint64_t samples;           /* in the files read, in the window or not */
 	uint64_t dropped;           /* left out by the window and the filters */
 	int64_t since_ns, until_ns; /* the window, epoch; INT64_MIN / INT64_MAX: open */
+	int64_t first_ns, last_ns;  /* what the recordings cover, as far as known without reading them all */
 };
 
 /*

@@ -76,6 +76,14 @@ static void tell(const char *side, const struct archive *a, const struct archive
 	if (st->dropped)
 		fprintf(stderr, "pyebpf: %sthe window and filters kept %llu of %llu samples\n", side,
 			(unsigned long long)(st->samples - st->dropped), (unsigned long long)st->samples);
+	if (st->samples == st->dropped && (st->since_ns != INT64_MIN || st->until_ns != INT64_MAX) && a->n) {
+		char first[64], last[64];
+
+		epoch_format(st->first_ns, first, sizeof(first));
+		epoch_format(st->last_ns, last, sizeof(last));
+		fprintf(stderr, "pyebpf: %sno sample in the window: the recordings run from %s to %s\n", side, first,
+			last);
+	}
 }
 
 /* The recordings read as one; `what` names them for titles. */
