@@ -52,8 +52,7 @@ struct tree {
 	size_t n, cap;
 	struct process_split *split; /* the process frames' names */
 	bool diff;
-	uint64_t base_total; /* a diff's before samples */
-	double max_change;   /* the largest change of share of a drawn node */
+	double max_change; /* the largest change of share of a drawn node */
 };
 
 static uint32_t child(struct tree *t, uint32_t parent, uint32_t kind, uint32_t id, uint32_t tid, uint64_t count,
