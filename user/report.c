@@ -60,7 +60,8 @@ static int write_output(const struct report_opts *o, const struct profile *p, co
 
 /* What was read and kept, on stderr: a window or filters that left samples
  * out say so, and how many files the window spared. */
-static void tell(const char *side, const struct archive *a, const struct archive_stats *st, char *what, size_t size)
+static void tell(const char *side, const struct archive *a, const struct archive_stats *st, const char *name,
+		 char *what, size_t size)
 {
 	char since[64] = "the start", until[64] = "the end";
 
@@ -69,7 +70,7 @@ static void tell(const char *side, const struct archive *a, const struct archive
 	if (st->until_ns != INT64_MAX)
 		epoch_format(st->until_ns, until, sizeof(until));
 	if (st->since_ns != INT64_MIN || st->until_ns != INT64_MAX)
-		snprintf(what, size, "%s from %s until %s", a->n ? a->v[0].path : "", since, until);
+		snprintf(what, size, "%s from %s until %s", name, since, until);
 	if (a->n > 1 || st->since_ns != INT64_MIN || st->until_ns != INT64_MAX)
 		fprintf(stderr, "pyebpf: %sread %zu of %zu recordings (from %s until %s)\n", side, st->files, a->n,
 			since, until);
@@ -97,10 +98,13 @@ static struct profile *load(const char *side, const char *const *paths, size_t n
 	for (size_t i = 0; i < n; i++)
 		if (archive__add(&a, paths[i]))
 			goto out;
-	snprintf(what, size, "%s%s", paths[0], n > 1 ? " and more" : "");
+	char name[300];
+
+	snprintf(name, sizeof(name), "%s%s", paths[0], n > 1 ? " and more" : "");
+	snprintf(what, size, "%s", name);
 	p = archive__load(&a, f, flags, &st);
 	if (p)
-		tell(side, &a, &st, what, size);
+		tell(side, &a, &st, name, what, size);
 out:
 	archive__free(&a);
 	return p;
