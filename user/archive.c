@@ -139,6 +139,13 @@ void archive__free(struct archive *a)
 	memset(a, 0, sizeof(*a));
 }
 
+/* One of the archive's files read, and counted as read. */
+static struct profile *read_counted(struct archive *a, const struct archive_file *af)
+{
+	a->reads++;
+	return recording__read(af->path);
+}
+
 /* Read a file whose start is not known from its name: its start and end now. */
 static int learn(struct archive *a, struct archive_file *af)
 {
@@ -146,9 +153,7 @@ static int learn(struct archive *a, struct archive_file *af)
 
 	if (af->read || af->start_ns != INT64_MIN)
 		return 0;
-	af->read = recording__read(af->path);
-	a->reads++;
-	if (!af->read)
+	if (!(af->read = read_counted(a, af)))
 		return -1;
 	m = profile__meta_of(af->read);
 	af->start_ns = m->start_epoch_ns;
@@ -246,8 +251,7 @@ static int snap(struct archive *a, int64_t *bound, bool *snapped)
 
 		if (af->start_exact || *bound < af->start_ns || *bound >= af->start_ns + NAME_SLACK_NS)
 			continue;
-		a->reads++;
-		if (!(af->read = recording__read(af->path)))
+		if (!(af->read = read_counted(a, af)))
 			return -1;
 		/* The interval before ends where this one starts. */
 		for (size_t k = 0; k < a->n; k++)
@@ -282,8 +286,7 @@ struct profile *archive__load(struct archive *a, const struct filter *f, uint32_
 	/* Seconds into "the recording" count from the earliest file's own start. */
 	for (size_t i = 0; offsets && i < a->n; i++)
 		if (a->v[i].start_ns == start0 && !a->v[i].read) {
-			a->reads++;
-			if (!(a->v[i].read = recording__read(a->v[i].path)))
+			if (!(a->v[i].read = read_counted(a, &a->v[i])))
 				goto fail;
 			start0 = a->v[i].start_ns = profile__meta_of(a->v[i].read)->start_epoch_ns;
 			a->v[i].start_exact = true;
@@ -321,12 +324,7 @@ struct profile *archive__load(struct archive *a, const struct filter *f, uint32_
 		qsort(sel, nsel, sizeof(*sel), cmp_start);
 	for (size_t i = 0; i < nsel; i++) {
 		struct archive_file *af = sel[i];
-		struct profile *in = af->read;
-
-		if (!in) {
-			a->reads++;
-			in = recording__read(af->path);
-		}
+		struct profile *in = af->read ? af->read : read_counted(a, af);
 
 		/* A bound snapped to an interval's start takes whole files: no
 		 * sample of one interval is timed into the next. */

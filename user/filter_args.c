@@ -59,7 +59,7 @@ int filter_args__pids(struct filter *f, const char *arg, const char *opt)
  * once both are known (a bare time takes the other's date). */
 static struct time_arg since_arg, until_arg;
 
-static int parse_time(const char *arg, const char *opt, struct time_arg *t)
+int filter_args__time(const char *arg, const char *opt, struct time_arg *t)
 {
 	if (time_arg_parse(arg, t) == 0)
 		return 0;
@@ -69,12 +69,15 @@ static int parse_time(const char *arg, const char *opt, struct time_arg *t)
 	return -1;
 }
 
-static int non_empty(const char *arg, const char *opt)
+/* A name for a list option: 1, or -1 after one line when it is empty. */
+static int push_name(const char ***v, size_t *n, const char *arg, const char *opt)
 {
-	if (*arg)
-		return 0;
-	err_msg("empty value for %s", opt);
-	return -1;
+	if (!*arg) {
+		err_msg("empty value for %s", opt);
+		return -1;
+	}
+	push_str(v, n, arg);
+	return 1;
 }
 
 /* "io,lock" -> the bits of those reasons; "cpu" is time on the CPU. */
@@ -106,37 +109,25 @@ int filter_args__option(struct filter *f, int opt, const char *arg)
 	case OPT_FILTER_TID:
 		return push_ids(&f->tids, &f->ntids, arg, "--tid", "TID") ? -1 : 1;
 	case OPT_FILTER_THREAD:
-		if (non_empty(arg, "--thread"))
-			return -1;
-		push_str(&f->threads, &f->nthreads, arg);
-		return 1;
+		return push_name(&f->threads, &f->nthreads, arg, "--thread");
 	case OPT_FILTER_EXCLUDE_THREAD:
-		if (non_empty(arg, "--exclude-thread"))
-			return -1;
-		push_str(&f->exclude_threads, &f->nexclude, arg);
-		return 1;
+		return push_name(&f->exclude_threads, &f->nexclude, arg, "--exclude-thread");
 	case OPT_FILTER_COMM:
-		if (non_empty(arg, "--comm"))
-			return -1;
-		push_str(&f->comms, &f->ncomms, arg);
-		return 1;
+		return push_name(&f->comms, &f->ncomms, arg, "--comm");
 	case OPT_FILTER_SINCE:
 		f->timed = true;
-		if (parse_time(arg, "--since", &since_arg))
+		if (filter_args__time(arg, "--since", &since_arg))
 			return -1;
 		f->since_ns = since_arg.wall ? 0 : since_arg.offset_ns;
 		return 1;
 	case OPT_FILTER_UNTIL:
 		f->timed = true;
-		if (parse_time(arg, "--until", &until_arg))
+		if (filter_args__time(arg, "--until", &until_arg))
 			return -1;
 		f->until_ns = until_arg.wall ? UINT64_MAX : until_arg.offset_ns;
 		return 1;
 	case OPT_FILTER_CONTAINER:
-		if (non_empty(arg, "--container"))
-			return -1;
-		push_str(&f->containers, &f->ncontainers, arg);
-		return 1;
+		return push_name(&f->containers, &f->ncontainers, arg, "--container");
 	case OPT_FILTER_GIL:
 		f->gil_only = true;
 		return 1;

@@ -57,6 +57,9 @@ int args_next(int argc, char **argv, const char *shortopts, const struct option 
 	      const char *verb);
 /* "empty output path for -o" is one error line; else *out = arg. */
 int args_output(const char *arg, const char **out);
+/* A --since/--until-like value of option `opt`; -1 after one error line. */
+struct time_arg;
+int filter_args__time(const char *arg, const char *opt, struct time_arg *t);
 /* After all options: checks that need them all (--since before --until);
  * wall-clock --since/--until become epoch times. */
 int filter_args__check(struct filter *f);

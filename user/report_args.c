@@ -122,12 +122,9 @@ static int parse(int argc, char **argv, struct report_opts *o)
 			break;
 		case 'S':
 		case 'U':
-			if (time_arg_parse(optarg, c == 'S' ? &base_since : &base_until)) {
-				err_msg("invalid time '%s' for %s (seconds into the recording, or a time: 14:20, "
-					"2026-11-23T14:00:05, with Z for UTC)",
-					optarg, c == 'S' ? "--base-since" : "--base-until");
+			if (filter_args__time(optarg, c == 'S' ? "--base-since" : "--base-until",
+					      c == 'S' ? &base_since : &base_until))
 				return -1;
-			}
 			break;
 		case 'h':
 			printf(usage, filter_args_usage, formats_usage);
