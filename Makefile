@@ -5,6 +5,11 @@ BPFTOOL ?= bpftool
 PYTHON  ?= python3
 
 BUILD   := build
+# The CPythons beyond pyenv's (sid's 3.14 and 3.15, a free-threaded 3.13t),
+# from Debian's archive, cached here by `make deps` (.ci/pythons.sh); the
+# tests read PYEBPF_PYTHONS_DIR.
+PYTHONS_DIR ?= /var/cache/pyebpf/pythons
+export PYEBPF_PYTHONS_DIR := $(PYTHONS_DIR)
 # x86-64 only: the thread pointer (fsbase), the --native register set and its
 # DWARF register numbers are x86-64's. Other machines stop here, not in the verifier.
 ifneq ($(shell uname -m),x86_64)
@@ -47,7 +52,7 @@ DEPS_FILES = $(shell find $(BUILD) -name '*.d' 2>/dev/null)
 UNIT_SRCS  := $(wildcard tests/unit/*.c)
 INTEG_SRCS := $(wildcard tests/integ/*.c)
 FIXTURES   := $(BUILD)/fixtures/busy $(BUILD)/fixtures/libfixture.so $(BUILD)/fixtures/libfixture-stripped.so \
-	$(BUILD)/fixtures/libunwind_fixture.so $(BUILD)/fixtures/debug/.done
+	$(BUILD)/fixtures/libunwind_fixture.so $(BUILD)/fixtures/debug/.done $(BUILD)/fixtures/layouts/.done
 
 .PHONY: all clean install deps vmlinux test unit-test integ-test fuzz demo bench viewers
 .DELETE_ON_ERROR:
@@ -154,6 +159,11 @@ $(BUILD)/fixtures/debug/.done: $(BUILD)/fixtures/libfixture.so $(BUILD)/fixtures
 		$(BUILD)/fixtures/debug-other/.build-id/$${id%$${id#??}}/$${id#??}.debug
 	touch $@
 
+# What each CPython 3.13+'s own headers say of its layout (tests/unit/test_offsets.c).
+$(BUILD)/fixtures/layouts/.done: tests/fixtures/layout_probe.c tests/fixtures/layout_probes.sh user/python/debug_offsets.h
+	bash tests/fixtures/layout_probes.sh $(BUILD)/fixtures/layouts $(PYTHONS_DIR)
+	touch $@
+
 # Unit tests: pure code under AddressSanitizer and UBSan.
 # One binary each, compiled in one go: -MMD writes the headers of every test
 # source (tests/pythons.h, tests/unit/dwarf.h, ...) into the binary's .d file.
@@ -227,12 +237,13 @@ test: unit-test fuzz integ-test
 DEPS := make clang llvm gcc g++ libbpf-dev bpftool libelf-dev zlib1g-dev libdw-dev pybind11-dev python3-dev libc6-dbg \
 	python3-numpy python3-scipy libopenblas0-pthread python3-flask gunicorn python3-aiohttp python3-sphinx graphviz curl \
 	libcriterion-dev pkg-config python3 binutils procps util-linux bc \
-	libprotobuf-c-dev protobuf-c-compiler golang-go libclang-rt-14-dev chromium libmicrohttpd-dev \
+	libprotobuf-c-dev protobuf-c-compiler golang-go libclang-rt-14-dev chromium libmicrohttpd-dev patchelf \
 	clang-format clang-tidy cppcheck
 
 deps:
 	apt-get update -qq
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(DEPS)
+	bash .ci/pythons.sh $(PYTHONS_DIR)
 
 vmlinux:
 	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > vmlinux.h

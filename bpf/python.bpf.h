@@ -242,6 +242,7 @@ struct fwalk_ctx {
 	__u32 read_size;
 	__u32 off_back, off_code, off_lasti, off_owner, off_globals;
 	__u32 lasti_mult, code_adaptive;
+	__u32 code_tlbc, off_tlbc_index; /* free-threaded 3.14+: per-thread bytecode */
 	__u64 code_mask;
 	int err, truncated;
 };
@@ -290,6 +291,29 @@ static __always_inline int frame_in_block(struct fwalk_ctx *c, struct py_scratch
 	c->blk_lo = start;
 	c->blk_hi = start + len;
 	return (int)((c->frame - start) & (FRAME_PAGE - 1));
+}
+
+/* Largest per-thread bytecode index believed (one copy per thread that ran the code). */
+#define MAX_TLBC_INDEX 65536
+
+/*
+ * Where the bytecode a frame runs starts: co_code_adaptive, or on
+ * free-threaded 3.14+ the running thread's copy, co_tlbc->entries[index]
+ * (a _PyCodeArray: size, then the entries). Index 0 is co_code_adaptive
+ * itself, so a copy that cannot be read falls back to it.
+ */
+static __always_inline __u64 bytecode_of(const struct fwalk_ctx *c, const struct py_scratch *b, __u32 base, __u64 code)
+{
+	__u64 arr, copy;
+	__s32 idx;
+
+	if (!c->code_tlbc)
+		return code + c->code_adaptive;
+	idx = (__s32)field_u32(b, base, c->off_tlbc_index);
+	if (idx <= 0 || idx >= MAX_TLBC_INDEX || read_ptr(code + c->code_tlbc, &arr) || !arr ||
+	    read_ptr(arr + 8 + 8 * (__u64)idx, &copy) || !copy)
+		return code + c->code_adaptive;
+	return copy;
 }
 
 static long fwalk_step(__u32 i, void *data)
@@ -341,7 +365,7 @@ static long fwalk_step(__u32 i, void *data)
 		}
 		if (c->kind == PYEBPF_FRAMES_311 && owner) /* is_entry */
 			flags = PYEBPF_PYFRAME_ENTRY;
-		lasti = (__s64)(field_u64(b, base, c->off_lasti) - (code + c->code_adaptive));
+		lasti = (__s64)(field_u64(b, base, c->off_lasti) - bytecode_of(c, b, base, code));
 	}
 	if (lasti > 0x7fffffff || lasti < -0x7fffffff)
 		lasti = -1;
@@ -472,6 +496,8 @@ static __always_inline void python_stack(struct pyebpf_sample *s, __u32 pid, __u
 	c.lasti_mult = o->lasti_mult;
 	c.code_adaptive = o->code_adaptive;
 	c.code_mask = ~(__u64)o->executable_mask;
+	c.code_tlbc = o->code_tlbc;
+	c.off_tlbc_index = o->frame_tlbc_index;
 	/* Shim frames take iterations too: allow some beyond the frame limit. */
 	bpf_loop(PYEBPF_MAX_PY_FRAMES + 256, fwalk_step, &c, 0);
 	if (c.frame && !c.err)

@@ -173,6 +173,11 @@ struct pyebpf_py_offsets {
 	__u32 executable_mask; /* low bits to clear in frame_code (3.14 tagged refs) */
 	__u32 frame_globals;   /* f_globals */
 	__u32 tstate_status;   /* 3.12+: the _status bit field (bit 4: active); else PYEBPF_NO_OFFSET */
+	/* Free-threaded 3.14+: each thread runs its own copy of a code
+	 * object's bytecode, so an instruction offset is relative to
+	 * co_tlbc->entries[frame->tlbc_index]; 0 on other builds. */
+	__u32 code_tlbc;
+	__u32 frame_tlbc_index;
 };
 
 /* Value of the py_procs map (key: pid): where this process's interpreter state is. */
@@ -215,7 +220,7 @@ _Static_assert(sizeof(struct pyebpf_pyframe) == 24, "pyframe layout");
 _Static_assert(sizeof(struct pyebpf_offcpu) == 32, "offcpu layout");
 _Static_assert(sizeof(struct pyebpf_sample) == 24 + 8 + 16 + 16 + 16 + 32 + 2UL * 127 * 8 + 24UL * PYEBPF_MAX_PY_FRAMES,
 	       "sample layout");
-_Static_assert(sizeof(struct pyebpf_py_offsets) == 22UL * 4, "py offsets layout");
+_Static_assert(sizeof(struct pyebpf_py_offsets) == 24UL * 4, "py offsets layout");
 _Static_assert(sizeof(struct pyebpf_py_proc) == 24, "py proc layout");
 _Static_assert(sizeof(struct pyebpf_proc_event) == 40, "proc event layout");
 _Static_assert(sizeof(struct pyebpf_uregs) == 72, "uregs layout");

@@ -1,4 +1,8 @@
-/* The interpreters the tests run against: every pyenv build, and /usr/bin/python3.*. */
+/*
+ * The interpreters the tests run against: every pyenv build, /usr/bin/python3.*,
+ * and what .ci/pythons.sh provisions in PYEBPF_PYTHONS_DIR (default
+ * /var/cache/pyebpf/pythons): Debian sid's 3.14 and 3.15, a free-threaded 3.13t.
+ */
 #ifndef PYEBPF_TEST_PYTHONS_H
 #define PYEBPF_TEST_PYTHONS_H
 
@@ -11,7 +15,16 @@ struct python {
 	char path[512]; /* the interpreter binary */
 	char lib[512];  /* its libpython (pyenv builds), "" for a static one */
 	int major, minor;
+	int free_threaded; /* python3.13t: a --disable-gil build */
 };
+
+/* Where .ci/pythons.sh puts its interpreters. */
+static inline const char *pythons_dir(void)
+{
+	const char *d = getenv("PYEBPF_PYTHONS_DIR");
+
+	return d && *d ? d : "/var/cache/pyebpf/pythons";
+}
 
 /* Fill up to max interpreters; returns how many. */
 static inline int find_pythons(struct python *out, int max)
@@ -32,6 +45,7 @@ static inline int find_pythons(struct python *out, int max)
 			if (sscanf(b, "python%d.%d", &py->major, &py->minor) != 2 || strchr(b + 7, '-') ||
 			    b[strlen(b) - 1] == 'm')
 				continue;
+			py->free_threaded = 0;
 			snprintf(py->path, sizeof(py->path), "%s", p);
 			char libpat[600];
 			glob_t lg;
@@ -46,13 +60,19 @@ static inline int find_pythons(struct python *out, int max)
 		}
 		globfree(&g);
 	}
-	if (glob("/usr/bin/python3.[0-9]*", 0, NULL, &g) == 0) {
+	snprintf(pattern, sizeof(pattern), "{/usr/bin/python3.[0-9]*,%s/sid/usr/bin/python3.[0-9]*,%s/3.*t/bin/python3.*t}",
+		 pythons_dir(), pythons_dir());
+	if (glob(pattern, GLOB_BRACE, NULL, &g) == 0) {
 		for (size_t i = 0; i < g.gl_pathc && n < max; i++) {
 			struct python *py = &out[n];
 			const char *b = strrchr(g.gl_pathv[i], '/') + 1;
+			char t = 0;
 
-			if (sscanf(b, "python%d.%d", &py->major, &py->minor) != 2 || strchr(b, '-'))
+			/* python3.14, python3.13t; not python3.14-config */
+			if (sscanf(b, "python%d.%d%c", &py->major, &py->minor, &t) < 2 || strchr(b, '-') ||
+			    (t && t != 't'))
 				continue;
+			py->free_threaded = t == 't';
 			snprintf(py->path, sizeof(py->path), "%s", g.gl_pathv[i]);
 			py->lib[0] = '\0';
 			n++;

@@ -1,7 +1,13 @@
 /*
- * Every built-in CPython layout against the DWARF of the installed pyenv
- * builds: a wrong offset fails here, not for a user. And 3.13's
- * _Py_DebugOffsets, read from the library file, gives the built-in table.
+ * Every built-in CPython layout against the DWARF of the installed builds
+ * that have it (pyenv's, the free-threaded 3.13t): a wrong offset fails
+ * here, not for a user. For 3.13+: each _Py_DebugOffsets block (read from
+ * the interpreters' files, and dumped once into tests/fixtures/
+ * debug_offsets/) gives its built-in table exactly, and each version's own
+ * headers (build/fixtures/layouts/, from tests/fixtures/layout_probe.c) agree
+ * with the positions pyebpf reads the block by and with what the table says
+ * beyond the block. Under CI a missing interpreter or header set fails:
+ * a table that went unchecked does not pass.
  */
 #include "unit.h"
 
@@ -11,6 +17,7 @@
 #include "../pythons.h"
 #include "dwarf.h"
 #include "elf_lookup.h"
+#include "python/debug_offsets.h"
 #include "python/offsets.h"
 #include "util.h"
 
@@ -114,6 +121,13 @@ static void check_layout(const struct python *py, const struct py_layout *l, Dwa
 		expect(py, dw, l->bytes_size, "PyBytesObject", "ob_base.ob_size");
 		expect(py, dw, l->bytes_data, "PyBytesObject", "ob_sval");
 		expect(py, dw, l->ht_cached_keys, "PyHeapTypeObject", "ht_cached_keys");
+		expect(py, dw, l->ob_type, "PyObject", "ob_type");
+		expect(py, dw, l->tp_basicsize, "PyTypeObject", "tp_basicsize");
+		expect(py, dw, l->tp_dictoffset, "PyTypeObject", "tp_dictoffset");
+		if (v >= 306) {
+			expect(py, dw, l->ma_keys, "PyDictObject", "ma_keys");
+			expect(py, dw, l->ma_values, "PyDictObject", "ma_values");
+		}
 	}
 }
 
@@ -123,26 +137,24 @@ Test(offsets, builtin_tables_match_the_dwarf_of_installed_interpreters, .timeout
 	int n = find_pythons(pys, 32), with_dwarf = 0;
 
 	for (int i = 0; i < n; i++) {
-		const struct py_layout *l = py_layout_builtin(pys[i].major, pys[i].minor);
+		const struct py_layout *l = py_layout_builtin(pys[i].major, pys[i].minor, pys[i].free_threaded);
+		/* The interpreter's own file when it is not a shared libpython (3.13t). */
+		const char *file = pys[i].lib[0] ? pys[i].lib : pys[i].path;
 		int fd;
 		Dwarf *dw;
 
-		if (!pys[i].lib[0]) {
-			fprintf(stderr, "[SKIP] %s: no shared libpython with debug info to check\n", pys[i].path);
-			continue;
-		}
 		cr_assert(l, "%s: no built-in layout for %d.%d", pys[i].path, pys[i].major, pys[i].minor);
-		fd = open(pys[i].lib, O_RDONLY);
+		fd = open(file, O_RDONLY);
 		cr_assert(fd >= 0);
 		dw = dwarf_begin(fd, DWARF_C_READ);
 		if (!dw) {
-			fprintf(stderr, "[SKIP] %s: no DWARF to check\n", pys[i].lib);
+			fprintf(stderr, "[SKIP] %s: no DWARF to check\n", file);
 			close(fd);
 			continue;
 		}
 		int before = checked;
 		check_layout(&pys[i], l, dw);
-		cr_log_info("%s: %d offsets agree with DWARF\n", pys[i].lib, checked - before);
+		cr_log_info("%s: %d offsets agree with DWARF\n", file, checked - before);
 		dwarf_end(dw);
 		close(fd);
 		with_dwarf++;
@@ -180,42 +192,240 @@ out:
 	return ret;
 }
 
-Test(offsets, debug_offsets_of_313_give_the_builtin_table)
+/* The built-in table of a block's version and build, with the version set
+ * as detect.c sets it. */
+static void expect_builtin(const char *what, const uint8_t *buf, size_t len, int want_ft)
+{
+	struct py_layout got;
+	const char *why = NULL;
+	uint64_t version;
+
+	cr_assert_eq(py_layout_from_debug_offsets(buf, len, &got, &why), 0, "%s: %s", what, why);
+	memcpy(&version, buf + 8, 8);
+	const struct py_layout *want = py_layout_builtin(3, (int)((version >> 16) & 0xff), want_ft);
+	cr_assert(want, "%s: no built-in table", what);
+	cr_assert_eq(got.free_threaded, want_ft, "%s: free-threaded %d", what, got.free_threaded);
+	const uint32_t *g = (const uint32_t *)&got.bpf, *w = (const uint32_t *)&want->bpf;
+	for (size_t k = 0; k < sizeof(got.bpf) / 4; k++)
+		cr_assert_eq(g[k], w[k], "%s: BPF offsets field %zu: %u from _Py_DebugOffsets, %u built in", what, k,
+			     g[k], w[k]);
+	cr_assert_eq(memcmp(&got, want, sizeof(got)), 0, "%s: userspace offsets differ", what);
+}
+
+/* Dumped once from each interpreter's .PyRuntime (dd of the block's bytes):
+ * the tables stay checked on a machine without those interpreters. */
+Test(offsets, dumped_blocks_give_the_builtin_tables)
+{
+	static const struct {
+		const char *file;
+		int ft;
+	} dumps[] = { { "3.13.0.bin", 0 }, { "3.13.15t.bin", 1 }, { "3.14.10.bin", 0 }, { "3.15.2.bin", 0 } };
+
+	for (size_t i = 0; i < ARRAY_SIZE(dumps); i++) {
+		char path[256];
+		uint8_t buf[PY_DEBUG_OFFSETS_MAX_SIZE] = { 0 };
+		FILE *f;
+		size_t len;
+
+		snprintf(path, sizeof(path), "../tests/fixtures/debug_offsets/%s", dumps[i].file);
+		f = fopen(path, "rb");
+		cr_assert(f, "%s: %s", path, strerror(errno));
+		len = fread(buf, 1, sizeof(buf), f);
+		fclose(f);
+		expect_builtin(path, buf, len, dumps[i].ft);
+	}
+}
+
+/* The blocks of the interpreters installed here, read from their files. */
+Test(offsets, installed_interpreters_blocks_give_the_builtin_tables)
 {
 	struct python pys[32];
 	int n = find_pythons(pys, 32), done = 0;
+	bool seen314 = false, seen315 = false, seen313t = false;
 
 	for (int i = 0; i < n; i++) {
-		uint8_t buf[PY_DEBUG_OFFSETS_313_SIZE];
-		struct py_layout got;
-		const char *why = NULL;
+		uint8_t buf[PY_DEBUG_OFFSETS_MAX_SIZE];
+		size_t len = py_debug_offsets_size(pys[i].minor);
+		const char *file = pys[i].lib[0] ? pys[i].lib : pys[i].path;
 
-		if (pys[i].major != 3 || pys[i].minor != 13 || !pys[i].lib[0])
+		if (pys[i].major != 3 || pys[i].minor < 13)
 			continue;
-		cr_assert_eq(read_symbol_bytes(pys[i].lib, "_PyRuntime", buf, sizeof(buf)), 0);
-		cr_assert_eq(py_layout_from_debug_offsets(buf, sizeof(buf), &got, &why), 0, "%s", why);
-		const struct py_layout *want = py_layout_builtin(3, 13);
-		const uint32_t *g = (const uint32_t *)&got.bpf, *w = (const uint32_t *)&want->bpf;
-		for (size_t k = 0; k < sizeof(got.bpf) / 4; k++)
-			cr_assert_eq(g[k], w[k], "BPF offsets field %zu: %u from _Py_DebugOffsets, %u built in", k,
-				     g[k], w[k]);
-		cr_assert_eq(memcmp(&got, want, sizeof(got)), 0, "userspace offsets differ");
+		cr_assert_gt(len, 0, "%s: no known _Py_DebugOffsets for 3.%d", file, pys[i].minor);
+		cr_assert_eq(read_symbol_bytes(file, "_PyRuntime", buf, len), 0, "%s: no _PyRuntime", file);
+		expect_builtin(file, buf, len, pys[i].free_threaded);
+		seen314 |= pys[i].minor == 14;
+		seen315 |= pys[i].minor == 15;
+		seen313t |= pys[i].minor == 13 && pys[i].free_threaded;
+		done++;
+	}
+	if (getenv("CI"))
+		cr_assert(seen314 && seen315 && seen313t,
+			  "CI: CPython 3.14, 3.15 and 3.13t must all be here (make deps), so no table goes unchecked");
+	if (!done)
+		cr_skip_test("no CPython 3.13+ installed");
+}
+
+/* One probe's "name value" lines. */
+struct probe {
+	char key[128][48];
+	char *val[128];
+	int n;
+	char buf[16384];
+};
+
+static bool probe_load(const char *path, struct probe *p)
+{
+	FILE *f = fopen(path, "r");
+	char *save = NULL;
+	size_t len;
+
+	if (!f)
+		return false;
+	len = fread(p->buf, 1, sizeof(p->buf) - 1, f);
+	fclose(f);
+	p->buf[len] = '\0';
+	p->n = 0;
+	for (char *l = strtok_r(p->buf, "\n", &save); l && p->n < 128; l = strtok_r(NULL, "\n", &save)) {
+		char *sp = strchr(l, ' ');
+
+		if (!sp || sp - l >= 48)
+			continue;
+		memcpy(p->key[p->n], l, (size_t)(sp - l));
+		p->key[p->n][sp - l] = '\0';
+		p->val[p->n++] = sp + 1;
+	}
+	return true;
+}
+
+static const char *probe_str(const struct probe *p, const char *key)
+{
+	for (int i = 0; i < p->n; i++)
+		if (!strcmp(p->key[i], key))
+			return p->val[i];
+	return NULL;
+}
+
+static long probe_num(const struct probe *p, const char *key, const char *file)
+{
+	const char *v = probe_str(p, key);
+
+	cr_assert(v, "%s: no %s", file, key);
+	return strtol(v, NULL, 10);
+}
+
+#define FIELD_NAME(id, path) [PY_DBG_##id] = #id,
+static const char *const field_names[PY_DBG__COUNT] = { PY_DEBUG_FIELDS_313(FIELD_NAME) PY_DEBUG_FIELDS_314(
+	FIELD_NAME) PY_DEBUG_FIELDS_315(FIELD_NAME) };
+
+/* What a build's headers say against pyenv's tables. */
+static void check_probe(const char *file, const struct probe *p)
+{
+	int major = 0, minor = 0, ft = (int)probe_num(p, "free_threaded", file);
+	const char *ver = probe_str(p, "version");
+
+	cr_assert(ver && sscanf(ver, "%d.%d", &major, &minor) == 2, "%s: no version", file);
+	/* The positions pyebpf reads the block by are the headers'. */
+	cr_assert_eq(py_debug_offsets_size(minor), (size_t)probe_num(p, "dbg.size", file), "%s: block size", file);
+	for (int f = 0; f < PY_DBG__COUNT; f++) {
+		char key[64];
+		const char *v;
+
+		snprintf(key, sizeof(key), "dbg.%s", field_names[f]);
+		v = probe_str(p, key);
+		cr_assert_eq(py_debug_offsets_pos(minor, f), v ? strtoul(v, NULL, 10) : 0,
+			     "%s: %s at %s in the header, pyebpf reads %zu", file, field_names[f], v ? v : "(none)",
+			     py_debug_offsets_pos(minor, f));
+	}
+	/* The block as the build initialises it (3.14+) gives the table. */
+	const char *hex = probe_str(p, "block");
+	if (hex) {
+		uint8_t buf[PY_DEBUG_OFFSETS_MAX_SIZE] = { 0 };
+		size_t len = strlen(hex) / 2;
+
+		cr_assert_leq(len, sizeof(buf));
+		for (size_t i = 0; i < len; i++)
+			sscanf(hex + 2 * i, "%2hhx", &buf[i]);
+		expect_builtin(file, buf, len, ft);
+	}
+	/* What the block does not say. */
+	const struct py_layout *l = py_layout_builtin(major, minor, ft);
+	cr_assert(l, "%s: no built-in table for %d.%d%s", file, major, minor, ft ? "t" : "");
+	cr_assert_eq(l->ob_type, probe_num(p, "ob_type", file), "%s: ob_type", file);
+	cr_assert_eq(l->tp_basicsize, probe_num(p, "tp_basicsize", file), "%s: tp_basicsize", file);
+	cr_assert_eq(l->tp_dictoffset, probe_num(p, "tp_dictoffset", file), "%s: tp_dictoffset", file);
+	cr_assert_eq(l->ht_cached_keys, probe_num(p, "ht_cached_keys", file), "%s: ht_cached_keys", file);
+	cr_assert_eq(l->ma_keys, probe_num(p, "ma_keys", file), "%s: ma_keys", file);
+	cr_assert_eq(l->ma_values, probe_num(p, "ma_values", file), "%s: ma_values", file);
+	cr_assert_eq(l->dict_values, probe_num(p, "dict_values", file), "%s: PyDictValues.values", file);
+	cr_assert_eq(l->bpf.frame_globals, probe_num(p, "frame_globals", file), "%s: f_globals", file);
+	cr_assert_eq(l->bpf.gil_locked, probe_num(p, "gil_locked", file), "%s: GIL locked", file);
+	cr_assert_eq(l->bpf.gil_holder, probe_num(p, "gil_holder", file), "%s: GIL last_holder", file);
+	cr_assert_eq(l->bpf.gil_kind == PYEBPF_GIL_NONE, ft, "%s: a GIL is read on builds that have one", file);
+	cr_assert_eq(l->uni_kind_shift, probe_num(p, "uni_kind_shift", file), "%s: state.kind", file);
+	cr_assert_eq(l->uni_kind_shift + 3, probe_num(p, "uni_compact_shift", file), "%s: state.compact", file);
+	cr_assert_eq(l->uni_kind_shift + 4, probe_num(p, "uni_ascii_shift", file), "%s: state.ascii", file);
+	cr_assert_eq(l->bpf.executable_mask, probe_num(p, "tag_bits", file), "%s: f_executable's tag bits", file);
+	/* Constants the readers assume (bpf/python.bpf.h, user/python/threadname.c). */
+	cr_assert_eq(probe_num(p, "frame_owner_shim", file), 3, "%s: owners >= 3 are not Python's", file);
+	cr_assert_eq(probe_num(p, "status_active_bit", file), 4, "%s: _status.active", file);
+	cr_assert_eq(probe_num(p, "dk_log2_index_bytes", file), 9, "%s: dk_log2_index_bytes", file);
+	cr_assert_eq(probe_num(p, "dk_kind", file), 10, "%s: dk_kind", file);
+	cr_assert_eq(probe_num(p, "dk_nentries", file), 24, "%s: dk_nentries", file);
+	cr_assert_eq(probe_num(p, "dk_indices", file), 32, "%s: dk_indices", file);
+	cr_assert_eq(probe_num(p, "gil_size", file), ft ? 216 : 208, "%s: the GIL's futex words", file);
+}
+
+Test(offsets, headers_agree_with_the_tables)
+{
+	static const char *const builds[] = { "3.13", "3.13t", "3.14", "3.14t", "3.15", "3.15t" };
+	static struct probe p;
+	int done = 0;
+
+	for (size_t i = 0; i < ARRAY_SIZE(builds); i++) {
+		char path[128];
+
+		snprintf(path, sizeof(path), FIXTURE("layouts/layout-%s.txt"), builds[i]);
+		if (!probe_load(path, &p)) {
+			cr_assert_null(getenv("CI"), "CI: %s missing: the %s headers went unchecked", path, builds[i]);
+			continue;
+		}
+		check_probe(path, &p);
+		cr_log_info("%s: the headers agree\n", path);
 		done++;
 	}
 	if (!done)
-		cr_skip_test("CPython 3.13 not installed");
+		cr_skip_test("no CPython 3.13+ headers here");
 }
 
 Test(offsets, debug_offsets_refuse_wrong_blocks)
 {
-	uint8_t buf[PY_DEBUG_OFFSETS_313_SIZE] = "notdebug";
+	uint8_t buf[PY_DEBUG_OFFSETS_MAX_SIZE] = "notdebug";
 	struct py_layout l;
 	const char *why;
 
 	cr_assert_eq(py_layout_from_debug_offsets(buf, sizeof(buf), &l, &why), -1);
 	memcpy(buf, "xdebugpy", 8);
-	uint64_t v314 = 0x030e00f0;
-	memcpy(buf + 8, &v314, 8);
+	uint64_t v316 = 0x031000f0, one = 1;
+	memcpy(buf + 8, &v316, 8);
 	cr_assert_eq(py_layout_from_debug_offsets(buf, sizeof(buf), &l, &why), -1);
 	cr_assert_str_eq(why, "a _Py_DebugOffsets layout this pyebpf does not know");
+	/* A block shorter than its version's. */
+	uint64_t v314 = 0x030e00f0;
+	memcpy(buf + 8, &v314, 8);
+	cr_assert_eq(py_layout_from_debug_offsets(buf, 584, &l, &why), -1);
+	cr_assert_str_eq(why, "a short _Py_DebugOffsets");
+	/* A free-threaded 3.12 does not exist: no table. */
+	uint64_t v312 = 0x030c00f0;
+	memcpy(buf + 8, &v312, 8);
+	memcpy(buf + 16, &one, 8);
+	cr_assert_eq(py_layout_from_debug_offsets(buf, sizeof(buf), &l, &why), -1);
+	/* Values no interpreter has. */
+	FILE *f = fopen("../tests/fixtures/debug_offsets/3.14.10.bin", "rb");
+	cr_assert(f);
+	cr_assert_eq(fread(buf, 1, 760, f), 760);
+	fclose(f);
+	uint64_t huge = 1ULL << 40;
+	memcpy(buf + py_debug_offsets_pos(14, PY_DBG_TS_FRAME), &huge, 8);
+	cr_assert_eq(py_layout_from_debug_offsets(buf, 760, &l, &why), -1);
+	cr_assert_str_eq(why, "implausible _Py_DebugOffsets");
 }

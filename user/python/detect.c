@@ -177,20 +177,25 @@ static enum py_detect_result describe(pid_t pid, const struct file_info *fi, uin
 	}
 	out->version_hex = (uint32_t)hex;
 
-	builtin = py_layout_builtin(out->major, out->minor);
+	builtin = py_layout_builtin(out->major, out->minor, 0);
 	if (out->major == 3 && out->minor >= 13) {
-		uint8_t buf[PY_DEBUG_OFFSETS_313_SIZE];
+		/* 3.13+ describe themselves: the block decides, free-threaded or
+		 * not. No fallback to a built-in table: a free-threaded build read
+		 * with the default build's positions is a profile of unreadable
+		 * frames, and a new version's positions all move. */
+		uint8_t buf[PY_DEBUG_OFFSETS_MAX_SIZE] = { 0 };
 		const char *reason = "unreadable _PyRuntime";
+		size_t want = py_debug_offsets_size(out->minor);
 
-		if (out->runtime && procmem_read(pid, out->runtime, buf, sizeof(buf)) == 0 &&
-		    py_layout_from_debug_offsets(buf, sizeof(buf), &out->layout, &reason) == 0) {
+		if (!want)
+			want = 24; /* cookie, version, free_threaded: enough to say what it is */
+		if (out->runtime && procmem_read(pid, out->runtime, buf, want) == 0 &&
+		    py_layout_from_debug_offsets(buf, want, &out->layout, &reason) == 0) {
 			out->layout.major = out->major;
 			out->layout.minor = out->minor;
-		} else if (builtin) {
-			out->layout = *builtin;
 		} else {
-			return unsupported(why, whylen, "CPython %d.%d on an unknown layout (%s), native frames only",
-					   out->major, out->minor, reason);
+			return unsupported(why, whylen, "CPython %d.%d%s on an unknown layout (%s), native frames only",
+					   out->major, out->minor, buf[16] == 1 ? "t (free-threaded)" : "", reason);
 		}
 	} else if (builtin) {
 		out->layout = *builtin;

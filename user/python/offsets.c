@@ -3,10 +3,17 @@
  * The numbers below come from the DWARF of CPython builds (2.7.18, 3.6.15,
  * 3.7.16, 3.8.18, 3.9.18, 3.10.13, 3.11.7, 3.12.1, 3.13.0, x86-64) and are
  * re-checked against the installed interpreters' DWARF by the tests.
+ * 3.13+ entries are what their _Py_DebugOffsets blocks give (the tests
+ * check that the block of each build yields its entry exactly) and what
+ * the block does not say, from each build's headers (tests/fixtures/
+ * layout_probe.c, compiled against them, checks those too).
  */
 #include "offsets.h"
 
+#include <stddef.h>
 #include <string.h>
+
+#include "debug_offsets.h"
 
 #define NO PYEBPF_NO_OFFSET
 
@@ -18,6 +25,21 @@
 	.str = PY_STR_UNICODE, .uni_length = 16, .uni_state = 32, .uni_ascii_data = 40, .uni_compact_data = 56, \
 	.bytes_size = 16, .bytes_data = 32
 
+#define UNICODE_312_FT                                                                                    \
+	.str = PY_STR_UNICODE, .uni_length = 32, .uni_state = 48, .uni_ascii_data = 56, .uni_compact_data = 72, \
+	.bytes_size = 32, .bytes_data = 48
+
+/* Object headers of 16 bytes (every build with a GIL): PyObject.ob_type,
+ * PyTypeObject, PyDictObject, PEP 393's state bits. */
+#define OBJECTS_16                                                                                        \
+	.ob_type = 8, .tp_basicsize = 32, .tp_dictoffset = 288, .ma_keys = 32, .ma_values = 40, \
+	.uni_kind_shift = 2
+/* Free-threaded builds: 32-byte headers (ob_tid, ob_flags, ob_mutex,
+ * ob_gc_bits, ob_ref_local, ob_ref_shared before ob_type). From 3.14 the
+ * string's `interned` is a byte of its own (uni_kind_shift 8). */
+#define OBJECTS_32 \
+	.free_threaded = 1, .ob_type = 24, .tp_basicsize = 48, .tp_dictoffset = 304, .ma_keys = 48, .ma_values = 56
+
 /* PyFrameObject (<= 3.10): f_back and f_code; f_lasti varies. */
 #define FRAME_OBJECT(lasti, mult)                                                                       \
 	.frame_kind = PYEBPF_FRAMES_OBJECT, .frame_back = 24, .frame_code = 32, .frame_lasti = (lasti), \
@@ -27,6 +49,7 @@
 static const struct py_layout layouts[] = {
 	{ .major = 2,
 	  .minor = 7,
+	  OBJECTS_16,
 	  .bpf = { .tstate_status = NO,
 		   FRAME_OBJECT(120, 1),
 		   .gil_kind = PYEBPF_GIL_TSTATE_CURRENT,
@@ -51,6 +74,7 @@ static const struct py_layout layouts[] = {
 	  .dict = PY_DICT_27 },
 	{ .major = 3,
 	  .minor = 6,
+	  OBJECTS_16,
 	  .bpf = { .tstate_status = NO,
 		   FRAME_OBJECT(120, 1),
 		   .gil_kind = PYEBPF_GIL_TSTATE_CURRENT,
@@ -74,6 +98,7 @@ static const struct py_layout layouts[] = {
 	  .dict = PY_DICT_36 },
 	{ .major = 3,
 	  .minor = 7,
+	  OBJECTS_16,
 	  .bpf = { .tstate_status = NO,
 		   FRAME_OBJECT(104, 1),
 		   .gil_kind = PYEBPF_GIL_TSTATE_CURRENT,
@@ -97,6 +122,7 @@ static const struct py_layout layouts[] = {
 	  .dict = PY_DICT_36 },
 	{ .major = 3,
 	  .minor = 8,
+	  OBJECTS_16,
 	  .bpf = { .tstate_status = NO,
 		   FRAME_OBJECT(104, 1),
 		   .gil_kind = PYEBPF_GIL_TSTATE_CURRENT,
@@ -120,6 +146,7 @@ static const struct py_layout layouts[] = {
 	  .dict = PY_DICT_36 },
 	{ .major = 3,
 	  .minor = 9,
+	  OBJECTS_16,
 	  .bpf = { .tstate_status = NO,
 		   FRAME_OBJECT(104, 1),
 		   .gil_kind = PYEBPF_GIL_TSTATE_CURRENT,
@@ -143,6 +170,7 @@ static const struct py_layout layouts[] = {
 	  .dict = PY_DICT_36 },
 	{ .major = 3,
 	  .minor = 10,
+	  OBJECTS_16,
 	  .bpf = { .tstate_status = NO,
 		   FRAME_OBJECT(96, 2),
 		   .gil_kind = PYEBPF_GIL_TSTATE_CURRENT,
@@ -166,6 +194,7 @@ static const struct py_layout layouts[] = {
 	  .dict = PY_DICT_36 },
 	{ .major = 3,
 	  .minor = 11,
+	  OBJECTS_16,
 	  .bpf = { .tstate_status = NO,
 		   .frame_kind = PYEBPF_FRAMES_311,
 		   .gil_kind = PYEBPF_GIL_TSTATE_CURRENT,
@@ -198,6 +227,7 @@ static const struct py_layout layouts[] = {
 	  .managed = PY_MANAGED_311 },
 	{ .major = 3,
 	  .minor = 12,
+	  OBJECTS_16,
 	  .bpf = { .frame_kind = PYEBPF_FRAMES_312,
 		   .gil_kind = PYEBPF_GIL_INTERP_PTR,
 		   .interp_next = 0,
@@ -233,6 +263,7 @@ static const struct py_layout layouts[] = {
 	  .managed = PY_MANAGED_312 },
 	{ .major = 3,
 	  .minor = 13,
+	  OBJECTS_16,
 	  .bpf = { .frame_kind = PYEBPF_FRAMES_312,
 		   .gil_kind = PYEBPF_GIL_INTERP_EMBEDDED,
 		   .interp_next = 7264,
@@ -267,12 +298,211 @@ static const struct py_layout layouts[] = {
 	  .dict_values = 8,
 	  .dict = PY_DICT_311,
 	  .managed = PY_MANAGED_313 },
+	{ .major = 3,
+	  .minor = 14,
+	  OBJECTS_16,
+	  .bpf = { .frame_kind = PYEBPF_FRAMES_312,
+		   .gil_kind = PYEBPF_GIL_INTERP_EMBEDDED,
+		   .interp_next = 7272,
+		   .interp_threads_head = 7344,
+		   .tstate_next = 8,
+		   .tstate_interp = 16,
+		   .tstate_thread_id = 152,
+		   .tstate_frame = 72,
+		   .cframe_current_frame = NO,
+		   .frame_back = 8,
+		   .frame_code = 0,
+		   .frame_lasti = 56,
+		   .frame_owner = 74,
+		   .frame_read_size = 80,
+		   .frame_globals = 24,
+		   .code_adaptive = 208,
+		   .gil_off = 7784,
+		   .gil_locked = 16,
+		   .gil_holder = 8,
+		   .executable_mask = 3, /* _PyStackRef: Py_TAG_BITS */
+		   .tstate_status = 32 },
+	  .runtime_interp_head = 808,
+	  .runtime_tstate_current = NO,
+	  .co_filename = 112,
+	  .co_name = 120,
+	  .co_qualname = 128,
+	  .co_firstlineno = 68,
+	  .co_linetable = 136,
+	  .linetable = PY_LOCATIONS_311,
+	  UNICODE_312,
+	  .frame_localsplus = 80,
+	  .ht_cached_keys = 880,
+	  .dict_values = 8,
+	  .dict = PY_DICT_311,
+	  .managed = PY_MANAGED_313 },
+	{ .major = 3,
+	  .minor = 15,
+	  OBJECTS_16,
+	  .bpf = { .frame_kind = PYEBPF_FRAMES_312,
+		   .gil_kind = PYEBPF_GIL_INTERP_EMBEDDED,
+		   .interp_next = 7264,
+		   .interp_threads_head = 7336,
+		   .tstate_next = 8,
+		   .tstate_interp = 16,
+		   .tstate_thread_id = 176,
+		   .tstate_frame = 72,
+		   .cframe_current_frame = NO,
+		   .frame_back = 8,
+		   .frame_code = 0,
+		   .frame_lasti = 56,
+		   .frame_owner = 74,
+		   .frame_read_size = 80,
+		   .frame_globals = 24,
+		   .code_adaptive = 208,
+		   .gil_off = 7736,
+		   .gil_locked = 16,
+		   .gil_holder = 8,
+		   .executable_mask = 3,
+		   .tstate_status = 32 },
+	  .runtime_interp_head = 936,
+	  .runtime_tstate_current = NO,
+	  .co_filename = 112,
+	  .co_name = 120,
+	  .co_qualname = 128,
+	  .co_firstlineno = 68,
+	  .co_linetable = 136,
+	  .linetable = PY_LOCATIONS_311,
+	  UNICODE_312,
+	  .frame_localsplus = 80,
+	  .ht_cached_keys = 888,
+	  .dict_values = 8,
+	  .dict = PY_DICT_311,
+	  .managed = PY_MANAGED_313 },
+	/* Free-threaded builds: no GIL to read (the GIL fields say where
+	 * _gil is all the same), per-thread bytecode from 3.14. */
+	{ .major = 3,
+	  .minor = 13,
+	  OBJECTS_32,
+	  .uni_kind_shift = 2,
+	  .bpf = { .frame_kind = PYEBPF_FRAMES_312,
+		   .gil_kind = PYEBPF_GIL_NONE,
+		   .interp_next = 7264,
+		   .interp_threads_head = 7344,
+		   .tstate_next = 8,
+		   .tstate_interp = 16,
+		   .tstate_thread_id = 152,
+		   .tstate_frame = 72,
+		   .cframe_current_frame = NO,
+		   .frame_back = 8,
+		   .frame_code = 0,
+		   .frame_lasti = 56,
+		   .frame_owner = 70,
+		   .frame_read_size = 72,
+		   .frame_globals = 24,
+		   .code_adaptive = 216,
+		   .gil_off = 7760,
+		   .gil_locked = 24,
+		   .gil_holder = 16,
+		   .tstate_status = 32 },
+	  .runtime_interp_head = 632,
+	  .runtime_tstate_current = NO,
+	  .co_filename = 128,
+	  .co_name = 136,
+	  .co_qualname = 144,
+	  .co_firstlineno = 84,
+	  .co_linetable = 152,
+	  .linetable = PY_LOCATIONS_311,
+	  UNICODE_312_FT,
+	  .frame_localsplus = 72,
+	  .ht_cached_keys = 896,
+	  .dict_values = 8,
+	  .dict = PY_DICT_311,
+	  .managed = PY_MANAGED_313 },
+	{ .major = 3,
+	  .minor = 14,
+	  OBJECTS_32,
+	  .uni_kind_shift = 8,
+	  .bpf = { .frame_kind = PYEBPF_FRAMES_312,
+		   .gil_kind = PYEBPF_GIL_NONE,
+		   .interp_next = 7272,
+		   .interp_threads_head = 7344,
+		   .tstate_next = 8,
+		   .tstate_interp = 16,
+		   .tstate_thread_id = 152,
+		   .tstate_frame = 72,
+		   .cframe_current_frame = NO,
+		   .frame_back = 8,
+		   .frame_code = 0,
+		   .frame_lasti = 56,
+		   .frame_owner = 78,
+		   .frame_read_size = 80,
+		   .frame_globals = 24,
+		   .code_adaptive = 232,
+		   .gil_off = 7808,
+		   .gil_locked = 24,
+		   .gil_holder = 16,
+		   .executable_mask = 1, /* 3.14t tags deferred references with bit 0 only */
+		   .tstate_status = 32,
+		   .code_tlbc = 224,
+		   .frame_tlbc_index = 72 },
+	  .runtime_interp_head = 808,
+	  .runtime_tstate_current = NO,
+	  .co_filename = 128,
+	  .co_name = 136,
+	  .co_qualname = 144,
+	  .co_firstlineno = 84,
+	  .co_linetable = 152,
+	  .linetable = PY_LOCATIONS_311,
+	  UNICODE_312_FT,
+	  .frame_localsplus = 80,
+	  .ht_cached_keys = 896,
+	  .dict_values = 8,
+	  .dict = PY_DICT_311,
+	  .managed = PY_MANAGED_313 },
+	{ .major = 3,
+	  .minor = 15,
+	  OBJECTS_32,
+	  .uni_kind_shift = 8,
+	  .bpf = { .frame_kind = PYEBPF_FRAMES_312,
+		   .gil_kind = PYEBPF_GIL_NONE,
+		   .interp_next = 7264,
+		   .interp_threads_head = 7336,
+		   .tstate_next = 8,
+		   .tstate_interp = 16,
+		   .tstate_thread_id = 176,
+		   .tstate_frame = 72,
+		   .cframe_current_frame = NO,
+		   .frame_back = 8,
+		   .frame_code = 0,
+		   .frame_lasti = 56,
+		   .frame_owner = 78,
+		   .frame_read_size = 80,
+		   .frame_globals = 24,
+		   .code_adaptive = 232,
+		   .gil_off = 7736,
+		   .gil_locked = 24,
+		   .gil_holder = 16,
+		   .executable_mask = 3,
+		   .tstate_status = 32,
+		   .code_tlbc = 224,
+		   .frame_tlbc_index = 72 },
+	  .runtime_interp_head = 936,
+	  .runtime_tstate_current = NO,
+	  .co_filename = 128,
+	  .co_name = 136,
+	  .co_qualname = 144,
+	  .co_firstlineno = 84,
+	  .co_linetable = 152,
+	  .linetable = PY_LOCATIONS_311,
+	  UNICODE_312_FT,
+	  .frame_localsplus = 80,
+	  .ht_cached_keys = 904,
+	  .dict_values = 8,
+	  .dict = PY_DICT_311,
+	  .managed = PY_MANAGED_313 },
 };
 
-const struct py_layout *py_layout_builtin(int major, int minor)
+const struct py_layout *py_layout_builtin(int major, int minor, int free_threaded)
 {
 	for (size_t i = 0; i < sizeof(layouts) / sizeof(layouts[0]); i++)
-		if (layouts[i].major == major && layouts[i].minor == minor)
+		if (layouts[i].major == major && layouts[i].minor == minor &&
+		    layouts[i].free_threaded == !!free_threaded)
 			return &layouts[i];
 	return NULL;
 }
@@ -283,6 +513,51 @@ const struct py_layout *py_layouts_builtin(size_t *n)
 	return layouts;
 }
 
+/*
+ * Where each field pyebpf reads lies in each version's _Py_DebugOffsets,
+ * by name through that version's struct (debug_offsets.h); 0: the
+ * version's block does not have the field.
+ */
+struct debug_layout {
+	int minor;
+	size_t size;
+	uint16_t pos[PY_DBG__COUNT];
+};
+
+#define POS_313(id, path) [PY_DBG_##id] = offsetof(struct py_debug_offsets_313, path),
+#define POS_314(id, path) [PY_DBG_##id] = offsetof(struct py_debug_offsets_314, path),
+#define POS_315(id, path) [PY_DBG_##id] = offsetof(struct py_debug_offsets_315, path),
+
+static const struct debug_layout debug_layouts[] = {
+	{ 13, sizeof(struct py_debug_offsets_313), { PY_DEBUG_FIELDS_313(POS_313) } },
+	{ 14, sizeof(struct py_debug_offsets_314), { PY_DEBUG_FIELDS_313(POS_314) PY_DEBUG_FIELDS_314(POS_314) } },
+	{ 15,
+	  sizeof(struct py_debug_offsets_315),
+	  { PY_DEBUG_FIELDS_313(POS_315) PY_DEBUG_FIELDS_314(POS_315) PY_DEBUG_FIELDS_315(POS_315) } },
+};
+
+static const struct debug_layout *debug_layout(int minor)
+{
+	for (size_t i = 0; i < sizeof(debug_layouts) / sizeof(debug_layouts[0]); i++)
+		if (debug_layouts[i].minor == minor)
+			return &debug_layouts[i];
+	return NULL;
+}
+
+size_t py_debug_offsets_size(int minor)
+{
+	const struct debug_layout *d = debug_layout(minor);
+
+	return d ? d->size : 0;
+}
+
+size_t py_debug_offsets_pos(int minor, int field)
+{
+	const struct debug_layout *d = debug_layout(minor);
+
+	return d && field >= 0 && field < PY_DBG__COUNT ? d->pos[field] : 0;
+}
+
 static uint64_t u64_at(const uint8_t *buf, size_t off)
 {
 	uint64_t v;
@@ -291,106 +566,105 @@ static uint64_t u64_at(const uint8_t *buf, size_t off)
 	return v;
 }
 
-/*
- * Positions of the fields we use inside _Py_DebugOffsets as 3.13 lays it
- * out (Include/internal/pycore_runtime.h). Later versions reorder the block:
- * they are refused by version until their positions are added here.
- */
+/* Every field a frame read must cover: where it ends, rounded up to 8. */
+static uint32_t frame_read_size(const struct pyebpf_py_offsets *o)
+{
+	uint32_t ends[] = { o->frame_back + 8, o->frame_code + 8,  o->frame_lasti + 8,
+			    o->frame_owner + 1, o->frame_globals + 8, o->frame_tlbc_index ? o->frame_tlbc_index + 4 : 0 };
+	uint32_t max = 0;
+
+	for (size_t i = 0; i < sizeof(ends) / sizeof(ends[0]); i++)
+		max = ends[i] > max ? ends[i] : max;
+	return (max + 7) & ~7u;
+}
+
 int py_layout_from_debug_offsets(const uint8_t *buf, size_t len, struct py_layout *out, const char **why)
 {
-	uint64_t version, v[32];
-	static const size_t pos[] = {
-		40,  /* 0 runtime_state.interpreters_head */
-		64,  /* 1 interpreter_state.next */
-		72,  /* 2 interpreter_state.threads_head */
-		120, /* 3 interpreter_state.gil_runtime_state */
-		136, /* 4 interpreter_state.gil_runtime_state_locked (from interp, not from the GIL) */
-		144, /* 5 interpreter_state.gil_runtime_state_holder (likewise) */
-		168, /* 6 thread_state.next */
-		176, /* 7 thread_state.interp */
-		184, /* 8 thread_state.current_frame */
-		192, /* 9 thread_state.thread_id */
-		232, /* 10 interpreter_frame.previous */
-		240, /* 11 interpreter_frame.executable */
-		248, /* 12 interpreter_frame.instr_ptr */
-		264, /* 13 interpreter_frame.owner */
-		280, /* 14 code_object.filename */
-		288, /* 15 code_object.name */
-		296, /* 16 code_object.qualname */
-		304, /* 17 code_object.linetable */
-		312, /* 18 code_object.firstlineno */
-		344, /* 19 code_object.co_code_adaptive */
-		544, /* 20 unicode_object.state */
-		552, /* 21 unicode_object.length */
-		560, /* 22 unicode_object.asciiobject_size */
-		520, /* 23 bytes_object.ob_size */
-		528, /* 24 bytes_object.ob_sval */
-		256, /* 25 interpreter_frame.localsplus */
-	};
-	uint64_t frame_max = 0;
+	uint64_t version, v[PY_DBG__COUNT];
+	const struct debug_layout *d;
+	const struct py_layout *builtin;
+	int minor, ft;
 
-	if (len < PY_DEBUG_OFFSETS_313_SIZE || memcmp(buf, PY_DEBUG_OFFSETS_COOKIE, 8) != 0) {
+	if (len < 24 || memcmp(buf, PY_DEBUG_OFFSETS_COOKIE, 8) != 0) {
 		*why = "no _Py_DebugOffsets at the start of _PyRuntime";
 		return -1;
 	}
 	version = u64_at(buf, 8);
-	if (((version >> 24) & 0xff) != 3 || ((version >> 16) & 0xff) != 13) {
+	minor = (int)((version >> 16) & 0xff);
+	d = ((version >> 24) & 0xff) == 3 ? debug_layout(minor) : NULL;
+	if (!d) {
 		*why = "a _Py_DebugOffsets layout this pyebpf does not know";
 		return -1;
 	}
-	if (u64_at(buf, 16)) {
-		*why = "a free-threaded build";
+	if (len < d->size) {
+		*why = "a short _Py_DebugOffsets";
 		return -1;
 	}
-	for (size_t i = 0; i < sizeof(pos) / sizeof(pos[0]); i++) {
-		v[i] = u64_at(buf, pos[i]);
+	ft = u64_at(buf, 16) != 0;
+	builtin = py_layout_builtin(3, minor, ft);
+	if (!builtin) {
+		*why = ft ? "a free-threaded build this pyebpf does not know" : "a build this pyebpf does not know";
+		return -1;
+	}
+	for (int i = 0; i < PY_DBG__COUNT; i++) {
+		v[i] = d->pos[i] ? u64_at(buf, d->pos[i]) : 0;
 		if (v[i] > 0x100000) {
 			*why = "implausible _Py_DebugOffsets";
 			return -1;
 		}
 	}
-	/* previous, executable, instr_ptr are pointers; owner is one byte. */
-	for (int i = 10; i <= 13; i++)
-		if (v[i] + (i == 13 ? 1 : 8) > frame_max)
-			frame_max = v[i] + (i == 13 ? 1 : 8);
-	frame_max = (frame_max + 7) & ~7ULL;
-	if (frame_max > PYEBPF_MAX_FRAME_READ) {
-		*why = "interpreter frames larger than pyebpf reads";
-		return -1;
-	}
-	*out = *py_layout_builtin(3, 13); /* what the block does not say */
-	out->bpf.interp_next = v[1];
-	out->bpf.interp_threads_head = v[2];
-	out->bpf.gil_off = v[3];
-	/* 3.13 gives these from the start of the interpreter state. */
-	if (v[4] < v[3] || v[5] < v[3]) {
+	/* 3.13+ give the GIL's fields from the start of the interpreter state. */
+	if (v[PY_DBG_GIL_LOCKED] < v[PY_DBG_GIL] || v[PY_DBG_GIL_HOLDER] < v[PY_DBG_GIL]) {
 		*why = "implausible GIL offsets in _Py_DebugOffsets";
 		return -1;
 	}
-	out->bpf.gil_locked = v[4] - v[3];
-	out->bpf.gil_holder = v[5] - v[3];
-	out->bpf.tstate_next = v[6];
-	out->bpf.tstate_interp = v[7];
-	out->bpf.tstate_frame = v[8];
-	out->bpf.tstate_thread_id = v[9];
-	out->bpf.frame_back = v[10];
-	out->bpf.frame_code = v[11];
-	out->bpf.frame_lasti = v[12];
-	out->bpf.frame_owner = v[13];
-	out->bpf.frame_read_size = frame_max;
-	out->bpf.code_adaptive = v[19];
-	out->runtime_interp_head = v[0];
-	out->co_filename = v[14];
-	out->co_name = v[15];
-	out->co_qualname = v[16];
-	out->co_linetable = v[17];
-	out->co_firstlineno = v[18];
-	out->uni_state = v[20];
-	out->uni_length = v[21];
-	out->uni_ascii_data = v[22];
-	out->uni_compact_data = v[22] + 16; /* + utf8_length, utf8 */
-	out->bytes_size = v[23];
-	out->bytes_data = v[24];
-	out->frame_localsplus = v[25];
+	*out = *builtin; /* what the block does not say */
+	struct pyebpf_py_offsets *o = &out->bpf;
+	o->interp_next = v[PY_DBG_INTERP_NEXT];
+	o->interp_threads_head = v[PY_DBG_THREADS_HEAD];
+	o->gil_off = v[PY_DBG_GIL];
+	o->gil_locked = v[PY_DBG_GIL_LOCKED] - v[PY_DBG_GIL];
+	o->gil_holder = v[PY_DBG_GIL_HOLDER] - v[PY_DBG_GIL];
+	o->tstate_next = v[PY_DBG_TS_NEXT];
+	o->tstate_interp = v[PY_DBG_TS_INTERP];
+	o->tstate_frame = v[PY_DBG_TS_FRAME];
+	o->tstate_thread_id = v[PY_DBG_TS_THREAD_ID];
+	o->tstate_status = v[PY_DBG_TS_STATUS];
+	o->frame_back = v[PY_DBG_FR_PREVIOUS];
+	o->frame_code = v[PY_DBG_FR_EXECUTABLE];
+	o->frame_lasti = v[PY_DBG_FR_INSTR_PTR];
+	o->frame_owner = v[PY_DBG_FR_OWNER];
+	o->code_adaptive = v[PY_DBG_CO_ADAPTIVE];
+	/* Per-thread bytecode: both fields, or neither (the block gives 0s
+	 * on builds with a GIL). */
+	o->code_tlbc = v[PY_DBG_CO_TLBC] && v[PY_DBG_FR_TLBC_INDEX] ? v[PY_DBG_CO_TLBC] : 0;
+	o->frame_tlbc_index = o->code_tlbc ? v[PY_DBG_FR_TLBC_INDEX] : 0;
+	o->frame_read_size = frame_read_size(o);
+	if (o->frame_read_size > PYEBPF_MAX_FRAME_READ) {
+		*why = "interpreter frames larger than pyebpf reads";
+		return -1;
+	}
+	out->runtime_interp_head = v[PY_DBG_INTERP_HEAD];
+	out->co_filename = v[PY_DBG_CO_FILENAME];
+	out->co_name = v[PY_DBG_CO_NAME];
+	out->co_qualname = v[PY_DBG_CO_QUALNAME];
+	out->co_linetable = v[PY_DBG_CO_LINETABLE];
+	out->co_firstlineno = v[PY_DBG_CO_FIRSTLINENO];
+	out->uni_state = v[PY_DBG_UNI_STATE];
+	out->uni_length = v[PY_DBG_UNI_LENGTH];
+	out->uni_ascii_data = v[PY_DBG_UNI_ASCII_SIZE];
+	/* PyCompactUnicodeObject adds utf8_length and utf8 (3.15 says so itself). */
+	out->uni_compact_data = d->pos[PY_DBG_UNI_COMPACT_SIZE] ? v[PY_DBG_UNI_COMPACT_SIZE] : out->uni_ascii_data + 16;
+	out->bytes_size = v[PY_DBG_BYTES_SIZE];
+	out->bytes_data = v[PY_DBG_BYTES_SVAL];
+	out->frame_localsplus = v[PY_DBG_FR_LOCALSPLUS];
+	out->ob_type = v[PY_DBG_OB_TYPE];
+	out->ma_keys = v[PY_DBG_MA_KEYS];
+	out->ma_values = v[PY_DBG_MA_VALUES];
+	if (d->pos[PY_DBG_TP_BASICSIZE]) {
+		out->tp_basicsize = v[PY_DBG_TP_BASICSIZE];
+		out->tp_dictoffset = v[PY_DBG_TP_DICTOFFSET];
+		out->ht_cached_keys = v[PY_DBG_HT_CACHED_KEYS];
+	}
 	return 0;
 }

@@ -41,6 +41,7 @@ enum py_managed_dict {
 
 struct py_layout {
 	int major, minor;
+	int free_threaded; /* a --disable-gil build (3.13t...): no GIL, 32-byte object headers */
 	struct pyebpf_py_offsets bpf;
 	/* Where the interpreter list starts: an offset in _PyRuntime (3.7+),
 	 * else PYEBPF_NO_OFFSET and the static `interp_head` (2.7, 3.6). */
@@ -57,6 +58,10 @@ struct py_layout {
 	uint32_t uni_length, uni_state;            /* PyASCIIObject */
 	uint32_t uni_ascii_data, uni_compact_data; /* sizeof(PyASCIIObject), sizeof(PyCompactUnicodeObject) */
 	uint32_t bytes_size, bytes_data;           /* PyBytesObject: ob_size, ob_sval */
+	uint32_t uni_kind_shift; /* where state.kind starts (then compact, ascii): 2, or 8 where interned is a byte */
+	/* Objects: where a PyObject's type is, and the type and dict fields
+	 * thread names are found through (each 16 bytes further on free-threaded builds). */
+	uint32_t ob_type, tp_basicsize, tp_dictoffset, ma_keys, ma_values;
 	/* Thread names: the first local of a frame, and instance attributes. */
 	uint32_t frame_localsplus; /* f_localsplus / localsplus */
 	uint32_t ht_cached_keys;   /* PyHeapTypeObject: shared keys of instances */
@@ -65,16 +70,24 @@ struct py_layout {
 	enum py_managed_dict managed;
 };
 
-/* The built-in layout of a version, or NULL. */
-const struct py_layout *py_layout_builtin(int major, int minor);
+/* The built-in layout of a version (free_threaded: its --disable-gil build), or NULL. */
+const struct py_layout *py_layout_builtin(int major, int minor, int free_threaded);
 /* Every built-in layout, for tests. */
 const struct py_layout *py_layouts_builtin(size_t *n);
 
 #define PY_DEBUG_OFFSETS_COOKIE "xdebugpy"
-#define PY_DEBUG_OFFSETS_313_SIZE 584
+/* The largest _Py_DebugOffsets block pyebpf knows (3.15's): read this much. */
+#define PY_DEBUG_OFFSETS_MAX_SIZE 888
 
-/* Build a layout from the _Py_DebugOffsets block (3.13) read from a process.
- * 0, or -1 with *why set (wrong cookie, free-threaded build, unknown layout). */
+/* The size of version 3.minor's block, 0 for a version without a known one. */
+size_t py_debug_offsets_size(int minor);
+/* Where field `f` (enum py_debug_field) lies in version 3.minor's block; 0: not in it. */
+size_t py_debug_offsets_pos(int minor, int field);
+
+/* Build a layout from the _Py_DebugOffsets block (3.13+) read from a process:
+ * the block's own positions, the built-in table for what it does not say.
+ * 0, or -1 with *why set (wrong cookie, a version or build whose layout this
+ * pyebpf does not know, implausible values). */
 int py_layout_from_debug_offsets(const uint8_t *buf, size_t len, struct py_layout *out, const char **why);
 
 #endif

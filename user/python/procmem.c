@@ -51,10 +51,11 @@ size_t utf8_encode(uint32_t cp, char *out)
 /* What ends a name cut at its limit: U+2026, an ellipsis. */
 static const char CUT_MARK[] = "\xe2\x80\xa6";
 
-/* PEP 393 state bits: interned:2, kind:3, compact:1, ascii:1 (same in 3.3–3.13). */
-#define STATE_KIND(s) (((s) >> 2) & 7)
-#define STATE_COMPACT(s) (((s) >> 5) & 1)
-#define STATE_ASCII(s) (((s) >> 6) & 1)
+/* PEP 393 state bits: interned, then kind:3, compact:1, ascii:1; interned
+ * is 2 bits, or a byte on free-threaded 3.14+ (l->uni_kind_shift). */
+#define STATE_KIND(s) (((s) >> l->uni_kind_shift) & 7)
+#define STATE_COMPACT(s) (((s) >> (l->uni_kind_shift + 3)) & 1)
+#define STATE_ASCII(s) (((s) >> (l->uni_kind_shift + 4)) & 1)
 
 static char *read_unicode(pid_t pid, const struct py_layout *l, uint64_t addr, size_t max_chars)
 {

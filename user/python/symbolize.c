@@ -224,10 +224,10 @@ static int32_t field32(const uint8_t *buf, uint32_t off)
 }
 
 /* Bytes of a code object that cover every field we use: never read past
- * the object (it may end a mapping). ob_type is at 8 in every version. */
+ * the object (it may end a mapping). */
 static size_t code_read_size(const struct py_layout *l)
 {
-	uint32_t offs[] = { 8, l->co_name, l->co_filename, l->co_firstlineno, l->co_linetable, l->co_qualname };
+	uint32_t offs[] = { l->ob_type, l->co_name, l->co_filename, l->co_firstlineno, l->co_linetable, l->co_qualname };
 	size_t max = 0;
 
 	for (size_t i = 0; i < sizeof(offs) / sizeof(offs[0]); i++)
@@ -248,8 +248,7 @@ static bool read_code(struct pyprocs *t, struct py_proc *p, uint64_t addr, struc
 	memset(buf, 0, sizeof(buf));
 	if (procmem_read((pid_t)p->pid, addr, buf, code_read_size(l)))
 		return false;
-	/* ob_type at offset 8 in every version. */
-	if (p->interp.code_type && field64(buf, 8) != p->interp.code_type)
+	if (p->interp.code_type && field64(buf, l->ob_type) != p->interp.code_type)
 		return false;
 	c->name_ptr = field64(buf, l->co_qualname != PYEBPF_NO_OFFSET ? l->co_qualname : l->co_name);
 	c->file_ptr = field64(buf, l->co_filename);

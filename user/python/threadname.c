@@ -9,12 +9,6 @@
 
 #define MAX_WALK 4096
 #define MAX_ENTRIES 512
-/* Fixed in every CPython we read: PyObject header, PyTypeObject, PyDictObject. */
-#define OB_TYPE 8
-#define TP_BASICSIZE 32
-#define TP_DICTOFFSET 288
-#define MA_KEYS 32
-#define MA_VALUES 40
 
 struct reader {
 	pid_t pid;
@@ -100,20 +94,20 @@ static uint64_t dict_get(const struct reader *r, uint64_t dict, const char *name
 		return 0;
 	if (r->l->dict == PY_DICT_27)
 		return keys_get(r, dict, 0, name);
-	values = rd(r, dict + MA_VALUES);
-	return keys_get(r, rd(r, dict + MA_KEYS), values ? values + r->l->dict_values : 0, name);
+	values = rd(r, dict + r->l->ma_values);
+	return keys_get(r, rd(r, dict + r->l->ma_keys), values ? values + r->l->dict_values : 0, name);
 }
 
 static uint64_t attr(const struct reader *r, uint64_t obj, const char *name)
 {
-	uint64_t type = rd(r, obj + OB_TYPE), keys = type ? rd(r, type + r->l->ht_cached_keys) : 0, d;
+	uint64_t type = rd(r, obj + r->l->ob_type), keys = type ? rd(r, type + r->l->ht_cached_keys) : 0, d;
 	int64_t dictoffset;
 
 	if (!type)
 		return 0;
 	switch (r->l->managed) {
 	case PY_MANAGED_NONE:
-		dictoffset = (int64_t)rd(r, type + TP_DICTOFFSET);
+		dictoffset = (int64_t)rd(r, type + r->l->tp_dictoffset);
 		return dictoffset > 0 ? dict_get(r, rd(r, obj + dictoffset), name) : 0;
 	case PY_MANAGED_311:
 		if ((d = rd(r, obj - 24)))
@@ -127,7 +121,7 @@ static uint64_t attr(const struct reader *r, uint64_t obj, const char *name)
 	case PY_MANAGED_313:
 		if ((d = rd(r, obj - 24)))
 			return dict_get(r, d, name);
-		return keys_get(r, keys, obj + rd(r, type + TP_BASICSIZE) + r->l->dict_values, name);
+		return keys_get(r, keys, obj + rd(r, type + r->l->tp_basicsize) + r->l->dict_values, name);
 	}
 	return 0;
 }
