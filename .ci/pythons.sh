@@ -61,6 +61,15 @@ if [ ! -x "$DIR/sid/usr/bin/python3.15" ] || [ ! -e "$DIR/sid/.done" ]; then
 	touch "$DIR/sid/.done"
 fi
 
+# dpkg-deb -x runs no postinst: byte-compile the standard library as
+# Debian's py3compile would, or every run compiles what it imports.
+if [ ! -e "$DIR/sid/.compiled" ]; then
+	for v in 3.14 3.15; do
+		"$DIR/sid/usr/bin/python$v" -m compileall -q -j0 -x 'lib2to3|test' "$DIR/sid/usr/lib/python$v" >/dev/null || true
+	done
+	touch "$DIR/sid/.compiled"
+fi
+
 if [ ! -e "$DIR/3.13t/.done" ]; then
 	echo "pythons.sh: a free-threaded CPython 3.13t from Debian's python3.13 source into $DIR/3.13t (~4 min)"
 	apt-get install -y -qq --no-install-recommends build-essential libffi-dev zlib1g-dev libbz2-dev liblzma-dev \

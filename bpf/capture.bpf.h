@@ -75,7 +75,8 @@ static __always_inline __u32 capture_current(void *ctx, struct pyebpf_sample *s)
 	long kbytes = 0, ubytes;
 	__u32 kn;
 
-	bpf_get_current_comm(s->comm, sizeof(s->comm));
+	bpf_get_current_comm(s->task_comm, sizeof(s->task_comm));
+	BPF_CORE_READ_STR_INTO(&s->comm, task, group_leader, comm);
 	if (kernel_stacks) {
 		kbytes = bpf_get_stack(ctx, s->stack, PYEBPF_MAX_STACK * 8, 0);
 		if (kbytes < 0) {

@@ -146,7 +146,8 @@ static __always_inline __u32 offcpu_sample(struct pyebpf_sample *s, struct task_
 	s->off.syscall = t->pending_syscall;
 	s->off.state = t->pending_state;
 	s->off.flags = t->pending_flags;
-	BPF_CORE_READ_STR_INTO(&s->comm, task, comm);
+	BPF_CORE_READ_STR_INTO(&s->task_comm, task, comm);
+	BPF_CORE_READ_STR_INTO(&s->comm, task, group_leader, comm);
 	if (kn > PYEBPF_MAX_STACK)
 		kn = PYEBPF_MAX_STACK;
 	if (kn && bpf_probe_read_kernel(s->stack, kn * 8, t->kstack))

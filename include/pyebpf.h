@@ -87,7 +87,11 @@ struct pyebpf_offcpu {
 struct pyebpf_sample {
 	struct pyebpf_event_header h;
 	__u64 cgroup_id;
+	/* The process's name: its thread-group leader's, so that a process is
+	 * one process whichever thread was sampled (3.14+ copy each Python
+	 * thread's name into its OS thread name). */
 	char comm[PYEBPF_COMM_LEN];
+	char task_comm[PYEBPF_COMM_LEN]; /* the sampled thread's own name */
 	__u32 kstack_len; /* frames in stack[0 .. kstack_len) , leaf first */
 	__u32 ustack_len; /* frames in stack[kstack_len .. +ustack_len), leaf first */
 	__u32 flags;
@@ -218,7 +222,7 @@ enum pyebpf_counter {
 _Static_assert(sizeof(struct pyebpf_event_header) == 24, "header layout");
 _Static_assert(sizeof(struct pyebpf_pyframe) == 24, "pyframe layout");
 _Static_assert(sizeof(struct pyebpf_offcpu) == 32, "offcpu layout");
-_Static_assert(sizeof(struct pyebpf_sample) == 24 + 8 + 16 + 16 + 16 + 32 + 2UL * 127 * 8 + 24UL * PYEBPF_MAX_PY_FRAMES,
+_Static_assert(sizeof(struct pyebpf_sample) == 24 + 8 + 16 + 16 + 16 + 16 + 32 + 2UL * 127 * 8 + 24UL * PYEBPF_MAX_PY_FRAMES,
 	       "sample layout");
 _Static_assert(sizeof(struct pyebpf_py_offsets) == 24UL * 4, "py offsets layout");
 _Static_assert(sizeof(struct pyebpf_py_proc) == 24, "py proc layout");

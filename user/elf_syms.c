@@ -288,6 +288,87 @@ static void add_debug_file(struct elf_syms *s, struct builder *b, const char *co
 	}
 }
 
+/*
+ * Stripped, PGO-built interpreters (Debian's 3.14 and 3.15) export
+ * _PyEval_EvalFrameDefault, but that symbol covers only the loop's entry
+ * (about 1 KB, its own FDE): the body, where nearly every sample of Python
+ * code falls, is another FDE of ~80 KB without a name, reached by jumps
+ * from the entry (GCC splits hot and cold parts; only the entry is
+ * exported). Its name is the one GCC gives such parts, so that --native
+ * merging recognises it (user/native/stack.c) and users read it: the
+ * unnamed FDE that the entry's rel32 jumps (E9, 0F 8x) reach most often,
+ * at least twice.
+ */
+#define EVAL_NAME "_PyEval_EvalFrameDefault"
+#define EVAL_SCAN_MAX (256 * 1024)
+
+static bool named_within(const struct elf_syms *s, uint64_t lo, uint64_t hi)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		uint64_t a = s->syms[i].start, z = a + (s->syms[i].size ? s->syms[i].size : 1);
+
+		if (a < hi && z > lo)
+			return true;
+	}
+	return false;
+}
+
+static void add_eval_parts(struct elf_syms *s, Elf *elf, struct builder *b)
+{
+	const struct sym *entry = NULL;
+	const uint8_t *raw;
+	size_t raw_len, off = 0;
+	uint64_t lo, hi, best = 0;
+	unsigned best_hits = 0;
+	struct {
+		uint64_t start;
+		unsigned hits;
+	} seen[16];
+	size_t nseen = 0;
+
+	for (size_t i = 0; i < s->n && !entry; i++)
+		if (!strcmp(s->pool + (uintptr_t)s->syms[i].name, EVAL_NAME))
+			entry = &s->syms[i];
+	if (!entry || !entry->size || entry->size > EVAL_SCAN_MAX || !(raw = (const uint8_t *)elf_rawfile(elf, &raw_len)))
+		return;
+	lo = entry->start;
+	hi = lo + entry->size;
+	for (size_t i = 0; i < s->nsegs; i++)
+		if (lo >= s->segs[i].vaddr && hi <= s->segs[i].vaddr + s->segs[i].filesz)
+			off = s->segs[i].offset + (lo - s->segs[i].vaddr);
+	if (!off || off + entry->size > raw_len)
+		return;
+	for (uint64_t i = 0; i + 5 <= entry->size; i++) {
+		const uint8_t *p = raw + off + i;
+		size_t len = p[0] == 0xe9 ? 5 : p[0] == 0x0f && (p[1] & 0xf0) == 0x80 && i + 6 <= entry->size ? 6 : 0;
+		int32_t rel;
+		uint64_t to;
+		const struct fde_range *r;
+
+		if (!len)
+			continue;
+		memcpy(&rel, p + len - 4, 4);
+		to = lo + i + len + (int64_t)rel;
+		if ((to >= lo && to < hi) || !(r = fde_range_find(s->fdes, s->nfdes, to)) || r->start == lo)
+			continue;
+		size_t k = 0;
+		while (k < nseen && seen[k].start != r->start)
+			k++;
+		if (k == nseen) {
+			if (nseen == sizeof(seen) / sizeof(seen[0]))
+				continue;
+			seen[nseen++] = (typeof(seen[0])){ r->start, 0 };
+		}
+		if (++seen[k].hits > best_hits) {
+			best_hits = seen[k].hits;
+			best = r->start;
+		}
+	}
+	const struct fde_range *body = best_hits >= 2 ? fde_range_find(s->fdes, s->nfdes, best) : NULL;
+	if (body && !named_within(s, body->start, body->end))
+		add_sym(s, b, body->start, body->end - body->start, EVAL_NAME, ".cold", STB_LOCAL);
+}
+
 static void read_fdes(struct elf_syms *s, Elf *elf)
 {
 	GElf_Shdr sh;
@@ -329,6 +410,8 @@ struct elf_syms *elf_syms__load_fd(int fd, const char *const *debug_dirs, uint32
 	read_fdes(s, elf);
 	bool symtab = collect(s, elf, &b);
 	add_plt(s, elf, &b);
+	if (!symtab)
+		add_eval_parts(s, elf, &b);
 	elf_build_id(elf, s->build_id);
 	elf_end(elf);
 	if (!symtab && s->build_id[0] && debug_dirs)

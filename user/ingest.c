@@ -215,27 +215,36 @@ static uint32_t thread_label(struct ingest *in, const struct pyebpf_sample *s, s
 	return name_id;
 }
 
-/* "3.12.1", or "3.11" when only the file name told the version. */
+/* "3.12.1", or "3.11" when only the file name told the version; "3.13.15t" free-threaded. */
 static uint32_t python_label(struct ingest *in, const struct py_interp *pi)
 {
 	char v[32];
 
+	const char *ft = pi->layout.free_threaded ? "t" : ""; /* as the build names itself: 3.13.15t */
+
 	if (pi->version_hex)
-		snprintf(v, sizeof(v), "%d.%d.%d", pi->major, pi->minor, pi->micro);
+		snprintf(v, sizeof(v), "%d.%d.%d%s", pi->major, pi->minor, pi->micro, ft);
 	else
-		snprintf(v, sizeof(v), "%d.%d", pi->major, pi->minor);
+		snprintf(v, sizeof(v), "%d.%d%s", pi->major, pi->minor, ft);
 	return profile__str(in->prof, v);
+}
+
+/* The id of a fixed-size, maybe unterminated kernel name. */
+static uint32_t comm_str(struct ingest *in, const char *raw)
+{
+	char comm[PYEBPF_COMM_LEN + 1];
+
+	memcpy(comm, raw, PYEBPF_COMM_LEN);
+	comm[PYEBPF_COMM_LEN] = '\0';
+	return profile__str(in->prof, comm[0] ? comm : "[unknown]");
 }
 
 static void base_labels(struct ingest *in, const struct pyebpf_sample *s, struct sample_labels *l)
 {
-	char comm[PYEBPF_COMM_LEN + 1];
 
-	memcpy(comm, s->comm, PYEBPF_COMM_LEN);
-	comm[PYEBPF_COMM_LEN] = '\0';
 	l->pid = s->h.pid;
 	l->tid = s->h.tid;
-	l->comm = profile__str(in->prof, comm[0] ? comm : "[unknown]");
+	l->comm = comm_str(in, s->comm);
 	l->flags = (s->flags & PYEBPF_SAMPLE_GIL_KNOWN ? LABEL_GIL_KNOWN : 0) |
 		   (s->flags & PYEBPF_SAMPLE_GIL_HELD ? LABEL_GIL_HELD : 0);
 	l->cgroup = s->cgroup_id;
@@ -543,7 +552,7 @@ static void ingest_sample(struct ingest *in, const void *data, size_t size)
 	/* Before any filter: a process must be known to be Python to be sampled as Python. */
 	py = python_of(in, l.pid, p, now);
 	l.process = procs__process_name(p);
-	l.thread = thread_label(in, v.s, py, l.comm, now);
+	l.thread = thread_label(in, v.s, py, v.s->task_comm[0] ? comm_str(in, v.s->task_comm) : l.comm, now);
 	l.python = py ? python_label(in, py_proc__interp(py)) : 0;
 	/* An off-CPU sample is timed at its interval's start: timelines draw it
 	 * from there, weight x period long. */

@@ -77,12 +77,17 @@ static const char *ext_dir(const struct python *py, bool with_pybind)
 	sh(cmd);
 	snprintf(out, sizeof(out), "%s/pyebpf_cext%s", dir, suffix);
 	if (!newer(out, CEXT_SRC)) {
-		snprintf(cmd, sizeof(cmd), "cc -O2 -fPIC -shared -I'%s' %s -o '%s'", inc, CEXT_SRC, out);
+		/* -idirafter INC/..: Debian's multiarch pyconfig.h
+		 * (<x86_64-linux-gnu/python3.X/pyconfig.h>) of sid's interpreters,
+		 * after this system's own headers. */
+		snprintf(cmd, sizeof(cmd), "cc -O2 -fPIC -shared -I'%s' -idirafter '%s/..' %s -o '%s'", inc, inc,
+			 CEXT_SRC, out);
 		sh(cmd);
 	}
 	snprintf(out, sizeof(out), "%s/pyebpf_pybind%s", dir, suffix);
 	if (with_pybind && !newer(out, PYBIND_SRC)) {
-		snprintf(cmd, sizeof(cmd), "g++ -O2 -fPIC -shared -std=c++17 -I'%s' %s -o '%s'", inc, PYBIND_SRC, out);
+		snprintf(cmd, sizeof(cmd), "g++ -O2 -fPIC -shared -std=c++17 -I'%s' -idirafter '%s/..' %s -o '%s'", inc,
+			 inc, PYBIND_SRC, out);
 		sh(cmd);
 	}
 	return dir;

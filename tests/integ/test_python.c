@@ -191,6 +191,10 @@ Test(python, gil_keeps_only_threads_holding_it)
 	for (int i = 0; i < npys; i++) {
 		struct folded a, b;
 
+		if (pys[i].free_threaded) { /* no GIL: --gil keeps nothing of it (README) */
+			fprintf(stderr, "[SKIP] %s: a free-threaded build has no GIL\n", pys[i].path);
+			continue;
+		}
 		record_py(&pys[i], "gil", "2", plain, &a);
 		record_py(&pys[i], "gil", "2", gil, &b);
 		uint64_t a_nogil = count_all(&a, "nogil [tid ", NULL), b_nogil = count_all(&b, "nogil [tid ", NULL);
@@ -211,6 +215,45 @@ Test(python, gil_keeps_only_threads_holding_it)
 			      (unsigned long long)b_spin, (unsigned long long)a_spin);
 		folded_free(&a);
 		folded_free(&b);
+	}
+}
+
+/*
+ * Python thread names past the OS's 15 bytes, and one process frame for
+ * every thread: 3.14+ copy each Python thread's name into its OS thread
+ * name, which must not make each thread a process of its own.
+ */
+Test(python, long_thread_names_under_one_process_frame)
+{
+	const char *threads[] = { "--threads", NULL };
+
+	for (int i = 0; i < npys; i++) {
+		struct folded f;
+		char comm[16];
+		const char *b = strrchr(pys[i].path, '/') + 1;
+		uint64_t other = 0;
+
+		snprintf(comm, sizeof(comm), "%s", b); /* the kernel keeps 15 bytes */
+		record_py(&pys[i], "longnames", "2", threads, &f);
+		for (int t = 1; t <= 2; t++) {
+			char who[64];
+
+			snprintf(who, sizeof(who), "request-handler-number-%d [tid ", t);
+			uint64_t n = count_all(&f, who, NULL);
+			cr_assert_geq(n * 100, f.total * 20, "%s: %s in %llu of %llu samples", pys[i].path, who,
+				      (unsigned long long)n, (unsigned long long)f.total);
+		}
+		for (size_t k = 0; k < f.n; k++) {
+			size_t len = strlen(comm);
+			const char *s = f.lines[k].stack;
+
+			/* Before exec the child is still pyebpf's: a few samples. */
+			if (strncmp(s, comm, len) != 0 || s[len] != ';')
+				other += f.lines[k].count;
+		}
+		cr_assert_leq(other * 100, f.total, "%s: %llu of %llu samples under another process frame than %s",
+			      pys[i].path, (unsigned long long)other, (unsigned long long)f.total, comm);
+		folded_free(&f);
 	}
 }
 

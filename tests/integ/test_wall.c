@@ -127,6 +127,17 @@ Test(wall, two_spinning_threads_wait_for_the_gil_half_the_time)
 			/* 3 s at 999 Hz: the thread's whole life is sampled. */
 			cr_assert_geq(all, 2500, "%s: %s has %llu wall samples in 3 s", pys[i].path, who,
 				      (unsigned long long)all);
+			if (pys[i].free_threaded) {
+				/* No GIL: two spinners on two CPUs run Python at once, each
+				 * on the CPU nearly all the time; no wait is a GIL wait. */
+				uint64_t cpu = all - count_all(&f, who, "[off-cpu: ");
+
+				cr_assert_eq(count_all(&f, "[off-cpu: gil]", NULL), 0, "%s: a GIL wait without a GIL",
+					     pys[i].path);
+				cr_assert_geq(cpu * 100, all * 85, "%s: %s ran %llu of %llu samples", pys[i].path, who,
+					      (unsigned long long)cpu, (unsigned long long)all);
+				continue;
+			}
 			if (pys[i].major == 2) {
 				/* 2.7's GIL is a plain lock, at no address we know: it reads
 				 * as a lock wait (README: --native tells). It thrashes: both

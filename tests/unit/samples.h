@@ -23,6 +23,7 @@ static inline struct pyebpf_sample *sample_init(struct sample_rec *r, uint32_t p
 	s->h.tid = tid;
 	s->h.ts_ns = ts;
 	strcpy(s->comm, "unit-comm");
+	strcpy(s->task_comm, "unit-comm");
 	return s;
 }
 

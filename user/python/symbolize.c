@@ -46,7 +46,8 @@ struct py_proc {
 	uint32_t pid;
 	uint64_t maps_gen;
 	bool python;   /* supported interpreter found */
-	bool reported; /* the unsupported line was printed */
+	bool reported; /* the unsupported line, or the unreadable frames line, was printed */
+	uint64_t frames, unreadable; /* Python frames named, and of them not readable */
 	struct py_interp interp;
 	struct hashmap *codes; /* struct code_key → struct py_code * */
 	struct gil_range gil;  /* found once; {0, 0} until then */
@@ -57,6 +58,7 @@ struct pyprocs {
 	struct py_detector *det;
 	struct hashmap *procs; /* pid → struct py_proc * */
 	uint64_t codes_read;
+	bool said_free_threaded; /* the line on free-threaded builds was printed */
 	/* The last source file read for qualified names (< 3.11). */
 	char *src_key; /* "pid:path" */
 	char *src;
@@ -164,6 +166,11 @@ struct py_proc *pyprocs__lookup(struct pyprocs *t, uint32_t pid, uint64_t maps_g
 		}
 		p->python = true;
 		*changed = true;
+		if (p->interp.layout.free_threaded && !t->said_free_threaded)
+			err_msg("pid %u: CPython %d.%dt is free-threaded: no GIL, its threads run Python in parallel "
+				"(samples carry no gil label)",
+				pid, p->interp.major, p->interp.minor);
+		t->said_free_threaded |= p->interp.layout.free_threaded;
 		return p;
 	case PY_UNSUPPORTED:
 		if (!p->reported) /* why names the process's files: escaped for the terminal */
@@ -321,7 +328,17 @@ uint32_t py_proc__frame(struct pyprocs *t, struct py_proc *p, uint64_t code, uin
 			c->checked_ns = now;
 		}
 	}
+	p->frames++;
 	if (!c->valid) {
+		/* A layout that is wrong for this process reads as unreadable
+		 * frames: said once, never presented as a profile of Python. */
+		if (++p->unreadable >= 50 && p->unreadable * 2 > p->frames && !p->reported) {
+			err_msg("pid %u: %llu of %llu Python frames of CPython %d.%d%s could not be read (marked "
+				"[unreadable Python frame]): its memory is not laid out as pyebpf expects",
+				p->pid, (unsigned long long)p->unreadable, (unsigned long long)p->frames,
+				p->interp.major, p->interp.minor, p->interp.layout.free_threaded ? "t" : "");
+			p->reported = true;
+		}
 		f.kind = FRAME_MARK;
 		f.name = profile__str(t->prof, "[unreadable Python frame]");
 		return profile__frame(t->prof, &f);
