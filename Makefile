@@ -76,6 +76,36 @@ $(BUILD)/sample.skel.h: $(BUILD)/sample.bpf.o Makefile
 	$(call msg,SKEL    ,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name sample_bpf > $@
 
+# The same programs built for kernels that lack what the default build uses
+# (bpf/kernel_compat.bpf.h): compat, before 5.17 (no bpf_loop); tw2, Linux
+# 7.x (the task-work kfunc's new prototype). Each has the default's maps,
+# programs and settings, so sample.skel.h drives it with its bytes
+# (user/sampler.c); the build fails if their skeletons' layouts differ.
+BPF_VARIANTS := compat tw2
+# A skeleton's layout: its maps and programs as a set (the skeleton finds
+# them by name), its settings and variables in order (they are memory).
+skel_layout = { sed -n '/^struct $(2) {/,/^};/p' $(1) | sed '/__rodata {/,/\*bss;/d' | sort; \
+	sed -n '/^struct $(2) {/,/^};/p' $(1) | sed -n '/__rodata {/,/\*bss;/p'; }
+BPF_FLAGS_compat := -DPYEBPF_KERNEL_COMPAT
+BPF_FLAGS_tw2 := -DPYEBPF_TASK_WORK_V2
+define bpf_variant
+$(BUILD)/bpf-$(1)/%.bpf.o: bpf/%.bpf.c vmlinux.h
+	@mkdir -p $$(dir $$@)
+	$$(call msg,CLANG-BPF ,$$< ($(1)))
+	$$(Q)$$(CLANG) -g -O2 -Wall -Werror $$(DEPFLAGS) $$(BPF_FLAGS_$(1)) -target bpf -D__TARGET_ARCH_$$(ARCH) -Iinclude -I. -c $$< -o $$@
+$(BUILD)/sample-$(1).bpf.o: $(patsubst bpf/%.bpf.c,$(BUILD)/bpf-$(1)/%.bpf.o,$(wildcard bpf/*.bpf.c))
+	$$(call msg,BPF-LINK ,$$@)
+	$$(Q)$$(BPFTOOL) gen object $$@ $$^
+$(BUILD)/sample_$(1).skel.h: $(BUILD)/sample-$(1).bpf.o $(BUILD)/sample.skel.h Makefile
+	$$(call msg,SKEL    ,$$@)
+	$$(Q)$$(BPFTOOL) gen skeleton $$< name sample_bpf_$(1) > $$@.tmp
+	$$(Q)$$(call skel_layout,$(BUILD)/sample.skel.h,sample_bpf) > $$@.want
+	$$(Q)$$(call skel_layout,$$@.tmp,sample_bpf_$(1)) | sed 's/sample_bpf_$(1)/sample_bpf/g' | diff -u $$@.want - || \
+		{ echo "bpf: the $(1) build's maps, programs or settings differ from the default build's"; exit 1; }
+	$$(Q)mv $$@.tmp $$@ && rm -f $$@.want
+endef
+$(foreach v,$(BPF_VARIANTS),$(eval $(call bpf_variant,$(v))))
+
 $(BUILD)/profile.pb-c.c $(BUILD)/profile.pb-c.h: user/write/profile.proto | $(BUILD)
 	$(call msg,PROTOC  ,$<)
 	$(Q)protoc-c --c_out=$(BUILD) --proto_path=user/write $<
@@ -101,7 +131,7 @@ $(PROTO_ASAN): $(BUILD)/profile.pb-c.c
 	$(Q)$(CC) -O1 -g $(SAN) -w $(CPPFLAGS) -c $< -o $@
 
 # Generated headers first (order-only); after that the .d files say who needs what.
-GENERATED := $(BUILD)/sample.skel.h $(BUILD)/profile.pb-c.h $(BUILD)/flamegraph_js.h $(BUILD)/serve_page.h
+GENERATED := $(BUILD)/sample.skel.h $(foreach v,$(BPF_VARIANTS),$(BUILD)/sample_$(v).skel.h) $(BUILD)/profile.pb-c.h $(BUILD)/flamegraph_js.h $(BUILD)/serve_page.h
 
 $(BUILD)/obj/%.o: user/%.c | $(GENERATED)
 	@mkdir -p $(dir $@)
@@ -288,3 +318,24 @@ format:
 # clang-format, clang-tidy and cppcheck, as CI runs them (after a build).
 lint: $(BUILD)/pyebpf
 	bash .ci/lint
+
+# ---- kernel matrix ---------------------------------------------------------
+# Debian's cloud kernels (bullseye, bookworm, trixie, sid) under QEMU/TCG with
+# this machine's root shared read-only (.ci/kernels/): KERNEL_CMD runs as root
+# in each guest, in this directory. Logs in build/kernels/SUITE.log; one line
+# per kernel at the end; fails if any guest's command did.
+KERNELS    ?= bullseye bookworm trixie sid
+KERNEL_CMD ?= uname -r
+.PHONY: kernels
+kernels:
+	bash .ci/kernels/fetch.sh
+	@mkdir -p $(BUILD)/kernels; \
+	for s in $(KERNELS); do \
+		echo "== kernel $$s: $(KERNEL_CMD)"; \
+		{ bash .ci/kernels/run.sh $$s -- $(KERNEL_CMD); echo $$? > $(BUILD)/kernels/$$s.rc; } 2>&1 | tee $(BUILD)/kernels/$$s.log; \
+	done; \
+	fail=0; for s in $(KERNELS); do \
+		rc=$$(cat $(BUILD)/kernels/$$s.rc); [ "$$rc" = 0 ] || fail=1; \
+		rel=$$(sed -n 's/.*PYEBPF-GUEST-KERNEL=\([^ ]*\).*/\1/p' $(BUILD)/kernels/$$s.log | tail -n1); \
+		printf 'kernel %-9s %-28s exit %s\n' $$s "$${rel:-(did not boot)}" $$rc; \
+	done; exit $$fail

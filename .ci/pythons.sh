@@ -16,7 +16,8 @@ set -euo pipefail
 DIR=${1:-/var/cache/pyebpf/pythons}
 mkdir -p "$DIR"
 DIR=$(cd "$DIR" && pwd)
-SID_PKGS="python3.14 python3.15 libpython3.14-dev libpython3.15-dev"
+# libc6-dbg: sid's libc is stripped; its debug file names its thread start.
+SID_PKGS="python3.14 python3.15 libpython3.14-dev libpython3.15-dev libc6-dbg"
 
 # The mirror of the machine's own sources (deb822 or one-line format).
 mirror() {

@@ -71,7 +71,7 @@ static __always_inline __u32 finish_sample(struct pyebpf_sample *s, struct task_
  * perf event's registers). */
 static __always_inline __u32 capture_current(void *ctx, struct pyebpf_sample *s)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
+	struct task_struct *task = current_task();
 	long kbytes = 0, ubytes;
 	__u32 kn;
 
@@ -98,7 +98,7 @@ static __always_inline __u32 capture_current(void *ctx, struct pyebpf_sample *s)
 			 : bpf_get_stack(ctx, &s->stack[kn], PYEBPF_MAX_STACK * 8, BPF_F_USER_STACK);
 	if (ubytes < 0) {
 		/* Kernel threads have no user stack: not a failure. */
-		if (task->mm) {
+		if (BPF_CORE_READ(task, mm)) {
 			s->flags |= PYEBPF_SAMPLE_USTACK_ERR;
 			count(PYEBPF_CNT_USTACK_ERR);
 		}

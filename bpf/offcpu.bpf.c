@@ -18,11 +18,15 @@
  *   the same syscall (it has not returned to user mode) adds the new
  *   interval to the pending one: same wait, same stacks.
  *
- * The OpenTelemetry profiler walks at finish_task_switch instead; that
- * takes kprobes or fentry, which kernels may not offer (this one has
- * neither). bpf_task_work_schedule_resume is Linux 6.18's.
+ * bpf_task_work_schedule_resume is Linux 6.18's. Kernels without it take
+ * the path the OpenTelemetry profiler takes: a kprobe on finish_task_switch,
+ * which runs in the incoming thread's context right after the switch (its
+ * user memory is readable, its stacks still those of the wait), sends the
+ * interval there (on_switch_done); the switch hook hands it over through a
+ * per-CPU record. Userspace picks the path by probing (offcpu_task_work).
  */
 #define SCRATCH_SLOT() (offcpu_slot_base + bpf_get_smp_processor_id())
+#define PYEBPF_CU offcpu
 #include "capture.bpf.h"
 #include "offcpu.bpf.h"
 
@@ -30,11 +34,32 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 #define EBUSY 16 /* errno.h is not for BPF programs */
 
-/* __weak: before Linux 6.18 --mode cpu still loads (sampler.c says why wall
- * mode cannot). */
+/* __weak: a kernel without it loads the other programs (kernel_compat.bpf.h
+ * says why 7.x takes another build). */
 typedef int (*task_work_fn)(struct bpf_map *map, void *key, void *value);
+#ifdef PYEBPF_TASK_WORK_V2
+extern int bpf_task_work_schedule_resume(struct task_struct *task, struct bpf_task_work *tw, void *map__map,
+					 task_work_fn callback) __ksym __weak;
+#define schedule_task_work(task, tw, map, fn) bpf_task_work_schedule_resume(task, tw, map, fn)
+#else
 extern int bpf_task_work_schedule_resume_impl(struct task_struct *task, struct bpf_task_work *tw, void *map__map,
 					      task_work_fn callback, void *aux__prog) __ksym __weak;
+#define schedule_task_work(task, tw, map, fn) bpf_task_work_schedule_resume_impl(task, tw, map, fn, NULL)
+#endif
+
+/* Set by userspace: 1, intervals are sent from task works; 0, from the
+ * finish_task_switch kprobe. */
+const volatile __u8 offcpu_task_work = 1;
+
+/* The finish_task_switch path: the interval the switch hook weighed for the
+ * thread it switched to on this CPU, sent by the kprobe that runs next on
+ * the same CPU (tid says whose; pending 0: none). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct off_task);
+} handoff SEC(".maps");
 
 /* Per CPU: whether this CPU's off-CPU scratch slot is in use (a task work
  * can be preempted by another task's). 64 bits: BPF exchanges no less. */
@@ -186,6 +211,18 @@ static __always_inline void switch_in(struct task_struct *next, __u64 now)
 	}
 	t->pending = weight;
 	tid = (__u32)next->pid;
+	if (!offcpu_task_work) {
+		/* Handed over whole to the kprobe that runs next on this CPU. */
+		__u32 zero = 0;
+		struct off_task *h = bpf_map_lookup_elem(&handoff, &zero);
+
+		if (h) {
+			bpf_probe_read_kernel(h, sizeof(*h), t); /* too big for an inlined copy */
+			h->tid = tid;
+			t->pending = 0;
+		}
+		return;
+	}
 	w = bpf_map_lookup_elem(&send_works, &tid);
 	if (!w) {
 		bpf_map_update_elem(&send_works, &tid, &fresh, BPF_NOEXIST);
@@ -193,7 +230,7 @@ static __always_inline void switch_in(struct task_struct *next, __u64 now)
 	}
 	/* One still queued (-EBUSY) sends this one too. Not scheduled at all: its
 	 * next switch out sends it. */
-	err = w ? bpf_task_work_schedule_resume_impl(next, &w->tw, &send_works, send_work_fn, NULL) : -1;
+	err = w ? schedule_task_work(next, &w->tw, &send_works, send_work_fn) : -1;
 	t->unscheduled = err && err != -EBUSY;
 }
 
@@ -207,5 +244,24 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 	now = bpf_ktime_get_ns();
 	switch_out(prev, preempt || prev_state == 0 /* TASK_RUNNING */, now);
 	switch_in(next, now);
+	return 0;
+}
+
+/*
+ * The incoming thread, in its own context: an interval the switch hook
+ * handed over is sent now. Every switch of the machine runs it; for all but
+ * the ones worth a sample it is one per-CPU lookup and a compare.
+ */
+SEC("kprobe/finish_task_switch")
+int BPF_KPROBE(on_switch_done)
+{
+	__u32 zero = 0;
+	struct off_task *h = bpf_map_lookup_elem(&handoff, &zero);
+
+	/* Sent even after the stop: the switch hook took the interval out of
+	 * the thread's record, where the stop flush would look for it. */
+	if (!h || !h->pending || h->tid != (__u32)bpf_get_current_pid_tgid())
+		return 0;
+	send_pending(bpf_get_current_task_btf(), h);
 	return 0;
 }

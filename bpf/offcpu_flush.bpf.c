@@ -11,6 +11,7 @@
  */
 #define READ_OTHER_TASK
 #define SCRATCH_SLOT() flush_slot
+#define PYEBPF_CU flush
 #include "capture.bpf.h"
 #include "offcpu.bpf.h"
 
@@ -60,7 +61,7 @@ static __always_inline __u32 user_stack_fp(struct task_struct *task, struct pyeb
 	c.bp = BPF_CORE_READ(regs, bp);
 #endif
 	s->ustack_len = 1;
-	bpf_loop(PYEBPF_MAX_STACK - 1, fp_step, &c, 0);
+	bpf_loop(PYEBPF_MAX_STACK - 1, fp_step, &c, 0); /* wall mode: never in the compat build */
 	return s->ustack_len;
 }
 

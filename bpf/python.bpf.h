@@ -82,17 +82,9 @@ static __always_inline int read_ptr(__u64 addr, __u64 *out)
 	return user_read(out, sizeof(*out), (const void *)addr);
 }
 
-/* ---- finding the thread state ------------------------------------------ */
+/* ---- the walks' state ------------------------------------------------------ */
 
-/*
- * One OS thread can have a thread state in each interpreter it entered
- * (subinterpreters): all carry its thread id. The current one is marked
- * active (3.12+: _status.active), or (<= 3.11) is the GIL holder; when none
- * is (the thread released the GIL), the main interpreter's, which the walk
- * meets last (interpreters are listed newest first).
- */
-#define TSTATE_ACTIVE_BIT 0x10
-
+/* A walk of a thread list (find_tstate, tlist_step). */
 struct tlist_ctx {
 	__u64 t;
 	__u64 fsbase;
@@ -105,6 +97,84 @@ struct tlist_ctx {
 	int active;  /* found is the current one: stop looking */
 	int err;
 };
+
+/* A walk of a frame chain (python_stack, fwalk_step). */
+struct fwalk_ctx {
+	__u64 frame;
+	__u64 blk_lo, blk_hi; /* the user addresses the scratch block holds */
+	__u32 n;
+	__u32 kind;
+	__u32 read_size;
+	__u32 off_back, off_code, off_lasti, off_owner, off_globals;
+	__u32 lasti_mult, code_adaptive;
+	__u32 code_tlbc, off_tlbc_index; /* free-threaded 3.14+: per-thread bytecode */
+	__u64 code_mask;
+	int err, truncated;
+};
+
+/* A look for a loop in a frame chain (frame_cycle, cycle_step). */
+struct cycle_ctx {
+	__u64 start, frame;
+	__u32 off_back, len;
+};
+
+/*
+ * Without bpf_loop (the compat build, kernel_compat.bpf.h) a walk is a
+ * bounded loop over a global function, which the verifier checks once on
+ * its own, not once per iteration: its state lives in this per-CPU record
+ * (global functions take no pointers on 5.10), copied in before the loop
+ * and out after it. The map is in every build: the builds share one layout.
+ */
+struct compat_walks {
+	struct tlist_ctx tlist_step;
+	struct fwalk_ctx fwalk_step;
+	struct cycle_ctx cycle_step;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct compat_walks);
+} compat_walks SEC(".maps") __weak;
+
+#ifdef PYEBPF_KERNEL_COMPAT
+#ifndef PYEBPF_CU
+#error "a file that includes python.bpf.h names itself: #define PYEBPF_CU name"
+#endif
+/* One name per file: each file of the object has its own copy. */
+#define COMPAT_CAT(a, b) a##_g_##b
+#define COMPAT_FN(cb, cu) COMPAT_CAT(cb, cu)
+#define COMPAT_GLOBAL(cb) COMPAT_FN(cb, PYEBPF_CU)
+int COMPAT_GLOBAL(tlist_step)(__u32 i);
+int COMPAT_GLOBAL(fwalk_step)(__u32 i);
+int COMPAT_GLOBAL(cycle_step)(__u32 i);
+#undef LOOP
+#define LOOP(full, n, cb, ctx)                                                              \
+	do {                                                                                \
+		__u32 _zero = 0;                                                            \
+		struct compat_walks *_w = bpf_map_lookup_elem(&compat_walks, &_zero);       \
+		if (!_w)                                                                    \
+			break;                                                              \
+		_w->cb = *(ctx);                                                            \
+		for (__u32 _i = 0; _i < (n); _i++)                                          \
+			if (COMPAT_GLOBAL(cb)(_i))                                          \
+				break;                                                      \
+		*(ctx) = _w->cb;                                                            \
+	} while (0)
+#endif
+
+/* ---- finding the thread state ------------------------------------------ */
+
+/*
+ * One OS thread can have a thread state in each interpreter it entered
+ * (subinterpreters): all carry its thread id. The current one is marked
+ * active (3.12+: _status.active), or (<= 3.11) is the GIL holder; when none
+ * is (the thread released the GIL), the main interpreter's, which the walk
+ * meets last (interpreters are listed newest first).
+ */
+#define TSTATE_ACTIVE_BIT 0x10
+
 
 static long tlist_step(__u32 i, void *data)
 {
@@ -165,7 +235,7 @@ static __always_inline enum tstate_lookup find_tstate(const struct pyebpf_py_pro
 	for (int i = 0; i < MAX_INTERPRETERS && interp && !c.active; i++) {
 		if (read_ptr(interp + o->interp_threads_head, &c.t))
 			return TSTATE_UNREADABLE;
-		bpf_loop(MAX_THREADS, tlist_step, &c, 0);
+		LOOP(MAX_THREADS, COMPAT_MAX_THREADS, tlist_step, &c);
 		if (c.err)
 			return TSTATE_UNREADABLE;
 		if (read_ptr(interp + o->interp_next, &interp))
@@ -234,18 +304,6 @@ static __always_inline int current_tstate(const struct pyebpf_py_proc *pp, const
 
 /* ---- walking the frames --------------------------------------------------- */
 
-struct fwalk_ctx {
-	__u64 frame;
-	__u64 blk_lo, blk_hi; /* the user addresses the scratch block holds */
-	__u32 n;
-	__u32 kind;
-	__u32 read_size;
-	__u32 off_back, off_code, off_lasti, off_owner, off_globals;
-	__u32 lasti_mult, code_adaptive;
-	__u32 code_tlbc, off_tlbc_index; /* free-threaded 3.14+: per-thread bytecode */
-	__u64 code_mask;
-	int err, truncated;
-};
 
 static __always_inline __u64 field_u64(const struct py_scratch *b, __u32 base, __u32 off)
 {
@@ -386,10 +444,6 @@ static long fwalk_step(__u32 i, void *data)
  * the main walk kept the verifier from converging on it (10x load time).
  * Returns the loop's length in frames, 0 for none.
  */
-struct cycle_ctx {
-	__u64 start, frame;
-	__u32 off_back, len;
-};
 
 static long cycle_step(__u32 i, void *data)
 {
@@ -408,7 +462,7 @@ static __always_inline __u32 frame_cycle(__u64 frame, __u32 off_back)
 {
 	struct cycle_ctx c = { .start = frame, .frame = frame, .off_back = off_back };
 
-	bpf_loop(PYEBPF_MAX_PY_FRAMES, cycle_step, &c, 0);
+	LOOP(PYEBPF_MAX_PY_FRAMES, COMPAT_MAX_FRAMES, cycle_step, &c);
 	return c.len;
 }
 
@@ -499,7 +553,7 @@ static __always_inline void python_stack(struct pyebpf_sample *s, __u32 pid, __u
 	c.code_tlbc = o->code_tlbc;
 	c.off_tlbc_index = o->frame_tlbc_index;
 	/* Shim frames take iterations too: allow some beyond the frame limit. */
-	bpf_loop(PYEBPF_MAX_PY_FRAMES + 256, fwalk_step, &c, 0);
+	LOOP(PYEBPF_MAX_PY_FRAMES + 256, COMPAT_MAX_FRAMES, fwalk_step, &c);
 	if (c.frame && !c.err)
 		c.truncated = 1;
 	s->py_len = c.n;
@@ -515,5 +569,19 @@ static __always_inline void python_stack(struct pyebpf_sample *s, __u32 pid, __u
 		count(PYEBPF_CNT_PY_TRUNCATED);
 	}
 }
+
+#ifdef PYEBPF_KERNEL_COMPAT
+/* The compat build's loop bodies (see compat_walks). */
+#define COMPAT_BODY(cb)                                                             \
+	__noinline int COMPAT_GLOBAL(cb)(__u32 i)                                   \
+	{                                                                           \
+		__u32 zero = 0;                                                     \
+		struct compat_walks *w = bpf_map_lookup_elem(&compat_walks, &zero); \
+		return w ? (int)cb(i, &w->cb) : 1;                                  \
+	}
+COMPAT_BODY(tlist_step)
+COMPAT_BODY(fwalk_step)
+COMPAT_BODY(cycle_step)
+#endif
 
 #endif

@@ -9,6 +9,7 @@
  * the --native copy in ustack.bpf.h); process events live in
  * proc_events.bpf.c, off-CPU time in offcpu.bpf.c.
  */
+#define PYEBPF_CU sample
 #include "capture.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

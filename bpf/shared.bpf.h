@@ -14,6 +14,7 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 #include "pyebpf.h"
+#include "kernel_compat.bpf.h"
 
 /* Set through skel->rodata between open and load. */
 const volatile __u32 self_pid __weak = 0;         /* never sample pyebpf itself */
@@ -129,7 +130,7 @@ static __always_inline long user_read(void *dst, __u32 size, const void *src)
 #define task_fsbase() walk_fsbase
 #else
 #define user_read bpf_probe_read_user
-#define task_fsbase() BPF_CORE_READ(bpf_get_current_task_btf(), thread.fsbase)
+#define task_fsbase() BPF_CORE_READ(current_task(), thread.fsbase)
 #endif
 
 #ifndef SCRATCH_SLOT

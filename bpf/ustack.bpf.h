@@ -31,8 +31,12 @@ static __always_inline __u32 copy_user_stack(struct task_struct *task, struct py
 		return 0;
 	r = (void *)s + off;
 	__builtin_memset(r, 0, sizeof(*r));
-	if (!task->mm) /* a kernel thread: no user stack */
+	if (!BPF_CORE_READ(task, mm)) /* a kernel thread: no user stack */
 		return 0;
+#ifdef PYEBPF_KERNEL_COMPAT
+	/* No bpf_task_pt_regs (5.15): userspace refuses --native there. */
+	return 0;
+#endif
 	s->flags |= PYEBPF_SAMPLE_UREGS;
 	/* The registers saved at entry to the kernel (or at the interrupt, when
 	 * the sample hit user mode): user mode's either way. */

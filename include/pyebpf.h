@@ -92,8 +92,8 @@ struct pyebpf_sample {
 	 * thread's name into its OS thread name). */
 	char comm[PYEBPF_COMM_LEN];
 	char task_comm[PYEBPF_COMM_LEN]; /* the sampled thread's own name */
-	__u32 kstack_len; /* frames in stack[0 .. kstack_len) , leaf first */
-	__u32 ustack_len; /* frames in stack[kstack_len .. +ustack_len), leaf first */
+	__u32 kstack_len;                /* frames in stack[0 .. kstack_len) , leaf first */
+	__u32 ustack_len;                /* frames in stack[kstack_len .. +ustack_len), leaf first */
 	__u32 flags;
 	__u32 py_len;   /* Python frames in py[], leaf first */
 	__u64 tstate;   /* the sampled thread's PyThreadState, 0 if none */
@@ -222,7 +222,8 @@ enum pyebpf_counter {
 _Static_assert(sizeof(struct pyebpf_event_header) == 24, "header layout");
 _Static_assert(sizeof(struct pyebpf_pyframe) == 24, "pyframe layout");
 _Static_assert(sizeof(struct pyebpf_offcpu) == 32, "offcpu layout");
-_Static_assert(sizeof(struct pyebpf_sample) == 24 + 8 + 16 + 16 + 16 + 16 + 32 + 2UL * 127 * 8 + 24UL * PYEBPF_MAX_PY_FRAMES,
+_Static_assert(sizeof(struct pyebpf_sample) ==
+		       24 + 8 + 16 + 16 + 16 + 16 + 32 + 2UL * 127 * 8 + 24UL * PYEBPF_MAX_PY_FRAMES,
 	       "sample layout");
 _Static_assert(sizeof(struct pyebpf_py_offsets) == 24UL * 4, "py offsets layout");
 _Static_assert(sizeof(struct pyebpf_py_proc) == 24, "py proc layout");

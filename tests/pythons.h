@@ -60,8 +60,9 @@ static inline int find_pythons(struct python *out, int max)
 		}
 		globfree(&g);
 	}
-	snprintf(pattern, sizeof(pattern), "{/usr/bin/python3.[0-9]*,%s/sid/usr/bin/python3.[0-9]*,%s/3.*t/bin/python3.*t}",
-		 pythons_dir(), pythons_dir());
+	snprintf(pattern, sizeof(pattern),
+		 "{/usr/bin/python3.[0-9]*,%s/sid/usr/bin/python3.[0-9]*,%s/3.*t/bin/python3.*t}", pythons_dir(),
+		 pythons_dir());
 	if (glob(pattern, GLOB_BRACE, NULL, &g) == 0) {
 		for (size_t i = 0; i < g.gl_pathc && n < max; i++) {
 			struct python *py = &out[n];

@@ -329,7 +329,8 @@ static void add_eval_parts(struct elf_syms *s, Elf *elf, struct builder *b)
 	for (size_t i = 0; i < s->n && !entry; i++)
 		if (!strcmp(s->pool + (uintptr_t)s->syms[i].name, EVAL_NAME))
 			entry = &s->syms[i];
-	if (!entry || !entry->size || entry->size > EVAL_SCAN_MAX || !(raw = (const uint8_t *)elf_rawfile(elf, &raw_len)))
+	if (!entry || !entry->size || entry->size > EVAL_SCAN_MAX ||
+	    !(raw = (const uint8_t *)elf_rawfile(elf, &raw_len)))
 		return;
 	lo = entry->start;
 	hi = lo + entry->size;

@@ -241,7 +241,6 @@ static uint32_t comm_str(struct ingest *in, const char *raw)
 
 static void base_labels(struct ingest *in, const struct pyebpf_sample *s, struct sample_labels *l)
 {
-
 	l->pid = s->h.pid;
 	l->tid = s->h.tid;
 	l->comm = comm_str(in, s->comm);

@@ -214,6 +214,9 @@ static int start(struct recorder *r)
 	fprintf(stderr, "pyebpf: sampling %d CPUs at %llu Hz%s%s\n", sampler__ncpus(r->sampler),
 		(unsigned long long)r->opts.freq, mode_note[r->opts.mode],
 		r->opts.duration > 0 || r->opts.cmd ? "" : "; Ctrl-C to stop");
+	const char *notes[3];
+	for (int i = 0, n = kernel_plan_notes(sampler__plan(r->sampler), r->opts.mode != MODE_CPU, notes); i < n; i++)
+		fprintf(stderr, "pyebpf: %s\n", notes[i]);
 	return 0;
 }
 

@@ -20,7 +20,10 @@
 #include <bpf/libbpf.h>
 
 #include "cpus.h"
+#include "kernel_plan.h"
 #include "sample.skel.h"
+#include "sample_compat.skel.h"
+#include "sample_tw2.skel.h"
 #include "util.h"
 
 #define MAX_CPUS 4096
@@ -53,7 +56,10 @@ struct sampler {
 	int nperf;
 	int ncpus; /* CPUs sampled by the last start: still known after the stop */
 	struct bpf_link *fork_link, *exec_link, *exit_link;
-	struct bpf_link *switch_link; /* --mode wall/off-cpu */
+	struct bpf_link *switch_link;      /* --mode wall/off-cpu */
+	struct bpf_link *switch_done_link; /* its finish_task_switch kprobe, where there is no task work */
+	struct kernel_plan plan;
+	char switch_done[200]; /* finish_task_switch's name in kallsyms */
 	bool on_cpu, off_cpu;
 	int stats_fd;
 	int ncpus_possible;
@@ -75,68 +81,83 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 	return vfprintf(stderr, fmt, ap);
 }
 
-/*
- * What the BPF programs need of the kernel, probed before loading them so
- * that an old kernel gets one line naming what it lacks rather than a
- * verifier log. bpf_loop (5.17) is the newest of them.
- */
-static int probe_kernel(void)
+/* A kernel function's BTF FUNC_PROTO, or NULL. */
+static const struct btf_type *kfunc_proto(const struct btf *btf, const char *name)
 {
-	static const struct {
-		enum bpf_func_id id;
-		const char *name, *since;
-	} helpers[] = {
-		{ BPF_FUNC_loop, "bpf_loop", "5.17" },
-		{ BPF_FUNC_task_pt_regs, "bpf_task_pt_regs", "5.15" },
-		{ BPF_FUNC_get_current_task_btf, "bpf_get_current_task_btf", "5.11" },
-		{ BPF_FUNC_ringbuf_output, "bpf_ringbuf_output", "5.8" },
-		{ BPF_FUNC_get_current_ancestor_cgroup_id, "bpf_get_current_ancestor_cgroup_id", "5.7" },
-	};
+	int id = btf__find_by_name_kind(btf, name, BTF_KIND_FUNC);
 
-	if (access("/sys/kernel/btf/vmlinux", R_OK)) {
-		err_msg("this kernel has no BTF (/sys/kernel/btf/vmlinux): pyebpf needs CONFIG_DEBUG_INFO_BTF=y");
-		return -1;
-	}
-	/* An array map exists on every kernel with BPF: when even that cannot be
-	 * made, the probes say nothing (no permission) and the load says why. */
-	if (libbpf_probe_bpf_map_type(BPF_MAP_TYPE_ARRAY, NULL) != 1 ||
-	    libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_PERF_EVENT, NULL) != 1)
-		return 0;
-	if (libbpf_probe_bpf_map_type(BPF_MAP_TYPE_RINGBUF, NULL) == 0) {
-		err_msg("this kernel has no BPF ring buffer: pyebpf needs Linux 5.17 or later");
-		return -1;
-	}
-	for (size_t i = 0; i < sizeof(helpers) / sizeof(helpers[0]); i++)
-		if (libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, helpers[i].id, NULL) == 0) {
-			err_msg("this kernel lacks the BPF helper %s (Linux %s): pyebpf needs Linux 5.17 or later",
-				helpers[i].name, helpers[i].since);
-			return -1;
+	return id < 0 ? NULL : btf__type_by_id(btf, btf__type_by_id(btf, (__u32)id)->type);
+}
+
+/* Which of the task-work kfuncs this kernel has, by its prototype: 6.18's
+ * _impl with five arguments, 7.x's without the suffix with four. */
+static enum task_work_kfunc probe_task_work(const struct btf *btf)
+{
+	const struct btf_type *p = kfunc_proto(btf, "bpf_task_work_schedule_resume");
+
+	if (p && btf_vlen(p) == 4)
+		return TASK_WORK_V2;
+	p = kfunc_proto(btf, "bpf_task_work_schedule_resume_impl");
+	return p && btf_vlen(p) == 5 ? TASK_WORK_IMPL : TASK_WORK_NONE;
+}
+
+/* The name kallsyms gives finish_task_switch (compilers rename it:
+ * finish_task_switch.isra.0), if kprobes can be made here. */
+static bool probe_switch_done(char *name, size_t len)
+{
+	FILE *f;
+	char line[256];
+	bool found = false;
+
+	if (access("/sys/bus/event_source/devices/kprobe/type", R_OK))
+		return false;
+	f = fopen("/proc/kallsyms", "r");
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f)) {
+		char type, sym[200];
+
+		if (sscanf(line, "%*s %c %199s", &type, sym) == 2 && (type == 't' || type == 'T') &&
+		    !strncmp(sym, "finish_task_switch", 18) && (sym[18] == '\0' || sym[18] == '.')) {
+			snprintf(name, len, "%s", sym);
+			found = true;
 		}
-	return 0;
+	}
+	fclose(f);
+	return found;
 }
 
 /*
- * --mode wall/off-cpu sends its samples from a task work
- * (bpf_task_work_schedule_resume, Linux 6.18) and reads blocked threads with
- * bpf_task_from_pid: one line naming what the kernel lacks, not a verifier log.
+ * What the kernel offers the BPF programs, probed before loading them so
+ * that a kernel gets one line naming what it lacks rather than a verifier
+ * log; kernel_plan() decides what that costs. When the probes cannot run
+ * (no permission), everything is assumed and the load says why.
  */
-static int probe_offcpu(void)
+static void probe_kernel(struct kernel_features *k, char *switch_done, size_t len)
 {
-	static const char *const kfuncs[] = { "bpf_task_work_schedule_resume_impl", "bpf_task_from_pid" };
-	struct btf *btf = btf__load_vmlinux_btf();
-	int missing = -1;
+	struct btf *btf;
 
-	if (!btf)
-		return 0; /* the load will say why */
-	for (size_t i = 0; i < sizeof(kfuncs) / sizeof(kfuncs[0]) && missing < 0; i++)
-		if (btf__find_by_name_kind(btf, kfuncs[i], BTF_KIND_FUNC) < 0)
-			missing = (int)i;
-	btf__free(btf);
-	if (missing < 0)
-		return 0;
-	err_msg("--mode wall/off-cpu needs the kernel function %s (Linux 6.18); this kernel can do --mode cpu",
-		kfuncs[missing]);
-	return -1;
+	*k = (struct kernel_features){ .btf = !access("/sys/kernel/btf/vmlinux", R_OK),
+				       .ringbuf = true,
+				       .bpf_loop = true,
+				       .task_btf = true,
+				       .task_pt_regs = true,
+				       .task_storage = true };
+	if (libbpf_probe_bpf_map_type(BPF_MAP_TYPE_ARRAY, NULL) == 1 &&
+	    libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_PERF_EVENT, NULL) == 1) {
+		k->ringbuf = libbpf_probe_bpf_map_type(BPF_MAP_TYPE_RINGBUF, NULL) != 0;
+		k->bpf_loop = libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_loop, NULL) != 0;
+		k->task_btf = libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_get_current_task_btf, NULL) != 0;
+		k->task_pt_regs = libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_task_pt_regs, NULL) != 0;
+		k->task_storage = libbpf_probe_bpf_map_type(BPF_MAP_TYPE_TASK_STORAGE, NULL) != 0;
+	}
+	btf = k->btf ? btf__load_vmlinux_btf() : NULL;
+	if (btf) {
+		k->task_work = probe_task_work(btf);
+		k->task_from_pid = kfunc_proto(btf, "bpf_task_from_pid") != NULL;
+		btf__free(btf);
+	}
+	k->switch_done = probe_switch_done(switch_done, len);
 }
 
 static int add_cgroups(struct sampler *s, const struct sampler_config *c)
@@ -159,12 +180,37 @@ static bool getenv_flag(const char *name)
 	return v && !strcmp(v, "1");
 }
 
+/*
+ * The skeleton of the default build, opened on the bytes of the build this
+ * kernel takes: the builds have the same maps, programs and settings (the
+ * Makefile checks), so one skeleton drives any of them.
+ */
+static struct sample_bpf *open_build(enum bpf_build b)
+{
+	struct sample_bpf *obj = calloc(1, sizeof(*obj));
+
+	if (!obj)
+		return NULL;
+	if (sample_bpf__create_skeleton(obj))
+		goto fail;
+	if (b == BPF_BUILD_COMPAT)
+		obj->skeleton->data = (void *)sample_bpf_compat__elf_bytes(&obj->skeleton->data_sz);
+	else if (b == BPF_BUILD_TW2)
+		obj->skeleton->data = (void *)sample_bpf_tw2__elf_bytes(&obj->skeleton->data_sz);
+	if (bpf_object__open_skeleton(obj->skeleton, NULL))
+		goto fail;
+	return obj;
+fail:
+	sample_bpf__destroy(obj);
+	return NULL;
+}
+
 static int load(struct sampler *s, const struct sampler_config *c)
 {
 	uint32_t slots;
 	int err;
 
-	s->skel = sample_bpf__open();
+	s->skel = open_build(s->plan.build);
 	if (!s->skel) {
 		err_msg("cannot open the BPF sampler: %s", strerror(errno));
 		return -1;
@@ -184,10 +230,17 @@ static int load(struct sampler *s, const struct sampler_config *c)
 	slots = (uint32_t)s->ncpus_possible * (c->off_cpu ? 2 : 1) + 1;
 	bpf_map__set_max_entries(s->skel->maps.scratch, slots);
 	bpf_map__set_max_entries(s->skel->maps.py_scratch, slots);
-	/* Programs of a mode not asked for are not even verified. */
+	s->skel->rodata->offcpu_task_work = s->plan.wall == WALL_TASK_WORK;
+	/* Programs of a mode not asked for are not even verified, and maps only
+	 * they use not made (task storage does not exist before 5.11). */
 	bpf_program__set_autoload(s->skel->progs.on_sample, c->on_cpu);
 	bpf_program__set_autoload(s->skel->progs.on_switch, c->off_cpu);
-	bpf_program__set_autoload(s->skel->progs.flush_offcpu, c->off_cpu);
+	bpf_program__set_autoload(s->skel->progs.on_switch_done, s->plan.wall == WALL_KPROBE);
+	bpf_program__set_autoload(s->skel->progs.flush_offcpu, c->off_cpu && s->plan.flush);
+	bpf_map__set_autocreate(s->skel->maps.off_tasks, c->off_cpu);
+	bpf_map__set_autocreate(s->skel->maps.send_works, c->off_cpu && s->plan.wall == WALL_TASK_WORK);
+	bpf_map__set_autocreate(s->skel->maps.slot_busy, c->off_cpu);
+	bpf_map__set_autocreate(s->skel->maps.handoff, c->off_cpu && s->plan.wall == WALL_KPROBE);
 
 	err = sample_bpf__load(s->skel);
 	if (err) {
@@ -223,6 +276,13 @@ static int attach_switch(struct sampler *s)
 	s->switch_link = bpf_program__attach(s->skel->progs.on_switch);
 	if (!s->switch_link) {
 		err_msg("cannot attach the off-CPU tracepoint (sched_switch): %s", strerror(errno));
+		return -1;
+	}
+	if (s->plan.wall != WALL_KPROBE)
+		return 0;
+	s->switch_done_link = bpf_program__attach_kprobe(s->skel->progs.on_switch_done, false, s->switch_done);
+	if (!s->switch_done_link) {
+		err_msg("cannot attach the off-CPU kprobe (%s): %s", s->switch_done, strerror(errno));
 		return -1;
 	}
 	return 0;
@@ -270,7 +330,18 @@ struct sampler *sampler__new(const struct sampler_config *c, sampler_event_fn fn
 	s->ctx = ctx;
 	s->on_cpu = c->on_cpu;
 	s->off_cpu = c->off_cpu;
-	if (probe_kernel() || (c->off_cpu && probe_offcpu()) || load(s, c) || attach(s))
+	struct kernel_features k;
+	char why[256];
+
+	probe_kernel(&k, s->switch_done, sizeof(s->switch_done));
+	/* Tests run the compat build on a kernel that has everything. */
+	if (getenv_flag("PYEBPF_TEST_COMPAT_BUILD"))
+		k.bpf_loop = false;
+	if (kernel_plan(&k, c->off_cpu, c->ustack_copy > 0, &s->plan, why, sizeof(why))) {
+		err_msg("%s", why);
+		goto fail;
+	}
+	if (load(s, c) || attach(s))
 		goto fail;
 	return s;
 fail:
@@ -288,6 +359,7 @@ void sampler__free(struct sampler *s)
 	bpf_link__destroy(s->exec_link);
 	bpf_link__destroy(s->exit_link);
 	bpf_link__destroy(s->switch_link);
+	bpf_link__destroy(s->switch_done_link);
 	ring_buffer__free(s->rb);
 	sample_bpf__destroy(s->skel);
 	if (s->stats_fd >= 0)
@@ -401,6 +473,8 @@ static void flush_offcpu(struct sampler *s)
 	if (!s->off_cpu || !s->skel || !s->skel->bss || !s->skel->bss->offcpu_start_ns || s->skel->bss->offcpu_stop_ns)
 		return;
 	__atomic_store_n(&s->skel->bss->offcpu_stop_ns, now_ns(), __ATOMIC_RELEASE);
+	if (!s->plan.flush) /* no bpf_task_from_pid: sampler__kernel_notes() said so */
+		return;
 	s->skel->bss->flush_announce = 1;
 	if (run_iter(s->skel->progs.flush_offcpu) == 0) {
 		sampler__drain(s);
@@ -420,6 +494,11 @@ void sampler__stop(struct sampler *s)
 int sampler__ncpus(const struct sampler *s)
 {
 	return s->ncpus;
+}
+
+const struct kernel_plan *sampler__plan(const struct sampler *s)
+{
+	return &s->plan;
 }
 
 /* The py_offsets entry of a layout, registering it the first time. */

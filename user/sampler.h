@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "kernel_plan.h"
 #include "pyebpf.h"
 #include "python/detect.h"
 
@@ -44,6 +45,8 @@ int sampler__start(struct sampler *s, uint64_t freq);
  * samples follow in the ring buffer: drain it next). */
 void sampler__stop(struct sampler *s);
 int sampler__ncpus(const struct sampler *s); /* CPUs sampled */
+/* The build of the BPF programs this kernel took, and how --mode wall sends its samples. */
+const struct kernel_plan *sampler__plan(const struct sampler *s);
 
 /* Tell the BPF walker where pid's interpreter is; in NULL: forget pid. */
 void sampler__python(struct sampler *s, uint32_t pid, const struct py_interp *in);

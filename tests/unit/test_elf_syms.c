@@ -6,6 +6,7 @@
 #include <limits.h>
 #include <unistd.h>
 
+#include "../pythons.h"
 #include "elf_syms.h"
 #include "maps.h"
 #include "procs.h"
@@ -187,6 +188,40 @@ static int check_plt_against_objdump(const char *lib)
 	cr_assert_eq(pclose(f), 0);
 	elf_syms__free(s);
 	return checked;
+}
+
+/*
+ * Debian's PGO-built 3.14 and 3.15 export _PyEval_EvalFrameDefault for the
+ * loop's 1 KB entry only; the ~80 KB body it jumps into has no symbol. It is
+ * named as GCC names such parts, whatever address it is at.
+ */
+Test(elf_syms, stripped_interpreters_name_the_body_of_the_evaluation_loop)
+{
+	struct python pys[32];
+	int n = find_pythons(pys, 32), done = 0;
+
+	for (int i = 0; i < n; i++) {
+		struct elf_syms *s;
+		uint64_t body, off = 0;
+		const char *name;
+
+		if (pys[i].major != 3 || pys[i].minor < 14 || pys[i].lib[0] || pys[i].free_threaded)
+			continue;
+		s = elf_syms__load(pys[i].path, NULL);
+		cr_assert(s, "%s", pys[i].path);
+		body = elf_syms__find(s, "_PyEval_EvalFrameDefault.cold");
+		cr_assert_neq(body, 0, "%s: no body of the evaluation loop found", pys[i].path);
+		name = elf_syms__lookup(s, body + 40000, &off);
+		cr_assert_str_eq(name ? name : "", "_PyEval_EvalFrameDefault.cold", "%s: 40 KB into the body",
+				 pys[i].path);
+		cr_assert_eq(off, 40000);
+		elf_syms__free(s);
+		done++;
+	}
+	if (getenv("CI"))
+		cr_assert_geq(done, 2, "CI: Debian's 3.14 and 3.15 must be here (make deps)");
+	if (!done)
+		cr_skip_test("no stripped CPython 3.14+ here");
 }
 
 Test(elf_syms, plt_stubs_are_named_after_their_target)

@@ -314,8 +314,8 @@ static long probe_num(const struct probe *p, const char *key, const char *file)
 }
 
 #define FIELD_NAME(id, path) [PY_DBG_##id] = #id,
-static const char *const field_names[PY_DBG__COUNT] = { PY_DEBUG_FIELDS_313(FIELD_NAME) PY_DEBUG_FIELDS_314(
-	FIELD_NAME) PY_DEBUG_FIELDS_315(FIELD_NAME) };
+static const char *const field_names[PY_DBG__COUNT] = { PY_DEBUG_FIELDS_313(FIELD_NAME) PY_DEBUG_FIELDS_314(FIELD_NAME)
+								PY_DEBUG_FIELDS_315(FIELD_NAME) };
 
 /* What a build's headers say against pyenv's tables. */
 static void check_probe(const char *file, const struct probe *p)

@@ -30,8 +30,7 @@ struct py_debug_offsets_313 {
 			gil_runtime_state_holder;
 	} interpreter_state;
 	struct {
-		uint64_t size, prev, next, interp, current_frame, thread_id, native_thread_id, datastack_chunk,
-			status;
+		uint64_t size, prev, next, interp, current_frame, thread_id, native_thread_id, datastack_chunk, status;
 	} thread_state;
 	struct {
 		uint64_t size, previous, executable, instr_ptr, localsplus, owner;
@@ -81,8 +80,7 @@ struct py_debug_offsets_314 {
 			gil_runtime_state_holder, code_object_generation, tlbc_generation;
 	} interpreter_state;
 	struct {
-		uint64_t size, prev, next, interp, current_frame, thread_id, native_thread_id, datastack_chunk,
-			status;
+		uint64_t size, prev, next, interp, current_frame, thread_id, native_thread_id, datastack_chunk, status;
 	} thread_state;
 	struct {
 		uint64_t size, previous, executable, instr_ptr, localsplus, owner, stackpointer, tlbc_index;
@@ -211,44 +209,44 @@ struct py_debug_offsets_315 {
  * above); the header probe (tests/fixtures/layout_probe.c) prints the same
  * names' positions in the interpreter's own _Py_DebugOffsets.
  */
-#define PY_DEBUG_FIELDS_313(X)                                                      \
-	X(INTERP_HEAD, runtime_state.interpreters_head)                             \
-	X(INTERP_NEXT, interpreter_state.next)                                      \
-	X(THREADS_HEAD, interpreter_state.threads_head)                             \
-	X(GIL, interpreter_state.gil_runtime_state)                                 \
-	X(GIL_LOCKED, interpreter_state.gil_runtime_state_locked)                   \
-	X(GIL_HOLDER, interpreter_state.gil_runtime_state_holder)                   \
-	X(TS_NEXT, thread_state.next)                                               \
-	X(TS_INTERP, thread_state.interp)                                           \
-	X(TS_FRAME, thread_state.current_frame)                                     \
-	X(TS_THREAD_ID, thread_state.thread_id)                                     \
-	X(TS_STATUS, thread_state.status)                                           \
-	X(FR_PREVIOUS, interpreter_frame.previous)                                  \
-	X(FR_EXECUTABLE, interpreter_frame.executable)                              \
-	X(FR_INSTR_PTR, interpreter_frame.instr_ptr)                                \
-	X(FR_LOCALSPLUS, interpreter_frame.localsplus)                              \
-	X(FR_OWNER, interpreter_frame.owner)                                        \
-	X(CO_FILENAME, code_object.filename)                                        \
-	X(CO_NAME, code_object.name)                                                \
-	X(CO_QUALNAME, code_object.qualname)                                        \
-	X(CO_LINETABLE, code_object.linetable)                                      \
-	X(CO_FIRSTLINENO, code_object.firstlineno)                                  \
-	X(CO_ADAPTIVE, code_object.co_code_adaptive)                                \
-	X(OB_TYPE, pyobject.ob_type)                                                \
-	X(MA_KEYS, dict_object.ma_keys)                                             \
-	X(MA_VALUES, dict_object.ma_values)                                         \
-	X(BYTES_SIZE, bytes_object.ob_size)                                         \
-	X(BYTES_SVAL, bytes_object.ob_sval)                                         \
-	X(UNI_STATE, unicode_object.state)                                          \
-	X(UNI_LENGTH, unicode_object.length)                                        \
+#define PY_DEBUG_FIELDS_313(X)                                    \
+	X(INTERP_HEAD, runtime_state.interpreters_head)           \
+	X(INTERP_NEXT, interpreter_state.next)                    \
+	X(THREADS_HEAD, interpreter_state.threads_head)           \
+	X(GIL, interpreter_state.gil_runtime_state)               \
+	X(GIL_LOCKED, interpreter_state.gil_runtime_state_locked) \
+	X(GIL_HOLDER, interpreter_state.gil_runtime_state_holder) \
+	X(TS_NEXT, thread_state.next)                             \
+	X(TS_INTERP, thread_state.interp)                         \
+	X(TS_FRAME, thread_state.current_frame)                   \
+	X(TS_THREAD_ID, thread_state.thread_id)                   \
+	X(TS_STATUS, thread_state.status)                         \
+	X(FR_PREVIOUS, interpreter_frame.previous)                \
+	X(FR_EXECUTABLE, interpreter_frame.executable)            \
+	X(FR_INSTR_PTR, interpreter_frame.instr_ptr)              \
+	X(FR_LOCALSPLUS, interpreter_frame.localsplus)            \
+	X(FR_OWNER, interpreter_frame.owner)                      \
+	X(CO_FILENAME, code_object.filename)                      \
+	X(CO_NAME, code_object.name)                              \
+	X(CO_QUALNAME, code_object.qualname)                      \
+	X(CO_LINETABLE, code_object.linetable)                    \
+	X(CO_FIRSTLINENO, code_object.firstlineno)                \
+	X(CO_ADAPTIVE, code_object.co_code_adaptive)              \
+	X(OB_TYPE, pyobject.ob_type)                              \
+	X(MA_KEYS, dict_object.ma_keys)                           \
+	X(MA_VALUES, dict_object.ma_values)                       \
+	X(BYTES_SIZE, bytes_object.ob_size)                       \
+	X(BYTES_SVAL, bytes_object.ob_sval)                       \
+	X(UNI_STATE, unicode_object.state)                        \
+	X(UNI_LENGTH, unicode_object.length)                      \
 	X(UNI_ASCII_SIZE, unicode_object.asciiobject_size)
-#define PY_DEBUG_FIELDS_314(X)                                                      \
-	X(FR_TLBC_INDEX, interpreter_frame.tlbc_index)                              \
+#define PY_DEBUG_FIELDS_314(X)                         \
+	X(FR_TLBC_INDEX, interpreter_frame.tlbc_index) \
 	X(CO_TLBC, code_object.co_tlbc)
-#define PY_DEBUG_FIELDS_315(X)                                                      \
-	X(TP_BASICSIZE, type_object.tp_basicsize)                                   \
-	X(TP_DICTOFFSET, type_object.tp_dictoffset)                                 \
-	X(HT_CACHED_KEYS, heap_type_object.ht_cached_keys)                          \
+#define PY_DEBUG_FIELDS_315(X)                             \
+	X(TP_BASICSIZE, type_object.tp_basicsize)          \
+	X(TP_DICTOFFSET, type_object.tp_dictoffset)        \
+	X(HT_CACHED_KEYS, heap_type_object.ht_cached_keys) \
 	X(UNI_COMPACT_SIZE, unicode_object.compactunicodeobject_size)
 
 #define PY_DEBUG_ID(id, path) PY_DBG_##id,

@@ -25,15 +25,14 @@
 	.str = PY_STR_UNICODE, .uni_length = 16, .uni_state = 32, .uni_ascii_data = 40, .uni_compact_data = 56, \
 	.bytes_size = 16, .bytes_data = 32
 
-#define UNICODE_312_FT                                                                                    \
+#define UNICODE_312_FT                                                                                          \
 	.str = PY_STR_UNICODE, .uni_length = 32, .uni_state = 48, .uni_ascii_data = 56, .uni_compact_data = 72, \
 	.bytes_size = 32, .bytes_data = 48
 
 /* Object headers of 16 bytes (every build with a GIL): PyObject.ob_type,
  * PyTypeObject, PyDictObject, PEP 393's state bits. */
-#define OBJECTS_16                                                                                        \
-	.ob_type = 8, .tp_basicsize = 32, .tp_dictoffset = 288, .ma_keys = 32, .ma_values = 40, \
-	.uni_kind_shift = 2
+#define OBJECTS_16 \
+	.ob_type = 8, .tp_basicsize = 32, .tp_dictoffset = 288, .ma_keys = 32, .ma_values = 40, .uni_kind_shift = 2
 /* Free-threaded builds: 32-byte headers (ob_tid, ob_flags, ob_mutex,
  * ob_gc_bits, ob_ref_local, ob_ref_shared before ob_type). From 3.14 the
  * string's `interned` is a byte of its own (uni_kind_shift 8). */
@@ -569,8 +568,10 @@ static uint64_t u64_at(const uint8_t *buf, size_t off)
 /* Every field a frame read must cover: where it ends, rounded up to 8. */
 static uint32_t frame_read_size(const struct pyebpf_py_offsets *o)
 {
-	uint32_t ends[] = { o->frame_back + 8, o->frame_code + 8,  o->frame_lasti + 8,
-			    o->frame_owner + 1, o->frame_globals + 8, o->frame_tlbc_index ? o->frame_tlbc_index + 4 : 0 };
+	uint32_t ends[] = {
+		o->frame_back + 8,  o->frame_code + 8,    o->frame_lasti + 8,
+		o->frame_owner + 1, o->frame_globals + 8, o->frame_tlbc_index ? o->frame_tlbc_index + 4 : 0
+	};
 	uint32_t max = 0;
 
 	for (size_t i = 0; i < sizeof(ends) / sizeof(ends[0]); i++)

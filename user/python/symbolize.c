@@ -45,8 +45,8 @@ struct code_key {
 struct py_proc {
 	uint32_t pid;
 	uint64_t maps_gen;
-	bool python;   /* supported interpreter found */
-	bool reported; /* the unsupported line, or the unreadable frames line, was printed */
+	bool python;                 /* supported interpreter found */
+	bool reported;               /* the unsupported line, or the unreadable frames line, was printed */
 	uint64_t frames, unreadable; /* Python frames named, and of them not readable */
 	struct py_interp interp;
 	struct hashmap *codes; /* struct code_key → struct py_code * */
