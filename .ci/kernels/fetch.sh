@@ -31,6 +31,11 @@ die() { echo "fetch.sh: $*" >&2; exit 1; }
 # The host tools this needs; on a fresh machine (CI) apt brings them.
 need=()
 command -v qemu-system-x86_64 >/dev/null || need+=(qemu-system-x86)
+# run.sh's virtiofsd: qemu-system-common's C one up to Debian 12, a package of its own after.
+if ! command -v qemu-system-x86_64 >/dev/null || { [ ! -x /usr/lib/qemu/virtiofsd ] &&
+	[ ! -x /usr/libexec/virtiofsd ] && ! command -v virtiofsd >/dev/null; }; then
+	apt-cache show virtiofsd >/dev/null 2>&1 && need+=(virtiofsd)
+fi
 # busybox-static, not busybox: the initramfs has no libc.
 dpkg-query -W -f '${Status}' busybox-static 2>/dev/null | grep -q 'ok installed' || need+=(busybox-static)
 command -v xz >/dev/null || need+=(xz-utils)

@@ -28,17 +28,18 @@ MEM=${KERNEL_MEM:-2G}
 CPUS=${KERNEL_CPUS:-2}
 
 die() { echo "run.sh: $*" >&2; exit 125; }
-[ $# -ge 3 ] && [ "$2" = -- ] || die "usage: run.sh SUITE -- COMMAND [ARG]..."
+if [ $# -lt 3 ] || [ "$2" != -- ]; then die "usage: run.sh SUITE -- COMMAND [ARG]..."; fi
 suite=$1
 shift 2
 kdir=$CACHE/$suite
-[ -r "$kdir/vmlinuz" ] && [ -r "$kdir/initrd.img" ] ||
+if [ ! -r "$kdir/vmlinuz" ] || [ ! -r "$kdir/initrd.img" ]; then
 	die "no kernel for '$suite' in $CACHE: run .ci/kernels/fetch.sh first"
+fi
 [[ $TIMEOUT =~ ^[0-9]+$ ]] || die "KERNEL_TIMEOUT must be a number of seconds"
 command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 missing (apt-get install qemu-system-x86)"
-# qemu-system-common's C virtiofsd (Debian 12), or the Rust one (Debian 13 on).
+# qemu-system-common's C virtiofsd (Debian 12; the one tested), or the Rust one (Debian 13 on).
 VIRTIOFSD=
-for v in /usr/libexec/virtiofsd /usr/lib/qemu/virtiofsd "$(command -v virtiofsd || true)"; do
+for v in /usr/lib/qemu/virtiofsd /usr/libexec/virtiofsd "$(command -v virtiofsd || true)"; do
 	[ -n "$v" ] && [ -x "$v" ] && VIRTIOFSD=$v && break
 done
 [ -n "$VIRTIOFSD" ] || die "no virtiofsd (apt-get install qemu-system-common, or virtiofsd)"
@@ -50,7 +51,8 @@ cwd=$(pwd -P)
 run=$(mktemp -d /tmp/pyebpf-vm.XXXXXX)
 sock=$run/vfs.sock
 log=$run/console.log
-qemu_pid= vfsd_pid= reader_pid=
+qemu_pid='' vfsd_pid='' reader_pid=''
+# shellcheck disable=SC2317 # run by the EXIT trap
 cleanup() {
 	local rc=$?
 	trap - EXIT INT TERM HUP
