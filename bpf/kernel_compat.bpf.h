@@ -27,7 +27,6 @@
 #define COMPAT_MAX_FRAMES (PYEBPF_MAX_PY_FRAMES + 256)
 #define current_task() ((struct task_struct *)bpf_get_current_task())
 #else
-#define LOOP(full, compat, cb, ctx) bpf_loop((full), (cb), (ctx), 0)
 #define current_task() bpf_get_current_task_btf()
 #endif
 

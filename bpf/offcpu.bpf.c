@@ -37,7 +37,10 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 /* __weak: a kernel without it loads the other programs (kernel_compat.bpf.h
  * says why 7.x takes another build). */
 typedef int (*task_work_fn)(struct bpf_map *map, void *key, void *value);
-#ifdef PYEBPF_TASK_WORK_V2
+#if defined(PYEBPF_KERNEL_COMPAT)
+/* No wall mode in this build: no kfunc a kernel could find incompatible. */
+#define schedule_task_work(task, tw, map, fn) ((void)(fn), -1)
+#elif defined(PYEBPF_TASK_WORK_V2)
 extern int bpf_task_work_schedule_resume(struct task_struct *task, struct bpf_task_work *tw, void *map__map,
 					 task_work_fn callback) __ksym __weak;
 #define schedule_task_work(task, tw, map, fn) bpf_task_work_schedule_resume(task, tw, map, fn)

@@ -112,6 +112,14 @@ static __always_inline int task_in_target_cgroup(struct task_struct *task)
 	return 0;
 }
 
+/* Whether a task is on a CPU. task_struct.on_cpu is an int before Linux
+ * 7.x and a u8 there: read at the size the kernel has (a plain load of a
+ * signed field cannot be narrowed by CO-RE). */
+static __always_inline int task_on_cpu(struct task_struct *task)
+{
+	return BPF_CORE_READ_BITFIELD_PROBED(task, on_cpu) != 0;
+}
+
 /* wanted() for a task that is not the current one. */
 static __always_inline int task_wanted(struct task_struct *task)
 {

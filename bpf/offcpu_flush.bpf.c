@@ -127,7 +127,7 @@ int flush_offcpu(struct bpf_iter__task *ctx)
 		return 0;
 	t = bpf_task_storage_get(&off_tasks, task, 0, 0);
 	if (flush_announce) {
-		if (t ? t->since || t->pending : !task->on_cpu)
+		if (t ? t->since || t->pending : !task_on_cpu(task))
 			announce(task);
 		return 0;
 	}
@@ -144,7 +144,7 @@ int flush_offcpu(struct bpf_iter__task *ctx)
 		since = since_of(since, &t->pending_state);
 		t->pending_flags = 0;
 	} else {
-		if (task->on_cpu) /* running since before the recording */
+		if (task_on_cpu(task)) /* running since before the recording */
 			return 0;
 		t = bpf_task_storage_get(&off_tasks, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 		if (!t) {

@@ -119,13 +119,17 @@ struct cycle_ctx {
 };
 
 /*
- * Without bpf_loop (the compat build, kernel_compat.bpf.h) a walk is a
- * bounded loop over a global function, which the verifier checks once on
- * its own, not once per iteration: its state lives in this per-CPU record
- * (global functions take no pointers on 5.10), copied in before the loop
- * and out after it. The map is in every build: the builds share one layout.
+ * Each walk is a loop whose body is a global function: the verifier checks
+ * a global function once, on its own, whatever calls it and however often,
+ * where a loop body it has to follow would be explored again for every
+ * iteration the verifier cannot prove alike (Linux 7.x explores bpf_loop
+ * callbacks that way: the inlined walk exceeded its million instructions),
+ * and each program that walks would verify its own copy. The loop is
+ * bpf_loop, or without it (the compat build, kernel_compat.bpf.h) a bounded
+ * loop. A global function takes no pointers on 5.10: the walk's state lives
+ * in this per-CPU record, copied in before the loop and out after it.
  */
-struct compat_walks {
+struct walks {
 	struct tlist_ctx tlist_step;
 	struct fwalk_ctx fwalk_step;
 	struct cycle_ctx cycle_step;
@@ -135,34 +139,50 @@ struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct compat_walks);
-} compat_walks SEC(".maps") __weak;
+	__type(value, struct walks);
+} walks SEC(".maps") __weak;
 
-#ifdef PYEBPF_KERNEL_COMPAT
 #ifndef PYEBPF_CU
 #error "a file that includes python.bpf.h names itself: #define PYEBPF_CU name"
 #endif
-/* One name per file: each file of the object has its own copy. */
-#define COMPAT_CAT(a, b) a##_g_##b
-#define COMPAT_FN(cb, cu) COMPAT_CAT(cb, cu)
-#define COMPAT_GLOBAL(cb) COMPAT_FN(cb, PYEBPF_CU)
-int COMPAT_GLOBAL(tlist_step)(__u32 i);
-int COMPAT_GLOBAL(fwalk_step)(__u32 i);
-int COMPAT_GLOBAL(cycle_step)(__u32 i);
-#undef LOOP
-#define LOOP(full, n, cb, ctx)                                                              \
-	do {                                                                                \
-		__u32 _zero = 0;                                                            \
-		struct compat_walks *_w = bpf_map_lookup_elem(&compat_walks, &_zero);       \
-		if (!_w)                                                                    \
-			break;                                                              \
-		_w->cb = *(ctx);                                                            \
-		for (__u32 _i = 0; _i < (n); _i++)                                          \
-			if (COMPAT_GLOBAL(cb)(_i))                                          \
-				break;                                                      \
-		*(ctx) = _w->cb;                                                            \
-	} while (0)
+/* One name per file: each file of the object has its own copy (its own
+ * SCRATCH_SLOT and user_read). */
+#define WALK_CAT(a, b) a##_g_##b
+#define WALK_FN(cb, cu) WALK_CAT(cb, cu)
+#define WALK_GLOBAL(cb) WALK_FN(cb, PYEBPF_CU)
+int WALK_GLOBAL(tlist_step)(__u32 i);
+int WALK_GLOBAL(fwalk_step)(__u32 i);
+int WALK_GLOBAL(cycle_step)(__u32 i);
+
+#ifdef PYEBPF_KERNEL_COMPAT
+#define WALK_ITERATE(full, n, cb)                          \
+	for (__u32 _i = 0; _i < (n); _i++)                 \
+		if (WALK_GLOBAL(cb)(_i))                   \
+			break;
+#else
+/* bpf_loop's callback: the global function's one caller. */
+#define WALK_CALLBACK(cb)                                                       \
+	static long WALK_CAT(cb, loop)(__u32 i, void *unused)                   \
+	{                                                                       \
+		return WALK_GLOBAL(cb)(i) ? 1 : 0; /* bpf_loop takes 0 or 1 */ \
+	}
+WALK_CALLBACK(tlist_step)
+WALK_CALLBACK(fwalk_step)
+WALK_CALLBACK(cycle_step)
+#define WALK_ITERATE(full, n, cb) bpf_loop((full), WALK_CAT(cb, loop), NULL, 0);
 #endif
+
+/* Walk with cb (up to full iterations; n without bpf_loop) from the state in *ctx. */
+#define LOOP(full, n, cb, ctx)                                                      \
+	do {                                                                        \
+		__u32 _zero = 0;                                                    \
+		struct walks *_w = bpf_map_lookup_elem(&walks, &_zero);             \
+		if (!_w)                                                            \
+			break;                                                      \
+		_w->cb = *(ctx);                                                    \
+		WALK_ITERATE(full, n, cb)                                           \
+		*(ctx) = _w->cb;                                                    \
+	} while (0)
 
 /* ---- finding the thread state ------------------------------------------ */
 
@@ -570,18 +590,16 @@ static __always_inline void python_stack(struct pyebpf_sample *s, __u32 pid, __u
 	}
 }
 
-#ifdef PYEBPF_KERNEL_COMPAT
-/* The compat build's loop bodies (see compat_walks). */
-#define COMPAT_BODY(cb)                                                             \
-	__noinline int COMPAT_GLOBAL(cb)(__u32 i)                                   \
-	{                                                                           \
-		__u32 zero = 0;                                                     \
-		struct compat_walks *w = bpf_map_lookup_elem(&compat_walks, &zero); \
-		return w ? (int)cb(i, &w->cb) : 1;                                  \
+/* The walks' loop bodies (see struct walks). */
+#define WALK_BODY(cb)                                                         \
+	__noinline int WALK_GLOBAL(cb)(__u32 i)                               \
+	{                                                                     \
+		__u32 zero = 0;                                               \
+		struct walks *w = bpf_map_lookup_elem(&walks, &zero);         \
+		return w ? (int)cb(i, &w->cb) : 1;                            \
 	}
-COMPAT_BODY(tlist_step)
-COMPAT_BODY(fwalk_step)
-COMPAT_BODY(cycle_step)
-#endif
+WALK_BODY(tlist_step)
+WALK_BODY(fwalk_step)
+WALK_BODY(cycle_step)
 
 #endif

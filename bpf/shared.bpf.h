@@ -191,10 +191,30 @@ static __always_inline void count(__u32 which)
 #define MAX_CGROUP_LEVEL 32
 
 /* Is the current task in a target cgroup or below one? Its ancestors, root first. */
+#ifdef PYEBPF_KERNEL_COMPAT
+/* Before 6.0 a cgroup keeps its ancestors' ids; the perf_event programs of
+ * 5.10 have no bpf_get_current_ancestor_cgroup_id. */
+struct cgroup___ids {
+	int level;
+	__u64 ancestor_ids[];
+} __attribute__((preserve_access_index));
+
+static __always_inline __u64 ancestor_cgroup_id(int level)
+{
+	struct cgroup___ids *cg = (void *)BPF_CORE_READ(current_task(), cgroups, dfl_cgrp);
+
+	if (level > BPF_CORE_READ(cg, level))
+		return 0;
+	return BPF_CORE_READ(cg, ancestor_ids[level]);
+}
+#else
+#define ancestor_cgroup_id(level) bpf_get_current_ancestor_cgroup_id(level)
+#endif
+
 static __always_inline int in_target_cgroup(void)
 {
 	for (int level = 0; level <= MAX_CGROUP_LEVEL; level++) {
-		__u64 id = bpf_get_current_ancestor_cgroup_id(level);
+		__u64 id = ancestor_cgroup_id(level);
 
 		if (!id) /* deeper than the task's own cgroup */
 			return 0;
