@@ -41,7 +41,7 @@ struct off_task {
 	__u32 pending_flags;
 	__u32 kstack_len;
 	__u32 unscheduled; /* no task work will send it: its next switch out does */
-	__u32 tid; /* the thread's (the finish_task_switch path's per-CPU copy: whose it is) */
+	__u32 tid;         /* the thread's (the finish_task_switch path's per-CPU copy: whose it is) */
 	__u64 kstack[PYEBPF_MAX_STACK];
 };
 

@@ -155,15 +155,15 @@ int WALK_GLOBAL(fwalk_step)(__u32 i);
 int WALK_GLOBAL(cycle_step)(__u32 i);
 
 #ifdef PYEBPF_KERNEL_COMPAT
-#define WALK_ITERATE(full, n, cb)                          \
-	for (__u32 _i = 0; _i < (n); _i++)                 \
-		if (WALK_GLOBAL(cb)(_i))                   \
+#define WALK_ITERATE(full, n, cb)          \
+	for (__u32 _i = 0; _i < (n); _i++) \
+		if (WALK_GLOBAL(cb)(_i))   \
 			break;
 #else
 /* bpf_loop's callback: the global function's one caller. */
-#define WALK_CALLBACK(cb)                                                       \
-	static long WALK_CAT(cb, loop)(__u32 i, void *unused)                   \
-	{                                                                       \
+#define WALK_CALLBACK(cb)                                                      \
+	static long WALK_CAT(cb, loop)(__u32 i, void *unused)                  \
+	{                                                                      \
 		return WALK_GLOBAL(cb)(i) ? 1 : 0; /* bpf_loop takes 0 or 1 */ \
 	}
 WALK_CALLBACK(tlist_step)
@@ -173,15 +173,15 @@ WALK_CALLBACK(cycle_step)
 #endif
 
 /* Walk with cb (up to full iterations; n without bpf_loop) from the state in *ctx. */
-#define LOOP(full, n, cb, ctx)                                                      \
-	do {                                                                        \
-		__u32 _zero = 0;                                                    \
-		struct walks *_w = bpf_map_lookup_elem(&walks, &_zero);             \
-		if (!_w)                                                            \
-			break;                                                      \
-		_w->cb = *(ctx);                                                    \
-		WALK_ITERATE(full, n, cb)                                           \
-		*(ctx) = _w->cb;                                                    \
+#define LOOP(full, n, cb, ctx)                                          \
+	do {                                                            \
+		__u32 _zero = 0;                                        \
+		struct walks *_w = bpf_map_lookup_elem(&walks, &_zero); \
+		if (!_w)                                                \
+			break;                                          \
+		_w->cb = *(ctx);                                        \
+		WALK_ITERATE(full, n, cb)                               \
+		*(ctx) = _w->cb;                                        \
 	} while (0)
 
 /* ---- finding the thread state ------------------------------------------ */
@@ -194,7 +194,6 @@ WALK_CALLBACK(cycle_step)
  * meets last (interpreters are listed newest first).
  */
 #define TSTATE_ACTIVE_BIT 0x10
-
 
 static long tlist_step(__u32 i, void *data)
 {
@@ -323,7 +322,6 @@ static __always_inline int current_tstate(const struct pyebpf_py_proc *pp, const
 }
 
 /* ---- walking the frames --------------------------------------------------- */
-
 
 static __always_inline __u64 field_u64(const struct py_scratch *b, __u32 base, __u32 off)
 {
@@ -591,12 +589,12 @@ static __always_inline void python_stack(struct pyebpf_sample *s, __u32 pid, __u
 }
 
 /* The walks' loop bodies (see struct walks). */
-#define WALK_BODY(cb)                                                         \
-	__noinline int WALK_GLOBAL(cb)(__u32 i)                               \
-	{                                                                     \
-		__u32 zero = 0;                                               \
-		struct walks *w = bpf_map_lookup_elem(&walks, &zero);         \
-		return w ? (int)cb(i, &w->cb) : 1;                            \
+#define WALK_BODY(cb)                                                 \
+	__noinline int WALK_GLOBAL(cb)(__u32 i)                       \
+	{                                                             \
+		__u32 zero = 0;                                       \
+		struct walks *w = bpf_map_lookup_elem(&walks, &zero); \
+		return w ? (int)cb(i, &w->cb) : 1;                    \
 	}
 WALK_BODY(tlist_step)
 WALK_BODY(fwalk_step)

@@ -300,7 +300,7 @@ static void add_debug_file(struct elf_syms *s, struct builder *b, const char *co
  * at least twice.
  */
 #define EVAL_NAME "_PyEval_EvalFrameDefault"
-#define EVAL_SCAN_MAX (256 * 1024)
+#define EVAL_SCAN_MAX ((uint64_t)256 << 10)
 
 static bool named_within(const struct elf_syms *s, uint64_t lo, uint64_t hi)
 {

@@ -8,7 +8,8 @@ int kernel_plan(const struct kernel_features *k, bool off_cpu, bool native, stru
 {
 	*out = (struct kernel_plan){ 0 };
 	if (!k->btf) {
-		snprintf(why, whylen, "this kernel has no BTF (/sys/kernel/btf/vmlinux): pyebpf needs CONFIG_DEBUG_INFO_BTF=y");
+		snprintf(why, whylen,
+			 "this kernel has no BTF (/sys/kernel/btf/vmlinux): pyebpf needs CONFIG_DEBUG_INFO_BTF=y");
 		return -1;
 	}
 	if (!k->ringbuf) {

@@ -45,7 +45,7 @@ enum wall_path {
 struct kernel_plan {
 	enum bpf_build build;
 	enum wall_path wall;
-	bool flush;          /* the stop flush counts threads still off the CPU */
+	bool flush;         /* the stop flush counts threads still off the CPU */
 	bool bounded_loops; /* the compat build: bounded loops (512 threads per interpreter) */
 };
 

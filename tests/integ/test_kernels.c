@@ -78,8 +78,8 @@ static void python_stacks_read(const struct python *py, const char *const opts[]
 	uint64_t b = count_all(&f, "beta (", "work (");
 	double share = 100.0 * (double)a / (double)(a + b);
 	cr_log_info("%s: alpha %.1f%% of %llu, measured %.1f%%\n", py->path, share, (unsigned long long)(a + b), truth);
-	cr_assert(share > truth - 4 && share < truth + 4, "%s: alpha %.1f%% of %llu samples, measured %.1f%%",
-		  py->path, share, (unsigned long long)(a + b), truth);
+	cr_assert(share > truth - 4 && share < truth + 4, "%s: alpha %.1f%% of %llu samples, measured %.1f%%", py->path,
+		  share, (unsigned long long)(a + b), truth);
 	folded_free(&f);
 	run_result_free(&r);
 
@@ -151,7 +151,8 @@ Test(kernels, wall_mode_or_one_line)
 	else
 		cr_assert_null(strstr(r.err, "kprobe"), "%s", r.err);
 	uint64_t cpu = 0, sleep = count_all(&f, "sleep_phase (", "[off-cpu: sleep]");
-	uint64_t io = count_all(&f, "pipe_phase (", "[off-cpu: io]"), lock = count_all(&f, "lock_phase (", "[off-cpu: lock]");
+	uint64_t io = count_all(&f, "pipe_phase (", "[off-cpu: io]"),
+		 lock = count_all(&f, "lock_phase (", "[off-cpu: lock]");
 	for (size_t i = 0; i < f.n; i++)
 		if (strstr(f.lines[i].stack, "cpu_phase (") && !strstr(f.lines[i].stack, "[off-cpu: "))
 			cpu += f.lines[i].count;
@@ -206,9 +207,9 @@ Test(kernels, the_stop_flush_or_its_line)
 	pid_t srv = spawn((const char *const[]){ "sh", "-c", cmd, NULL });
 	wait_for_text(ready, "ready", 120);
 	snprintf(pidbuf, sizeof(pidbuf), "%d", srv);
-	pid_t rec = spawn_capture(
-		(const char *const[]){ PYEBPF, "record", "--mode", "wall", "-F", "99", "-p", pidbuf, "-o", out, NULL },
-		err);
+	pid_t rec = spawn_capture((const char *const[]){ PYEBPF, "record", "--mode", "wall", "-F", "99", "-p", pidbuf,
+							 "-o", out, NULL },
+				  err);
 	wait_for_text(err, SAMPLING, 120);
 	sleep_s(2);
 	kill(rec, SIGINT);
@@ -218,8 +219,9 @@ Test(kernels, the_stop_flush_or_its_line)
 	uint64_t wait = count_all(&f, "serve (", "[off-cpu: io]");
 	cr_log_info("%s: %llu io samples of the blocked server\n", young->path, (unsigned long long)wait);
 	if (k < 602) {
-		wait_for_text(err, "threads still off the CPU when the recording stops are counted up to their last "
-				   "switch",
+		wait_for_text(err,
+			      "threads still off the CPU when the recording stops are counted up to their last "
+			      "switch",
 			      1);
 		cr_assert_eq(wait, 0);
 	} else {
