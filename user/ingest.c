@@ -218,9 +218,8 @@ static uint32_t thread_label(struct ingest *in, const struct pyebpf_sample *s, s
 /* "3.12.1", or "3.11" when only the file name told the version; "3.13.15t" free-threaded. */
 static uint32_t python_label(struct ingest *in, const struct py_interp *pi)
 {
-	char v[32];
-
 	const char *ft = pi->layout.free_threaded ? "t" : ""; /* as the build names itself: 3.13.15t */
+	char v[32];
 
 	if (pi->version_hex)
 		snprintf(v, sizeof(v), "%d.%d.%d%s", pi->major, pi->minor, pi->micro, ft);

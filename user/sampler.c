@@ -133,7 +133,7 @@ static bool probe_switch_done(char *name, size_t len)
  * log; kernel_plan() decides what that costs. When the probes cannot run
  * (no permission), everything is assumed and the load says why.
  */
-static void probe_kernel(struct kernel_features *k, char *switch_done, size_t len)
+static void probe_kernel(struct kernel_features *k, bool off_cpu, char *switch_done, size_t len)
 {
 	struct btf *btf;
 
@@ -158,7 +158,8 @@ static void probe_kernel(struct kernel_features *k, char *switch_done, size_t le
 		k->task_from_pid = kfunc_proto(btf, "bpf_task_from_pid") != NULL;
 		btf__free(btf);
 	}
-	k->switch_done = probe_switch_done(switch_done, len);
+	/* kallsyms is 100,000 lines: read only when the kprobe may be wanted. */
+	k->switch_done = off_cpu && k->task_work == TASK_WORK_NONE && probe_switch_done(switch_done, len);
 }
 
 static int add_cgroups(struct sampler *s, const struct sampler_config *c)
@@ -334,7 +335,7 @@ struct sampler *sampler__new(const struct sampler_config *c, sampler_event_fn fn
 	struct kernel_features k;
 	char why[256];
 
-	probe_kernel(&k, s->switch_done, sizeof(s->switch_done));
+	probe_kernel(&k, c->off_cpu, s->switch_done, sizeof(s->switch_done));
 	/* Tests run the compat build on a kernel that has everything. */
 	if (getenv_flag("PYEBPF_TEST_COMPAT_BUILD"))
 		k.bpf_loop = false;
