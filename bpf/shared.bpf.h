@@ -190,31 +190,35 @@ static __always_inline void count(__u32 which)
 /* Deeper cgroups than this are matched by their ancestors up to this level. */
 #define MAX_CGROUP_LEVEL 32
 
-/* Is the current task in a target cgroup or below one? Its ancestors, root first. */
 #ifdef PYEBPF_KERNEL_COMPAT
 /* Before 6.0 a cgroup keeps its ancestors' ids; the perf_event programs of
- * 5.10 have no bpf_get_current_ancestor_cgroup_id. */
+ * 5.10 have no bpf_get_current_ancestor_cgroup_id. The current task's
+ * cgroup is read once per sample, its ancestors from it. */
 struct cgroup___ids {
 	int level;
 	__u64 ancestor_ids[];
 } __attribute__((preserve_access_index));
 
-static __always_inline __u64 ancestor_cgroup_id(int level)
-{
-	struct cgroup___ids *cg = (void *)BPF_CORE_READ(current_task(), cgroups, dfl_cgrp);
+#define current_cgroup() ((struct cgroup___ids *)BPF_CORE_READ(current_task(), cgroups, dfl_cgrp))
 
+static __always_inline __u64 ancestor_cgroup_id(struct cgroup___ids *cg, int level)
+{
 	if (level > BPF_CORE_READ(cg, level))
 		return 0;
 	return BPF_CORE_READ(cg, ancestor_ids[level]);
 }
 #else
-#define ancestor_cgroup_id(level) bpf_get_current_ancestor_cgroup_id(level)
+#define current_cgroup() NULL
+#define ancestor_cgroup_id(cg, level) ((void)(cg), bpf_get_current_ancestor_cgroup_id(level))
 #endif
 
+/* Is the current task in a target cgroup or below one? Its ancestors, root first. */
 static __always_inline int in_target_cgroup(void)
 {
+	void *cg = current_cgroup();
+
 	for (int level = 0; level <= MAX_CGROUP_LEVEL; level++) {
-		__u64 id = ancestor_cgroup_id(level);
+		__u64 id = ancestor_cgroup_id(cg, level);
 
 		if (!id) /* deeper than the task's own cgroup */
 			return 0;

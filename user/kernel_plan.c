@@ -18,12 +18,10 @@ int kernel_plan(const struct kernel_features *k, bool off_cpu, bool native, stru
 	}
 	/* Before 5.17 (no bpf_loop) or 5.11 (no bpf_get_current_task_btf): the
 	 * compat build, whose walks are bounded loops. */
-	if (!k->bpf_loop || !k->task_btf) {
+	if (!k->bpf_loop || !k->task_btf)
 		out->build = BPF_BUILD_COMPAT;
-		out->bounded_loops = true;
-	} else if (k->task_work == TASK_WORK_V2) {
+	else if (k->task_work == TASK_WORK_V2)
 		out->build = BPF_BUILD_TW2;
-	}
 	if (native && !k->task_pt_regs) {
 		snprintf(why, whylen,
 			 "--native needs the BPF helper bpf_task_pt_regs (Linux 5.15); this kernel can do --mode cpu "
@@ -56,7 +54,7 @@ int kernel_plan_notes(const struct kernel_plan *p, bool off_cpu, const char *out
 {
 	int n = 0;
 
-	if (p->bounded_loops)
+	if (p->build == BPF_BUILD_COMPAT)
 		out[n++] = "this kernel has no bpf_loop (Linux 5.17): bounded loops instead, which find the Python "
 			   "stacks of the first 512 threads of each interpreter";
 	if (off_cpu && p->wall == WALL_KPROBE)
@@ -77,17 +75,5 @@ const char *bpf_build_name(enum bpf_build b)
 		return "task work (Linux 7.x kfunc)";
 	default:
 		return "default";
-	}
-}
-
-const char *wall_path_name(enum wall_path w)
-{
-	switch (w) {
-	case WALL_TASK_WORK:
-		return "task work (bpf_task_work_schedule_resume)";
-	case WALL_KPROBE:
-		return "kprobe on finish_task_switch";
-	default:
-		return "none";
 	}
 }

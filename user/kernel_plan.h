@@ -45,8 +45,7 @@ enum wall_path {
 struct kernel_plan {
 	enum bpf_build build;
 	enum wall_path wall;
-	bool flush;         /* the stop flush counts threads still off the CPU */
-	bool bounded_loops; /* the compat build: bounded loops (512 threads per interpreter) */
+	bool flush; /* the stop flush counts threads still off the CPU */
 };
 
 /* What this kernel takes for the modes asked; 0, or -1 with one line in why. */
@@ -58,7 +57,5 @@ int kernel_plan(const struct kernel_features *k, bool off_cpu, bool native, stru
 int kernel_plan_notes(const struct kernel_plan *p, bool off_cpu, const char *out[3]);
 
 const char *bpf_build_name(enum bpf_build b);
-/* "task work" or "finish_task_switch kprobe", for the summary. */
-const char *wall_path_name(enum wall_path w);
 
 #endif
