@@ -63,10 +63,12 @@ all: $(BUILD)/pyebpf
 # object for the skeleton; bpf/shared.bpf.h holds the maps they share.
 BPF_PROGS := $(patsubst bpf/%.bpf.c,$(BUILD)/bpf/%.bpf.o,$(wildcard bpf/*.bpf.c))
 
+BPF_CC = $(CLANG) -g -O2 -Wall -Werror $(DEPFLAGS) -target bpf -D__TARGET_ARCH_$(ARCH) -Iinclude -I.
+
 $(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c vmlinux.h
 	@mkdir -p $(dir $@)
 	$(call msg,CLANG-BPF ,$<)
-	$(Q)$(CLANG) -g -O2 -Wall -Werror $(DEPFLAGS) -target bpf -D__TARGET_ARCH_$(ARCH) -Iinclude -I. -c $< -o $@
+	$(Q)$(BPF_CC) -c $< -o $@
 
 $(BUILD)/sample.bpf.o: $(BPF_PROGS)
 	$(call msg,BPF-LINK ,$@)
@@ -92,7 +94,7 @@ define bpf_variant
 $(BUILD)/bpf-$(1)/%.bpf.o: bpf/%.bpf.c vmlinux.h
 	@mkdir -p $$(dir $$@)
 	$$(call msg,CLANG-BPF ,$$< ($(1)))
-	$$(Q)$$(CLANG) -g -O2 -Wall -Werror $$(DEPFLAGS) $$(BPF_FLAGS_$(1)) -target bpf -D__TARGET_ARCH_$$(ARCH) -Iinclude -I. -c $$< -o $$@
+	$$(Q)$$(BPF_CC) $$(BPF_FLAGS_$(1)) -c $$< -o $$@
 $(BUILD)/sample-$(1).bpf.o: $(patsubst bpf/%.bpf.c,$(BUILD)/bpf-$(1)/%.bpf.o,$(wildcard bpf/*.bpf.c))
 	$$(call msg,BPF-LINK ,$$@)
 	$$(Q)$$(BPFTOOL) gen object $$@ $$^
