@@ -30,16 +30,20 @@ CFLAGS  ?= -O2 -g
 WARN    := -Wall -Wextra -Werror
 CPPFLAGS := -D_GNU_SOURCE -Iinclude -I$(BUILD) -Iuser
 DEPFLAGS = -MMD -MP
-LDLIBS  := -lbpf -ldw -lelf -lz -lprotobuf-c -lstdc++ -lmicrohttpd
+# ncurses for `pyebpf top`'s screen (Debian's libncurses-dev: ncursesw, wide characters).
+NCURSES_LIBS := $(shell pkg-config --libs ncursesw 2>/dev/null || echo -lncursesw -ltinfo)
+LDLIBS  := -lbpf -ldw -lelf -lz -lprotobuf-c -lstdc++ -lmicrohttpd $(NCURSES_LIBS)
 SAN     := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
 # Pure logic: no libbpf, so the unit tests link it alone. sampler.c is the one
 # file that links libbpf; record.c and main.c drive it.
-BPF_SRCS  := user/main.c user/record.c user/sampler.c
+BPF_SRCS  := user/main.c user/record.c user/sampler.c user/dump.c user/live_top.c user/record_targets.c
 # serve.c is the one file that links libmicrohttpd (serve_api.c answers without HTTP).
 NET_SRCS  := user/serve.c
-PURE_SRCS := $(filter-out $(BPF_SRCS) $(NET_SRCS),$(wildcard user/*.c user/*/*.c))
-USER_SRCS := $(PURE_SRCS) $(BPF_SRCS) $(NET_SRCS)
+# live_screen.c is the one file that links ncurses (live_table.c, live_format.c: top's numbers and text).
+SCREEN_SRCS := user/live_screen.c
+PURE_SRCS := $(filter-out $(BPF_SRCS) $(NET_SRCS) $(SCREEN_SRCS),$(wildcard user/*.c user/*/*.c))
+USER_SRCS := $(PURE_SRCS) $(BPF_SRCS) $(NET_SRCS) $(SCREEN_SRCS)
 USER_OBJS := $(patsubst user/%.c,$(BUILD)/obj/%.o,$(USER_SRCS)) $(BUILD)/obj/profile.pb-c.o
 # pprof's schema, compiled by protoc-c (generated code: not held to our warnings).
 PROTO_OBJ := $(BUILD)/obj/profile.pb-c.o
@@ -215,13 +219,15 @@ $(BUILD)/integ-tests: $(INTEG_SRCS)
 # ingest: raw ring-buffer records through the decoder, the symbolizers
 # (this process's own maps, /proc/kallsyms) and --native unwinding.
 FUZZ_CFLAGS := -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all $(WARN) $(CPPFLAGS)
-FUZZ_PPROF_SRCS := tests/fuzz/fuzz_pprof.c user/read/pprof.c user/profile.c user/strtab.c user/hashmap.c user/util.c \
+FUZZ_PPROF_SRCS := tests/fuzz/fuzz_pprof.c user/read/pprof.c user/read/pprof_cost.c user/profile.c user/strtab.c user/hashmap.c user/util.c \
 	user/gzip.c user/frame_format.c user/top.c user/write/flamegraph.c user/write/folded.c \
 	user/write/trace.c user/write/escape.c user/write/process_frame.c \
-	user/write/thread_names.c user/offcpu.c
+	user/write/thread_names.c user/offcpu.c user/python/asyncio_tasks.c
 FUZZ_INGEST_SRCS := tests/fuzz/fuzz_ingest.c $(PURE_SRCS)
 # names: interval file names, the text escaper, id lists, --since/--until times.
 FUZZ_NAMES_SRCS := tests/fuzz/fuzz_names.c user/rotation.c user/write/escape.c user/util.c user/wallclock.c
+# asyncio: a target's memory through the walk's page cache and the task walker.
+FUZZ_ASYNCIO_SRCS := tests/fuzz/fuzz_asyncio.c user/python/asyncio_tasks.c user/python/page_cache.c user/util.c
 FUZZ_SECONDS ?= 30
 
 $(BUILD)/fuzz-pprof: $(FUZZ_PPROF_SRCS) $(PROTO_OBJ) | $(BUILD)/profile.pb-c.h $(BUILD)/flamegraph_js.h $(BUILD)/serve_page.h
@@ -234,24 +240,32 @@ $(BUILD)/fuzz-ingest: $(FUZZ_INGEST_SRCS) $(PROTO_OBJ) | $(BUILD)/profile.pb-c.h
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) $(FUZZ_INGEST_SRCS) $(PROTO_OBJ) -o $@ -ldw -lelf -lz -lprotobuf-c -lstdc++
 	$(Q)$(CC) $(CPPFLAGS) -MM -MP -MT $@ $(FUZZ_INGEST_SRCS) > $@.d
 
+$(BUILD)/fuzz-asyncio: $(FUZZ_ASYNCIO_SRCS)
+	$(call msg,LD      ,$@)
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) $(FUZZ_ASYNCIO_SRCS) -o $@
+	$(Q)$(CC) $(CPPFLAGS) -MM -MP -MT $@ $(FUZZ_ASYNCIO_SRCS) > $@.d
+
 $(BUILD)/fuzz-names: $(FUZZ_NAMES_SRCS)
 	$(call msg,LD      ,$@)
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) $(FUZZ_NAMES_SRCS) -o $@
 	$(Q)$(CC) $(CPPFLAGS) -MM -MP -MT $@ $(FUZZ_NAMES_SRCS) > $@.d
 
-# $(call run_fuzz,NAME): run build/fuzz-NAME over tests/fuzz/seeds-NAME.
+# $(call run_fuzz,NAME,RSS_MB): run build/fuzz-NAME over tests/fuzz/seeds-NAME,
+# failing on any input that takes more than RSS_MB of memory (sanitizers' own
+# overhead included).
 define run_fuzz
 	mkdir -p $(BUILD)/fuzz-corpus-$(1)
-	cd $(BUILD) && { ./fuzz-$(1) -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 \
+	cd $(BUILD) && { ./fuzz-$(1) -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=$(2) \
 		-print_final_stats=1 fuzz-corpus-$(1) ../tests/fuzz/seeds-$(1) > fuzz-$(1).log 2>&1 || \
 		{ tail -n 60 fuzz-$(1).log; echo "fuzz: $(1) failed (build/fuzz-$(1).log)"; exit 1; }; }
 	@grep -E '^(Done|stat::(number_of_executed_units|new_units_added|peak_rss_mb))' $(BUILD)/fuzz-$(1).log
 endef
 
-fuzz: $(BUILD)/fuzz-pprof $(BUILD)/fuzz-ingest $(BUILD)/fuzz-names
-	$(call run_fuzz,pprof)
-	$(call run_fuzz,ingest)
-	$(call run_fuzz,names)
+fuzz: $(BUILD)/fuzz-pprof $(BUILD)/fuzz-ingest $(BUILD)/fuzz-names $(BUILD)/fuzz-asyncio
+	$(call run_fuzz,pprof,512)
+	$(call run_fuzz,ingest,2048)
+	$(call run_fuzz,names,2048)
+	$(call run_fuzz,asyncio,512)
 
 # One job: with --jobs 2 Criterion's own runner leaks a 48-byte buffer now and
 # then (inside libcriterion.so), which LeakSanitizer reports; one job is no
@@ -270,7 +284,7 @@ DEPS := make clang llvm gcc g++ libbpf-dev bpftool libelf-dev zlib1g-dev libdw-d
 	python3-numpy python3-scipy libopenblas0-pthread python3-flask gunicorn python3-aiohttp python3-sphinx graphviz curl \
 	libcriterion-dev pkg-config python3 binutils procps util-linux bc \
 	libprotobuf-c-dev protobuf-c-compiler golang-go libclang-rt-14-dev chromium libmicrohttpd-dev patchelf \
-	clang-format clang-tidy cppcheck
+	clang-format clang-tidy cppcheck libncurses-dev tmux
 
 deps:
 	apt-get update -qq
@@ -304,6 +318,7 @@ bench: $(BUILD)/pyebpf $(FIXTURES) $(BENCH_BINS)
 	bash bench/offcpu.sh 7
 	PYTHON=$(BENCH_PYTHON) bash bench/replay.sh 10 all
 	PYTHON=$(BENCH_PYTHON) bash bench/bpfcost.sh 3 5
+	bash bench/asyncio.sh 3 1000 8
 
 clean:
 	rm -rf $(BUILD)
@@ -325,7 +340,7 @@ lint: $(BUILD)/pyebpf
 # Debian's cloud kernels (bullseye, bookworm, trixie, sid) under QEMU/TCG with
 # this machine's root shared read-only (.ci/kernels/): KERNEL_CMD runs as root
 # in each guest, in this directory. Logs in build/kernels/SUITE.log; one line
-# per kernel at the end; fails if any guest's command did.
+# per kernel at the end, then what each failing guest said; fails if any guest's command did.
 KERNELS    ?= bullseye bookworm trixie sid
 KERNEL_CMD ?= uname -r
 .PHONY: kernels kernel-test
@@ -347,4 +362,8 @@ kernels:
 		rc=$$(cat $(BUILD)/kernels/$$s.rc); [ "$$rc" = 0 ] || fail=1; \
 		rel=$$(sed -n 's/.*PYEBPF-GUEST-KERNEL=\([^ ]*\).*/\1/p' $(BUILD)/kernels/$$s.log | tail -n1); \
 		printf 'kernel %-9s %-28s exit %s\n' $$s "$${rel:-(did not boot)}" $$rc; \
+	done; \
+	for s in $(KERNELS); do \
+		[ "$$(cat $(BUILD)/kernels/$$s.rc)" = 0 ] && continue; \
+		echo "== kernel $$s failed:"; grep -a '^guest-tests:\|^run.sh:' $(BUILD)/kernels/$$s.log | tail -n 40; \
 	done; exit $$fail

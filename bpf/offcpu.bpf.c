@@ -38,8 +38,8 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
  * says why 7.x takes another build). */
 typedef int (*task_work_fn)(struct bpf_map *map, void *key, void *value);
 #if defined(PYEBPF_KERNEL_COMPAT)
-/* No wall mode in this build: no kfunc a kernel could find incompatible. */
-#define schedule_task_work(task, tw, map, fn) ((void)(fn), -1)
+/* No kfunc a kernel before 5.17 could find incompatible: wall mode takes
+ * the finish_task_switch path there. */
 #elif defined(PYEBPF_TASK_WORK_V2)
 extern int bpf_task_work_schedule_resume(struct task_struct *task, struct bpf_task_work *tw, void *map__map,
 					 task_work_fn callback) __ksym __weak;
@@ -86,8 +86,25 @@ struct {
 	__type(value, struct send_work);
 } send_works SEC(".maps");
 
-/* Send the current task's pending interval, stacks read now. */
-static __always_inline void send_pending(struct task_struct *task, struct off_task *t)
+#ifdef PYEBPF_KERNEL_COMPAT
+/* No atomic exchange before 5.12 (BPF_XCHG). The compat build sends only
+ * from the finish_task_switch kprobe, which never nests on a CPU (kprobe
+ * programs do not run inside one another), and has no stop flush: a load
+ * and a store are enough there. */
+#define exchange(p, v)                        \
+	({                                    \
+		__typeof__(*(p)) _old = *(p); \
+		*(p) = (v);                   \
+		_old;                         \
+	})
+#else
+#define exchange(p, v) __sync_lock_test_and_set(p, v)
+#endif
+
+/* Send the current task's pending interval, stacks read now. ctx: the
+ * kprobe's, where there is one (the compat build's task is not a BTF
+ * pointer bpf_get_task_stack takes). */
+static __always_inline void send_pending(void *ctx, struct task_struct *task, struct off_task *t)
 {
 	struct pyebpf_sample *s;
 	__u32 kn, zero = 0;
@@ -95,11 +112,11 @@ static __always_inline void send_pending(struct task_struct *task, struct off_ta
 	long ubytes;
 
 	busy = bpf_map_lookup_elem(&slot_busy, &zero);
-	if (!busy || !t->pending || __sync_lock_test_and_set(busy, 1))
+	if (!busy || !t->pending || exchange(busy, 1))
 		return; /* the slot is taken: the next chance sends it */
 	s = sample_buf();
 	/* Taken, not read: the stop flush may be sending it too. */
-	weight = s ? __sync_lock_test_and_set(&t->pending, 0) : 0;
+	weight = s ? exchange(&t->pending, 0) : 0;
 	if (!weight) {
 		if (!s)
 			count(PYEBPF_CNT_SCRATCH_ERR);
@@ -108,7 +125,11 @@ static __always_inline void send_pending(struct task_struct *task, struct off_ta
 	kn = offcpu_sample(s, task, t, bpf_get_current_cgroup_id(), (__u32)weight);
 	if (kn > PYEBPF_MAX_STACK)
 		kn = PYEBPF_MAX_STACK;
+#ifdef PYEBPF_KERNEL_COMPAT
+	ubytes = ustack_copy ? 0 : bpf_get_stack(ctx, &s->stack[kn], PYEBPF_MAX_STACK * 8, BPF_F_USER_STACK);
+#else
 	ubytes = ustack_copy ? 0 : bpf_get_task_stack(task, &s->stack[kn], PYEBPF_MAX_STACK * 8, BPF_F_USER_STACK);
+#endif
 	if (ubytes < 0) {
 		s->flags |= PYEBPF_SAMPLE_USTACK_ERR;
 		count(PYEBPF_CNT_USTACK_ERR);
@@ -120,6 +141,7 @@ out:
 	*busy = 0; /* this CPU's word: a plain store will do */
 }
 
+#ifndef PYEBPF_KERNEL_COMPAT
 /* The task work: the thread is about to return to user mode. */
 static int send_work_fn(struct bpf_map *map, void *key, void *value)
 {
@@ -127,9 +149,26 @@ static int send_work_fn(struct bpf_map *map, void *key, void *value)
 	struct off_task *t = bpf_task_storage_get(&off_tasks, task, 0, 0);
 
 	if (t && !offcpu_stop_ns)
-		send_pending(task, t);
+		send_pending(NULL, task, t);
 	return 0;
 }
+#endif
+
+#ifndef PYEBPF_KERNEL_COMPAT
+/* The task's off-CPU record in task storage (NULL: none; create makes one). */
+static __always_inline struct off_task *off_task_of(struct task_struct *task, bool create)
+{
+	return bpf_task_storage_get(&off_tasks, task, 0, create ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
+}
+
+/* Where `task`'s switch-out time is kept: its record's since. */
+static __always_inline __u64 *since_slot(struct task_struct *task, bool create)
+{
+	struct off_task *t = off_task_of(task, create);
+
+	return t ? &t->since : NULL;
+}
+#endif
 
 /*
  * prev leaves the CPU at `now`; current is still prev. The one store every
@@ -137,68 +176,56 @@ static int send_work_fn(struct bpf_map *map, void *key, void *value)
  * it waits in is read only for an interval worth a sample, at the switch
  * in: until then the thread does not run, so its syscall is still the same.
  */
-static __always_inline void switch_out(struct task_struct *prev, bool runnable, __u64 now)
+/* The clock, read once per switch and only for a switch that concerns a
+ * target: most of a host's switches never pay for it. */
+static __always_inline __u64 clock_once(__u64 *now)
 {
-	struct off_task *t;
+	if (!*now)
+		*now = bpf_ktime_get_ns();
+	return *now;
+}
 
-	if (!prev->mm || !wanted((__u32)prev->tgid))
+static __always_inline void switch_out(struct task_struct *prev, bool runnable, __u64 *now, struct cpu_current *cur)
+{
+	__u64 *since, cgrp;
+
+	if (!prev->mm)
 		return;
-	t = bpf_task_storage_get(&off_tasks, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (!t) {
+	cgrp = task_cgroup_key(prev);
+	if (cur && cur->task == (__u64)prev && cur->gen == targets_generation() && cur->cgrp == cgrp) {
+		if (!cur->wanted)
+			return;
+	} else if (!task_is_target(prev, cgrp)) {
+		return;
+	}
+	since = since_slot(prev, true);
+	if (!since) {
 		count(PYEBPF_CNT_OFFCPU_STORAGE);
 		return;
 	}
-	/* A pending sample whose task work could not be scheduled: sent now, from
-	 * its own context (rare: never a stack walk per switch otherwise). */
-	if (t->pending && t->unscheduled)
-		send_pending(prev, t);
+#ifndef PYEBPF_KERNEL_COMPAT
+	{
+		/* A pending sample whose task work could not be scheduled: sent
+		 * now, from its own context (rare: never a stack walk per switch
+		 * otherwise). */
+		struct off_task *t = container_of(since, struct off_task, since);
+
+		if (t->pending && t->unscheduled)
+			send_pending(NULL, prev, t);
+	}
+#endif
 	/* Still runnable (preempted, or yielding at the return to user mode):
 	 * waiting for a CPU, whatever the syscall. */
-	t->since = (now & ~SINCE_PREEMPTED) | (runnable ? SINCE_PREEMPTED : 0);
+	*since = (clock_once(now) & ~SINCE_PREEMPTED) | (runnable ? SINCE_PREEMPTED : 0);
 }
 
-/* next is about to run: weigh its time away. */
-static __always_inline void switch_in(struct task_struct *next, __u64 now)
+/* What the interval worth `weight` that `next` waited needs to be sent:
+ * its syscall and kernel stack, read now that it has not run yet. */
+static __always_inline void take_wait(struct off_task *t, struct task_struct *next, __u64 since, __u64 now, __u32 state,
+				      __u32 flags)
 {
-	struct off_task *t;
-	struct send_work *w, fresh = {};
-	__u64 since, raw;
-	__u32 weight, flags = 0, tid, state = 0;
 	long kbytes;
-	int err;
 
-	if (!next->mm)
-		return;
-	t = bpf_task_storage_get(&off_tasks, next, 0, 0);
-	if (t) {
-		/* A plain load and store, not an exchange: only the stop flush could
-		 * race it, and the hook stands still once the stop is set. */
-		raw = t->since;
-		if (!raw)
-			return;
-		t->since = 0;
-		since = since_of(raw, &state);
-	} else {
-		/* Off the CPU since before the recording (or since it became a
-		 * target): counted from then, its state when it left unseen. */
-		if (!task_wanted(next))
-			return;
-		t = bpf_task_storage_get(&off_tasks, next, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-		if (!t) {
-			count(PYEBPF_CNT_OFFCPU_STORAGE);
-			return;
-		}
-		since = first_since(next);
-		flags = PYEBPF_OFFCPU_STATE_UNKNOWN;
-	}
-	weight = interval_weight(since, now);
-	if (t->pending) { /* still in the wait its task work will send */
-		__sync_fetch_and_add(&t->pending, weight);
-		t->pending_until = now;
-		return;
-	}
-	if (!weight)
-		return;
 	t->pending_since = since;
 	t->pending_until = now;
 	syscall_in_progress(next, &t->pending_syscall, &t->pending_arg);
@@ -212,41 +239,129 @@ static __always_inline void switch_in(struct task_struct *next, __u64 now)
 		else
 			count(PYEBPF_CNT_KSTACK_ERR);
 	}
-	t->pending = weight;
-	tid = (__u32)next->pid;
+}
+
+/* next is about to run: weigh its time away. */
+static __always_inline void switch_in(struct task_struct *next, __u64 *nowp, struct cpu_current *cur)
+{
+	__u64 now, *slot, since, raw, cgrp;
+	__u32 weight, flags = 0, state = 0, zero = 0, gen = targets_generation();
+	struct off_task *h;
+	int wanted;
+
+	if (!next->mm)
+		return;
+	cgrp = task_cgroup_key(next);
+	wanted = task_is_target(next, cgrp);
+	if (cur) { /* for its switch out: gen read before the answer, as task_is_target() does */
+		cur->task = (__u64)next;
+		cur->gen = gen;
+		cur->wanted = wanted != 0;
+		cur->cgrp = cgrp;
+	}
+	if (!wanted)
+		return;
+	slot = since_slot(next, false);
+	if (wanted == 2) {
+		/* It became a target while away: when it left was not timed, and
+		 * "since the recording started" would overstate it. Timed from its
+		 * next switch out. */
+		if (slot)
+			*slot = 0;
+		return;
+	}
+	if (slot) {
+		/* A plain load and store, not an exchange: only the stop flush could
+		 * race it, and the hook stands still once the stop is set. */
+		raw = *slot;
+		if (!raw)
+			return;
+		*slot = 0;
+		since = since_of(raw, &state);
+	} else {
+		/* Off the CPU since before the recording (or since it was born):
+		 * counted from then, its state when it left unseen. */
+		slot = since_slot(next, true);
+		if (!slot) {
+			count(PYEBPF_CNT_OFFCPU_STORAGE);
+			return;
+		}
+		since = first_since(next);
+		flags = PYEBPF_OFFCPU_STATE_UNKNOWN;
+	}
+	now = clock_once(nowp);
+	weight = interval_weight(since, now);
 	if (!offcpu_task_work) {
 		/* Handed over whole to the kprobe that runs next on this CPU. */
-		__u32 zero = 0;
-		struct off_task *h = bpf_map_lookup_elem(&handoff, &zero);
-
+		h = weight ? bpf_map_lookup_elem(&handoff, &zero) : NULL;
 		if (h) {
-			bpf_probe_read_kernel(h, sizeof(*h), t); /* too big for an inlined copy */
-			h->tid = tid;
-			t->pending = 0;
+			take_wait(h, next, since, now, state, flags);
+			h->tid = (__u32)next->pid;
+			h->pending = weight;
 		}
 		return;
 	}
-	w = bpf_map_lookup_elem(&send_works, &tid);
-	if (!w) {
-		bpf_map_update_elem(&send_works, &tid, &fresh, BPF_NOEXIST);
+#ifndef PYEBPF_KERNEL_COMPAT
+	{
+		struct off_task *t = container_of(slot, struct off_task, since);
+		struct send_work *w, fresh = {};
+		__u32 tid = (__u32)next->pid;
+		int err;
+
+		if (t->pending) { /* still in the wait its task work will send */
+			__sync_fetch_and_add(&t->pending, weight);
+			t->pending_until = now;
+			return;
+		}
+		if (!weight)
+			return;
+		take_wait(t, next, since, now, state, flags);
+		t->pending = weight;
 		w = bpf_map_lookup_elem(&send_works, &tid);
+		if (!w) {
+			bpf_map_update_elem(&send_works, &tid, &fresh, BPF_NOEXIST);
+			w = bpf_map_lookup_elem(&send_works, &tid);
+		}
+		/* One still queued (-EBUSY) sends this one too. Not scheduled at
+		 * all: its next switch out sends it. */
+		err = w ? schedule_task_work(next, &w->tw, &send_works, send_work_fn) : -1;
+		t->unscheduled = err && err != -EBUSY;
 	}
-	/* One still queued (-EBUSY) sends this one too. Not scheduled at all: its
-	 * next switch out sends it. */
-	err = w ? schedule_task_work(next, &w->tw, &send_works, send_work_fn) : -1;
-	t->unscheduled = err && err != -EBUSY;
+#endif
+}
+
+#ifdef PYEBPF_KERNEL_COMPAT
+/* Before 5.18 sched_switch has no prev_state: it is the task's state, named
+ * state (a long) before 5.14 and __state after. */
+struct task_struct___pre514 {
+	long state;
+} __attribute__((preserve_access_index));
+
+static __always_inline unsigned int state_of(struct task_struct *p)
+{
+	if (bpf_core_field_exists(p->__state))
+		return BPF_CORE_READ(p, __state);
+	return (unsigned int)BPF_CORE_READ((struct task_struct___pre514 *)p, state);
 }
 
 SEC("tp_btf/sched_switch")
+int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	unsigned int prev_state = preempt ? 0 : state_of(prev);
+#else
+SEC("tp_btf/sched_switch")
 int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_struct *next, unsigned int prev_state)
 {
-	__u64 now;
+#endif
+	__u64 now = 0; /* read when a target is involved */
+	__u32 zero = 0;
+	struct cpu_current *cur;
 
 	if (offcpu_empty_hook || !offcpu_start_ns || offcpu_stop_ns)
 		return 0;
-	now = bpf_ktime_get_ns();
-	switch_out(prev, preempt || prev_state == 0 /* TASK_RUNNING */, now);
-	switch_in(next, now);
+	cur = targets_cached() ? bpf_map_lookup_elem(&cpu_current, &zero) : NULL;
+	switch_out(prev, preempt || prev_state == 0 /* TASK_RUNNING */, &now, cur);
+	switch_in(next, &now, cur);
 	return 0;
 }
 
@@ -265,6 +380,6 @@ int BPF_KPROBE(on_switch_done)
 	 * the thread's record, where the stop flush would look for it. */
 	if (!h || !h->pending || h->tid != (__u32)bpf_get_current_pid_tgid())
 		return 0;
-	send_pending(bpf_get_current_task_btf(), h);
+	send_pending(ctx, current_task(), h);
 	return 0;
 }

@@ -52,6 +52,53 @@ struct {
 	__type(value, struct off_task);
 } off_tasks SEC(".maps") __weak;
 
+#ifdef PYEBPF_KERNEL_COMPAT
+/*
+ * Before Linux 5.11 there is no task storage: the compat build keeps only
+ * when each thread left the CPU, by tid, in an LRU table (a gone thread's
+ * entry makes room by itself). Its intervals are sent from the
+ * finish_task_switch kprobe right after the switch in, so nothing else of
+ * a thread has to be kept. `born` tells a reused tid from the thread that
+ * had it.
+ */
+struct off_since {
+	__u64 since; /* as off_task.since */
+	__u64 born;  /* task_struct.start_time */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32); /* tid */
+	__type(value, struct off_since);
+} off_since_by_tid SEC(".maps") __weak;
+
+/* Where `task`'s switch-out time is kept (NULL: nowhere yet; with create,
+ * a fresh zero record). */
+static __always_inline __u64 *since_slot(struct task_struct *task, bool create)
+{
+	__u32 tid = (__u32)BPF_CORE_READ(task, pid);
+	__u64 born = BPF_CORE_READ(task, start_time);
+	struct off_since *o = bpf_map_lookup_elem(&off_since_by_tid, &tid), fresh = { .born = born };
+
+	if (o && o->born == born)
+		return &o->since;
+	if (!create)
+		return NULL;
+	if (bpf_map_update_elem(&off_since_by_tid, &tid, &fresh, BPF_ANY))
+		return NULL;
+	o = bpf_map_lookup_elem(&off_since_by_tid, &tid);
+	return o ? &o->since : NULL;
+}
+#else
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64[2]);
+} off_since_by_tid SEC(".maps") __weak; /* the compat build's (one skeleton for every build) */
+#endif
+
 /* A task seen for the first time has been off the CPU since the recording
  * started, or since it was born. */
 static __always_inline __u64 first_since(struct task_struct *task)
@@ -77,22 +124,59 @@ static __always_inline __u64 since_of(__u64 raw, __u32 *state)
 	return since < offcpu_start_ns ? offcpu_start_ns : since;
 }
 
+#ifdef PYEBPF_KERNEL_COMPAT
+/* No bpf_task_pt_regs before 5.15: x86-64 saves the user registers at the
+ * top of the task's kernel stack (THREAD_SIZE 16 KiB, no padding there;
+ * a KASAN kernel's 32 KiB stack reads as "no syscall"). */
+#define COMPAT_THREAD_SIZE 16384
+static __always_inline struct pt_regs *user_regs(struct task_struct *task)
+{
+	void *stack = BPF_CORE_READ(task, stack);
+
+	return stack ? (struct pt_regs *)(stack + COMPAT_THREAD_SIZE) - 1 : NULL;
+}
+#define MAX_SYSCALL_NR 1024
+#else
+#define user_regs(task) ((struct pt_regs *)bpf_task_pt_regs(task))
+#endif
+
 /* The user syscall in progress (-1: none) and its first argument. */
 static __always_inline void syscall_in_progress(struct task_struct *task, __s32 *nr, __u64 *arg)
 {
-	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	struct pt_regs *regs = user_regs(task);
 
 	*nr = -1;
 	*arg = 0;
 	if (!regs)
 		return;
 #ifdef __TARGET_ARCH_x86
-	*nr = (__s32)regs->orig_ax;
-	*arg = regs->di;
+	*nr = (__s32)BPF_CORE_READ(regs, orig_ax);
+	*arg = BPF_CORE_READ(regs, di);
+#ifdef PYEBPF_KERNEL_COMPAT
+	if (*nr < -1 || *nr >= MAX_SYSCALL_NR)
+		*nr = -1;
+#endif
 #endif
 }
 
 /* The task's cgroup v2 and its ancestors against --cgroup/--container. */
+#ifdef PYEBPF_KERNEL_COMPAT
+/* Before 6.0 a cgroup keeps its ancestors' ids (shared.bpf.h). */
+static __always_inline int task_in_target_cgroup(struct task_struct *task)
+{
+	struct cgroup___ids *cg = (struct cgroup___ids *)BPF_CORE_READ(task, cgroups, dfl_cgrp);
+
+	for (int i = 0; i <= MAX_CGROUP_LEVEL; i++) {
+		__u64 cid = ancestor_cgroup_id(cg, i);
+
+		if (!cid)
+			return 0;
+		if (bpf_map_lookup_elem(&target_cgroups, &cid))
+			return 1;
+	}
+	return 0;
+}
+#else
 static __always_inline int task_in_target_cgroup(struct task_struct *task)
 {
 	struct cgroup *cg = BPF_CORE_READ(task, cgroups, dfl_cgrp), *anc;
@@ -111,6 +195,7 @@ static __always_inline int task_in_target_cgroup(struct task_struct *task)
 	}
 	return 0;
 }
+#endif
 
 /* Whether a task is on a CPU. task_struct.on_cpu is an int before Linux
  * 7.x and a u8 there: read at the size the kernel has (a plain load of a
@@ -130,6 +215,92 @@ static __always_inline int task_wanted(struct task_struct *task)
 	if (filter_pids && !bpf_map_lookup_elem(&targets, &pid))
 		return 0;
 	return !filter_cgroups || task_in_target_cgroup(task);
+}
+
+/*
+ * The switch hook runs at every context switch of the host, and most concern
+ * no target: with -p/--comm, each task's answer is kept in its own storage,
+ * so a task that is not a target costs one storage lookup per switch, not a
+ * hash lookup of its process. Valid while targets_gen is what it was when
+ * decided (gen + 1: a fresh record, 0, is no answer). A task stops being a
+ * target only by exiting, which frees its record. With --cgroup/--container
+ * the answer is kept with the task's cgroup: a task moved into another
+ * cgroup is asked again (two loads to tell, where the ancestors' walk costs
+ * a hash lookup per level).
+ */
+struct task_target {
+	__u32 gen;
+	__u32 wanted;
+	__u64 cgrp; /* task->cgroups->dfl_cgrp when decided */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct task_target);
+} task_targets SEC(".maps") __weak; /* not created by the compat build (no task storage before 5.11) */
+
+/*
+ * The answer for the task each CPU last switched in: the task that leaves a
+ * CPU is the one that came in last there, so a switch looks only the
+ * incoming task up. Checked by task and generation (the set may grow while
+ * it runs: an exec into a --comm name).
+ */
+struct cpu_current {
+	__u64 task; /* the task_struct's address */
+	__u32 gen;
+	__u32 wanted;
+	__u64 cgrp; /* as in task_target: a task moved while it ran is asked again */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct cpu_current);
+} cpu_current SEC(".maps") __weak;
+
+/* Are the answers kept (any target filter: without one, every task is)? */
+static __always_inline bool targets_cached(void)
+{
+	return filter_pids || filter_cgroups;
+}
+
+/* The cgroup the answer depends on; 0 without a cgroup filter. task is the
+ * switch hook's (a BTF pointer): plain loads, not two probe-read calls. */
+static __always_inline __u64 task_cgroup_key(struct task_struct *task)
+{
+	return filter_cgroups ? (__u64)task->cgroups->dfl_cgrp : 0;
+}
+
+/* task_wanted(), cached where it can be; task has an mm (a user task) and
+ * is in cgroup cgrp (task_cgroup_key()). 2: a target now, where the kept
+ * answer said it was not (an exec into a --comm name, a move into a target
+ * cgroup): when its present wait began is unknown. */
+static __always_inline int task_is_target(struct task_struct *task, __u64 cgrp)
+{
+#ifndef PYEBPF_KERNEL_COMPAT
+	if (targets_cached()) {
+		__u32 gen = targets_generation(); /* before the lookup */
+		struct task_target *c = bpf_task_storage_get(&task_targets, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+		int w;
+
+		if (c && c->gen == gen && c->cgrp == cgrp)
+			return c->wanted;
+		w = task_wanted(task);
+		if (c) {
+			int turned = c->gen && !c->wanted && w;
+
+			c->wanted = w;
+			c->gen = gen;
+			c->cgrp = cgrp;
+			return turned ? 2 : w;
+		}
+		return w;
+	}
+#endif
+	return task_wanted(task);
 }
 
 /* The header of an off-CPU sample of `task` worth `weight` (taken from

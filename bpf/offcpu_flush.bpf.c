@@ -79,30 +79,31 @@ static __always_inline void send_blocked(struct pyebpf_sample *s, struct task_st
 
 /* Weighed at its switch in but not sent yet (it has not returned from the
  * syscall it waited in): its kernel stack is the one kept then. */
-static __always_inline void flush_pending(struct task_struct *task, struct off_task *t, struct pyebpf_sample *s)
+static __always_inline int flush_pending(struct task_struct *task, struct off_task *t, struct pyebpf_sample *s)
 {
 	__u64 weight = __sync_lock_test_and_set(&t->pending, 0);
 
 	if (weight)
 		send_blocked(s, task,
 			     offcpu_sample(s, task, t, BPF_CORE_READ(task, cgroups, dfl_cgrp, kn, id), (__u32)weight));
+	return weight != 0;
 }
 
 /* Pass 1 of the flush: name the processes of blocked threads that were
  * never registered, so that userspace can tell whether they are Python. */
 __u32 flush_announce;
 
-static __always_inline void announce(struct task_struct *task)
+static __always_inline int announce(struct task_struct *task)
 {
 	__u32 pid = (__u32)task->tgid;
 	struct pyebpf_proc_event *e;
 
 	if (bpf_map_lookup_elem(&py_procs, &pid))
-		return;
+		return 0;
 	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
 		count(PYEBPF_CNT_PROC_RB_FULL);
-		return;
+		return 0;
 	}
 	e->h.type = PYEBPF_EVENT_BLOCKED;
 	e->h.pid = pid;
@@ -111,6 +112,16 @@ static __always_inline void announce(struct task_struct *task)
 	e->h.ts_ns = bpf_ktime_get_ns();
 	BPF_CORE_READ_STR_INTO(&e->comm, task, comm);
 	bpf_ringbuf_submit(e, 0);
+	return 1;
+}
+
+/* One byte into the iterator per record sent: userspace reads it in small
+ * chunks and drains the ring buffer between them (user/sampler.c). */
+static __always_inline void sent_one(struct bpf_iter__task *ctx)
+{
+	__u8 one = 1;
+
+	bpf_seq_write(ctx->meta->seq, &one, sizeof(one));
 }
 
 SEC("iter.s/task")
@@ -127,8 +138,8 @@ int flush_offcpu(struct bpf_iter__task *ctx)
 		return 0;
 	t = bpf_task_storage_get(&off_tasks, task, 0, 0);
 	if (flush_announce) {
-		if (t ? t->since || t->pending : !task_on_cpu(task))
-			announce(task);
+		if ((t ? t->since || t->pending : !task_on_cpu(task)) && announce(task))
+			sent_one(ctx);
 		return 0;
 	}
 	s = sample_buf();
@@ -137,7 +148,8 @@ int flush_offcpu(struct bpf_iter__task *ctx)
 		return 0;
 	}
 	if (t) {
-		flush_pending(task, t, s);
+		if (flush_pending(task, t, s))
+			sent_one(ctx);
 		since = __sync_lock_test_and_set(&t->since, 0);
 		if (!since)
 			return 0; /* on a CPU */
@@ -171,5 +183,73 @@ int flush_offcpu(struct bpf_iter__task *ctx)
 		kbytes = 0;
 	}
 	send_blocked(s, task, (__u32)kbytes / 8);
+	sent_one(ctx);
+	return 0;
+}
+
+/*
+ * `pyebpf dump -p PID`: every thread of one process, once, from the same
+ * sleepable iterator: the kernel stack of a thread that is not running,
+ * the user stack by frame pointers from its saved registers (or the copy
+ * for --native), its Python stack by the same walker as every sample, and
+ * what the kernel says of its state (task state, syscall in progress and
+ * its first argument) for userspace to name the reason it waits. Nothing
+ * is sent to the target: no signal, no ptrace stop.
+ */
+__u32 dump_pid;
+
+struct task_struct___pre514_dump {
+	long state;
+} __attribute__((preserve_access_index));
+
+static __always_inline __u32 dump_task_state(struct task_struct *p)
+{
+	if (bpf_core_field_exists(p->__state))
+		return BPF_CORE_READ(p, __state);
+	return (__u32)BPF_CORE_READ((struct task_struct___pre514_dump *)p, state);
+}
+
+SEC("iter.s/task")
+int dump_threads(struct bpf_iter__task *ctx)
+{
+	struct task_struct *task = ctx->task;
+	struct pyebpf_sample *s;
+	__u32 kn = 0, state;
+	long kbytes;
+	int on;
+
+	if (!task || !dump_pid || (__u32)task->tgid != dump_pid || !task->mm)
+		return 0;
+	s = sample_buf();
+	if (!s) {
+		count(PYEBPF_CNT_SCRATCH_ERR);
+		return 0;
+	}
+	sample_header(s, dump_pid, (__u32)task->pid, BPF_CORE_READ(task, cgroups, dfl_cgrp, kn, id));
+	BPF_CORE_READ_STR_INTO(&s->task_comm, task, comm);
+	BPF_CORE_READ_STR_INTO(&s->comm, task, group_leader, comm);
+	on = task_on_cpu(task);
+	state = dump_task_state(task);
+	if (!on || state) {
+		/* Off the CPU (or on its way off): a wait, as the stop flush's. */
+		s->flags |= PYEBPF_SAMPLE_OFFCPU;
+		s->off.state = state;
+		s->off.since_ns = s->h.ts_ns;
+		s->off.flags = PYEBPF_OFFCPU_AT_STOP;
+		syscall_in_progress(task, &s->off.syscall, &s->off.wait_arg);
+		kbytes = kernel_stacks ? bpf_get_task_stack(task, s->stack, PYEBPF_MAX_STACK * 8, 0) : 0;
+		if (kbytes < 0) {
+			s->flags |= PYEBPF_SAMPLE_KSTACK_ERR;
+			count(PYEBPF_CNT_KSTACK_ERR);
+			kbytes = 0;
+		}
+		kn = (__u32)kbytes / 8;
+	}
+	if (kn > PYEBPF_MAX_STACK)
+		kn = PYEBPF_MAX_STACK;
+	walk_tid = (__u32)task->pid;
+	walk_fsbase = BPF_CORE_READ(task, thread.fsbase);
+	if (!send_sample(s, finish_sample(s, task, kn, ustack_copy ? 0 : user_stack_fp(task, s, kn), 0)))
+		sent_one(ctx);
 	return 0;
 }

@@ -51,6 +51,15 @@ struct {
 	__type(value, struct tstate_cache);
 } py_tstates SEC(".maps") __weak;
 
+/* Filled by userspace (include/pyebpf.h says when); LRU: the threads of
+ * processes that are gone make room by themselves. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, struct pyebpf_tstate_key);
+	__type(value, __u64);
+} py_tstate_index SEC(".maps") __weak;
+
 /*
  * 3.11+ frames live on the thread's data stack, each caller just below its
  * callee: one read takes the frame and everything below it down to the
@@ -233,6 +242,7 @@ enum tstate_lookup {
 	TSTATE_ABSENT,     /* the thread has no thread state */
 	TSTATE_NONE_YET,   /* no thread state at all: the interpreter is starting */
 	TSTATE_UNREADABLE, /* an interpreter or thread list could not be read */
+	TSTATE_BEYOND,     /* not found, and a thread list goes on beyond the walk */
 };
 
 /* *ambiguous: the thread has thread states in several interpreters, so a
@@ -246,6 +256,7 @@ static __always_inline enum tstate_lookup find_tstate(const struct pyebpf_py_pro
 			       .off_thread_id = o->tstate_thread_id,
 			       .off_status = o->tstate_status };
 	__u64 interp;
+	int beyond = 0;
 
 	if (o->gil_kind == PYEBPF_GIL_TSTATE_CURRENT && read_ptr(pp->gil_addr, &c.current))
 		c.current = 0;
@@ -257,6 +268,8 @@ static __always_inline enum tstate_lookup find_tstate(const struct pyebpf_py_pro
 		LOOP(MAX_THREADS, COMPAT_MAX_THREADS, tlist_step, &c);
 		if (c.err)
 			return TSTATE_UNREADABLE;
+		if (c.t && !c.active) /* the walk stopped before the list's end */
+			beyond = 1;
 		if (read_ptr(interp + o->interp_next, &interp))
 			return TSTATE_UNREADABLE;
 	}
@@ -265,6 +278,8 @@ static __always_inline enum tstate_lookup find_tstate(const struct pyebpf_py_pro
 		*tstate = c.found;
 		return TSTATE_FOUND;
 	}
+	if (beyond)
+		return TSTATE_BEYOND;
 	return c.seen ? TSTATE_ABSENT : TSTATE_NONE_YET;
 }
 
@@ -287,8 +302,27 @@ static __always_inline int cached_current(const struct tstate_cache *cached, con
 }
 
 /* The thread state of the current thread, through the per-tid cache. */
-static __always_inline int current_tstate(const struct pyebpf_py_proc *pp, const struct pyebpf_py_offsets *o, __u32 tid,
-					  __u64 *tstate)
+/*
+ * The thread's state in userspace's index, checked with one read (0: none).
+ * Only while the process has one interpreter: a thread indexed before it
+ * entered a subinterpreter has a second thread state now, which only the
+ * walk tells from the first.
+ */
+static __always_inline __u64 indexed_tstate(const struct pyebpf_py_proc *pp, __u32 pid, __u64 fsbase,
+					    const struct pyebpf_py_offsets *o)
+{
+	struct pyebpf_tstate_key key = { .pid = pid, .thread_id = fsbase };
+	__u64 *t = bpf_map_lookup_elem(&py_tstate_index, &key), id, interp, next;
+
+	if (!t || !*t || read_ptr(*t + o->tstate_thread_id, &id) || id != fsbase)
+		return 0;
+	if (read_ptr(pp->interp_head_addr, &interp) || !interp || read_ptr(interp + o->interp_next, &next) || next)
+		return 0;
+	return *t;
+}
+
+static __always_inline int current_tstate(const struct pyebpf_py_proc *pp, const struct pyebpf_py_offsets *o, __u32 pid,
+					  __u32 tid, __u64 *tstate)
 {
 	__u64 fsbase = task_fsbase(), now = bpf_ktime_get_ns(), id;
 	struct tstate_cache *cached = bpf_map_lookup_elem(&py_tstates, &tid), fresh = { 0 };
@@ -304,7 +338,19 @@ static __always_inline int current_tstate(const struct pyebpf_py_proc *pp, const
 		if (!cached->tstate && now - cached->looked_ns < NO_TSTATE_RETRY_NS)
 			return PYEBPF_PY_NO_TSTATE;
 	}
+#ifdef READ_OTHER_TASK
+	/* The stop flush: userspace indexed every thread just before, and a
+	 * walk per blocked thread would walk the list again for each. */
+	*tstate = indexed_tstate(pp, pid, fsbase, o);
+	found = *tstate ? TSTATE_FOUND : find_tstate(pp, o, fsbase, tstate, &ambiguous);
+#else
+	/* The walk first: an index entry may be stale (a thread that exited,
+	 * its pthread_self reused by the next); the index for a thread the
+	 * walk does not reach, refreshed when that happens. */
 	found = find_tstate(pp, o, fsbase, tstate, &ambiguous);
+	if (found == TSTATE_BEYOND && (*tstate = indexed_tstate(pp, pid, fsbase, o)))
+		found = TSTATE_FOUND;
+#endif
 	switch (found) {
 	case TSTATE_FOUND:
 	case TSTATE_ABSENT:
@@ -316,6 +362,8 @@ static __always_inline int current_tstate(const struct pyebpf_py_proc *pp, const
 	case TSTATE_NONE_YET:
 		/* Not worth remembering: the main thread gets its state any moment. */
 		return PYEBPF_PY_NO_TSTATE;
+	case TSTATE_BEYOND: /* userspace indexes the process when it sees this */
+		return PYEBPF_PY_THREAD_LIMIT;
 	default:
 		return PYEBPF_PY_READ_INTERP;
 	}
@@ -538,10 +586,12 @@ static __always_inline void python_stack(struct pyebpf_sample *s, __u32 pid, __u
 		count(PYEBPF_CNT_PY_NO_OFFSETS);
 		return;
 	}
-	err = current_tstate(pp, o, tid, &tstate);
+	err = current_tstate(pp, o, pid, tid, &tstate);
 	if (err) {
 		s->py_error = err;
-		count(err == PYEBPF_PY_NO_TSTATE ? PYEBPF_CNT_PY_NO_TSTATE : PYEBPF_CNT_PY_READ_INTERP);
+		count(err == PYEBPF_PY_NO_TSTATE      ? PYEBPF_CNT_PY_NO_TSTATE
+		      : err == PYEBPF_PY_THREAD_LIMIT ? PYEBPF_CNT_PY_THREAD_LIMIT
+						      : PYEBPF_CNT_PY_READ_INTERP);
 		return;
 	}
 	s->tstate = tstate;

@@ -20,6 +20,7 @@
 const volatile __u32 self_pid __weak = 0;         /* never sample pyebpf itself */
 const volatile __u8 filter_pids __weak = 0;       /* only sample pids in `targets` */
 const volatile __u8 follow_forks __weak = 0;      /* children of targets become targets */
+const volatile __u8 filter_comms __weak = 0;      /* --comm: processes of these names become targets */
 const volatile __u8 kernel_stacks __weak = 1;     /* --no-kernel clears it */
 const volatile __u8 filter_cgroups __weak = 0;    /* only tasks in (or below) a cgroup of `target_cgroups` */
 const volatile __u32 ustack_copy __weak = 0;      /* --native: user stack bytes to copy (0: frame-pointer walk) */
@@ -37,6 +38,28 @@ struct {
 	__type(key, __u32); /* tgid */
 	__type(value, __u8);
 } targets SEC(".maps") __weak;
+
+/* Bumped whenever the target set grows (userspace's adds, the fork and exec
+ * hooks'): a task's cached "not a target" (offcpu.bpf.h) is older then. */
+__u32 targets_gen __weak = 0;
+
+/* The generation an answer is kept with: read before deciding (a target
+ * added after that bumps past it); + 1, so a fresh zero record is none. */
+static __always_inline __u32 targets_generation(void)
+{
+	return *(volatile __u32 *)&targets_gen + 1;
+}
+
+/* Nanoseconds between timer ticks (1e9 / -F; userspace sets it at each start). */
+__u64 timer_period_ns __weak = 0;
+
+/* --comm NAME: the kernel's 16-byte task name, NUL-padded, as the key. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 64);
+	__type(key, char[PYEBPF_COMM_LEN]);
+	__type(value, __u8);
+} target_comms SEC(".maps") __weak;
 
 /*
  * Processes born (forked or exec'd) less than YOUNG_NS ago, by tgid: their
@@ -185,6 +208,15 @@ static __always_inline void count(__u32 which)
 
 	if (c)
 		(*c)++;
+}
+
+/* Add n to a counter that sums (nanoseconds), not counts. */
+static __always_inline void count_n(__u32 which, __u64 n)
+{
+	__u64 *c = bpf_map_lookup_elem(&counters, &which);
+
+	if (c)
+		*c += n;
 }
 
 /* Deeper cgroups than this are matched by their ancestors up to this level. */

@@ -25,6 +25,10 @@ enum pyebpf_event_type {
 	 * CPU that was never sampled. Userspace looks at it (is it Python?)
 	 * before the stop flush reads its stacks. A pyebpf_proc_event. */
 	PYEBPF_EVENT_BLOCKED = 4,
+	/* A process that became a target as it was forked (-p's children, --comm):
+	 * userspace registers it at once (a forked Python is Python from its
+	 * first instruction), not at its first sample. A pyebpf_proc_event. */
+	PYEBPF_EVENT_FORK = 5,
 };
 
 struct pyebpf_event_header {
@@ -62,10 +66,26 @@ struct pyebpf_pyframe {
 /* Why a Python stack is empty or short (pyebpf_sample.py_error). */
 enum pyebpf_py_error {
 	PYEBPF_PY_OK = 0,
-	PYEBPF_PY_NO_TSTATE,   /* the thread has no PyThreadState (not a Python thread) */
-	PYEBPF_PY_READ_INTERP, /* reading the interpreter list failed */
-	PYEBPF_PY_READ_FRAME,  /* reading a frame failed: the stack ends there */
-	PYEBPF_PY_NO_OFFSETS,  /* no offsets for this interpreter */
+	PYEBPF_PY_NO_TSTATE,    /* the thread has no PyThreadState (not a Python thread) */
+	PYEBPF_PY_READ_INTERP,  /* reading the interpreter list failed */
+	PYEBPF_PY_READ_FRAME,   /* reading a frame failed: the stack ends there */
+	PYEBPF_PY_NO_OFFSETS,   /* no offsets for this interpreter */
+	PYEBPF_PY_THREAD_LIMIT, /* the thread lists are longer than a walk, and the thread is not indexed yet */
+};
+
+/*
+ * The thread states of a Python process, indexed by userspace (which walks
+ * its thread lists whole) for threads a BPF walk does not reach: a thread
+ * list longer than MAX_THREADS, or one walked for each of thousands of
+ * blocked threads at the stop. Key of py_tstate_index; the value is the
+ * thread state's address. A thread with thread states in several
+ * interpreters is left out, and BPF consults the index only while the
+ * process has one interpreter (the walk decides which is current).
+ */
+struct pyebpf_tstate_key {
+	__u32 pid;
+	__u32 reserved;
+	__u64 thread_id; /* tstate->thread_id: pthread_self(), the thread's fsbase on x86-64 */
 };
 
 /*
@@ -215,6 +235,13 @@ enum pyebpf_counter {
 	PYEBPF_CNT_PY_LOOP,         /* a Python frame chain looped (marked [frame loop]) */
 	PYEBPF_CNT_OFFCPU,          /* off-CPU samples sent (intervals worth at least one tick) */
 	PYEBPF_CNT_OFFCPU_STORAGE,  /* a thread's off-CPU state could not be stored (interval lost) */
+	PYEBPF_CNT_PY_THREAD_LIMIT, /* a thread beyond the walk's reach, not indexed yet (Python stack missing) */
+	PYEBPF_CNT_FOLLOWED,        /* processes that became targets while recording (children, --comm) */
+	PYEBPF_CNT_NOT_FOLLOWED,    /* processes started by a target, left out by --no-children */
+	PYEBPF_CNT_TAKEN,           /* timer samples taken (sent or lost: the BPF work was done) */
+	PYEBPF_CNT_TAKEN_NS,        /* nanoseconds of BPF those took (a sum, not a count) */
+	PYEBPF_CNT_SKIPPED,         /* timer ticks skipped: a sample's BPF outlasted the period */
+	PYEBPF_CNT_SKIPPED_LOST,    /* ... not given to the next sample (another thread ran next): lost */
 	PYEBPF_CNT__COUNT,
 };
 

@@ -90,4 +90,30 @@ shot "file://$OUT/pool.svg?icicle" "$OUT/svg-icicle.png" 1400,900
 h=$(sed -n 's/.*<svg[^>]* height="\([0-9]*\)".*/\1/p' "$OUT/pool.svg" | head -1)
 shot "file://$OUT/pool.svg" "$OUT/svg-flame.png" "1400,$((h + 200))"
 ok "SVG: $OUT/svg-flame.png, $OUT/svg-icicle.png"
+# ---- asyncio task time ---------------------------------------------------
+# Debian's aiohttp: clients wait on /slow (fetch_remote: 200 ms); task time
+# in go tool pprof (its own sample type) and in the SVG of report --tasks.
+if /usr/bin/python3 -c 'import aiohttp' 2>/dev/null; then
+	port=$(free_port)
+	"$PYEBPF" record --mode wall -F 99 -o "$OUT/aio.pb.gz" -- /usr/bin/python3 \
+		tests/fixtures/real/aiohttp_service.py "$port" 6 2>"$OUT/aio.log" &
+	rec=$!
+	for _ in $(seq 100); do curl -fs "http://127.0.0.1:$port/fast" >/dev/null 2>&1 && break; sleep 0.1; done
+	for c in 1 2 3 4; do
+		(for _ in $(seq 15); do curl -fs "http://127.0.0.1:$port/slow" >/dev/null || true; done) &
+	done
+	wait $rec
+	go tool pprof -sample_index=task_wall -top "$OUT/aio.pb.gz" >"$OUT/aio-top.txt" 2>&1
+	grep -q 'fetch_remote' "$OUT/aio-top.txt" || fail "no fetch_remote in task_wall's -top: $(head -3 "$OUT/aio-top.txt")"
+	ok "go tool pprof -sample_index=task_wall -top: $(grep -m1 'fetch_remote' "$OUT/aio-top.txt" | tr -s ' ')"
+	port2=$(free_port)
+	go tool pprof -sample_index=task_wall -http="127.0.0.1:$port2" -no_browser "$OUT/aio.pb.gz" >/dev/null 2>&1 &
+	pids+=($!)
+	for _ in $(seq 50); do curl -fs "http://127.0.0.1:$port2/ui/" >/dev/null 2>&1 && break; sleep 0.2; done
+	shot "http://127.0.0.1:$port2/ui/flamegraph?si=task_wall" "$OUT/aio-pprof-flame.png"
+	"$PYEBPF" report "$OUT/aio.pb.gz" --tasks -o "$OUT/aio-tasks.svg" 2>/dev/null
+	h=$(sed -n 's/.*<svg[^>]* height="\([0-9]*\)".*/\1/p' "$OUT/aio-tasks.svg" | head -1)
+	shot "file://$OUT/aio-tasks.svg" "$OUT/aio-tasks-svg.png" "1400,$((h + 200))"
+	ok "asyncio task time: $OUT/aio-pprof-flame.png, $OUT/aio-tasks-svg.png"
+fi
 echo "viewers: all checks passed; screenshots in $OUT"

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +32,15 @@ static uint8_t *read_file(int dirfd, const char *path, int flags, size_t *len)
 		close(fd);
 		return NULL;
 	}
+	/* Refused by its size before a byte is read (a sparse 2 GiB file took
+	 * seconds to read); then read to at most the limit, as it may grow. */
+	if ((uint64_t)st.st_size > PPROF_MAX_SIZE) {
+		err_msg("cannot read '%s': larger than %llu MiB", path, PPROF_MAX_SIZE >> 20);
+		close(fd);
+		return NULL;
+	}
+	cap = (size_t)st.st_size + 1;
+	buf = xmalloc(cap);
 	for (;;) {
 		ssize_t r;
 
@@ -38,7 +48,8 @@ static uint8_t *read_file(int dirfd, const char *path, int flags, size_t *len)
 			err_msg("cannot read '%s': larger than %llu MiB", path, PPROF_MAX_SIZE >> 20);
 			goto fail;
 		}
-		xgrow(&buf, &cap, n + 65536, 1);
+		if (n == cap)
+			xgrow(&buf, &cap, n + 65536, 1);
 		r = read(fd, buf + n, cap - n);
 		if (r < 0 && errno == EINTR)
 			continue;
@@ -143,7 +154,7 @@ void archive__free(struct archive *a)
 static struct profile *read_counted(struct archive *a, const struct archive_file *af)
 {
 	a->reads++;
-	return recording__read(af->path);
+	return a->reader ? a->reader(a->reader_ctx, (size_t)(af - a->v)) : recording__read(af->path);
 }
 
 /* Read a file whose start is not known from its name: its start and end now. */
@@ -160,6 +171,26 @@ static int learn(struct archive *a, struct archive_file *af)
 	af->end_ns = m->start_epoch_ns + (m->duration_ns > 0 ? m->duration_ns : 0);
 	af->start_exact = af->end_exact = true;
 	return 0;
+}
+
+/* Nothing kept: what the recordings cover, to say so, ends where the newest
+ * file ends, which only the file tells (a name gives its start). */
+static void newest_end(struct archive *a, struct archive_stats *st)
+{
+	struct archive_file *newest = NULL;
+	struct profile *in;
+
+	for (size_t i = 0; i < a->n; i++)
+		if (a->v[i].start_ns != INT64_MIN && (!newest || a->v[i].start_ns > newest->start_ns))
+			newest = &a->v[i];
+	if (!newest || newest->end_ns != INT64_MAX || !(in = read_counted(a, newest)))
+		return;
+	const struct profile_meta *m = profile__meta_of(in);
+
+	newest->end_ns = m->start_epoch_ns + (m->duration_ns > 0 ? m->duration_ns : 0);
+	if (newest->end_ns > st->last_ns)
+		st->last_ns = newest->end_ns;
+	profile__free(in);
 }
 
 static int cmp_start(const void *a, const void *b)
@@ -185,10 +216,23 @@ struct merge {
 	bool mixed; /* of different frequencies */
 };
 
+/* period / finer, rounded: periods are at most PPROF_MAX_PERIOD, no overflow. */
+static uint64_t ratio(uint64_t period_ns, uint64_t finer_ns)
+{
+	return (period_ns + finer_ns / 2) / finer_ns;
+}
+
+/* Would `samples` counted `scale` times each, added to `so_far`, pass what
+ * a count may hold (pprof's int64)? */
+static bool overflows(uint64_t so_far, uint64_t samples, uint64_t scale)
+{
+	return scale && (samples > (uint64_t)INT64_MAX / scale || so_far > (uint64_t)INT64_MAX - samples * scale);
+}
+
 /* Count everything so far in samples of a finer period. */
 static void refine(struct merge *m, uint64_t period_ns)
 {
-	uint32_t k = (uint32_t)((double)m->period_ns / (double)period_ns + 0.5);
+	uint64_t k = ratio(m->period_ns, period_ns);
 	struct filter all;
 	struct profile *finer;
 
@@ -208,8 +252,13 @@ static int merge_one(struct merge *m, const char *path, const struct profile *in
 {
 	const struct profile_meta *im = profile__meta_of(in);
 	struct filter w;
-	uint32_t scale = 1;
+	uint64_t scale = 1;
 
+	if (im->period_ns > PPROF_MAX_PERIOD) {
+		err_msg("cannot read '%s': its sampling period of %" PRIu64 " ns is not a period (0 to one hour)", path,
+			im->period_ns);
+		return -1;
+	}
 	if (!m->out) {
 		m->out = profile__new();
 		m->first_path = path;
@@ -223,14 +272,30 @@ static int merge_one(struct merge *m, const char *path, const struct profile *in
 		return -1;
 	}
 	if (im->period_ns && im->period_ns != m->period_ns) {
-		if (im->period_ns < m->period_ns)
-			refine(m, im->period_ns);
-		scale = (uint32_t)((double)im->period_ns / (double)m->period_ns + 0.5);
+		uint64_t finer = im->period_ns < m->period_ns || !m->period_ns ? im->period_ns : m->period_ns;
+		uint64_t k = m->period_ns ? ratio(m->period_ns, finer) : 1;
+
+		scale = ratio(im->period_ns, finer);
+		if (overflows(0, profile__total(m->out), k) ||
+		    overflows(profile__total(m->out) * k, profile__total(in), scale)) {
+			err_msg("cannot merge '%s' and '%s': counted in samples of %" PRIu64 " ns, they would pass "
+				"%" PRId64 " samples",
+				m->first_path, path, finer, INT64_MAX);
+			return -1;
+		}
+		if (finer < m->period_ns)
+			refine(m, finer);
+		m->period_ns = finer;
 		m->mixed = true;
+	} else if (overflows(profile__total(m->out), profile__total(in), 1)) {
+		err_msg("cannot merge '%s' and '%s': they would pass %" PRId64 " samples", m->first_path, path,
+			INT64_MAX);
+		return -1;
 	}
 	w = filter__for_window(f, im->start_epoch_ns, since, until);
 	w.timed = f->timed || since != INT64_MIN || until != INT64_MAX;
 	st->samples += profile__total(in);
+	st->other_time += filter__other_time(&w, in);
 	st->dropped += filter__copy(&w, in, m->out,
 				    im->start_epoch_ns > m->start_ns ? (uint64_t)(im->start_epoch_ns - m->start_ns) : 0,
 				    scale ? scale : 1, flags);
@@ -338,9 +403,11 @@ struct profile *archive__load(struct archive *a, const struct filter *f, uint32_
 		profile__free(in);
 	}
 	free(sel);
-	st->files = a->reads;
 	if (m.out && m.end_ns > st->last_ns)
 		st->last_ns = m.end_ns;
+	if (st->samples == st->dropped)
+		newest_end(a, st);
+	st->files = a->reads;
 	if (!m.out) {
 		m.out = profile__new();
 		return m.out;

@@ -27,6 +27,11 @@ struct archive {
 	struct archive_file *v;
 	size_t n, cap;
 	size_t reads; /* files read so far */
+	/* When set, file `index` of v is read by it instead of recording__read()
+	 * of its path (serve reads only relative to its directory's descriptor);
+	 * NULL fails the load as a file that cannot be read does. */
+	struct profile *(*reader)(void *ctx, size_t index);
+	void *reader_ctx;
 };
 
 /* A recording file or a continuous directory (its interval files); -1 after one error line. */
@@ -43,6 +48,7 @@ struct archive_stats {
 	size_t files;               /* files read (to merge, or to learn where they start) */
 	uint64_t samples;           /* in the files read, in the window or not */
 	uint64_t dropped;           /* left out by the window and the filters */
+	uint64_t other_time;        /* of those, the other kind of time (threads' or tasks': FILTER_TIME_*) */
 	int64_t since_ns, until_ns; /* the window, epoch; INT64_MIN / INT64_MAX: open */
 	int64_t first_ns, last_ns;  /* what the recordings cover, as far as known without reading them all */
 };

@@ -23,6 +23,13 @@ static const char *const counter_names[] = {
 	[PYEBPF_CNT_PY_LOOP] = "Python frame chains that looped back into themselves (marked [frame loop])",
 	[PYEBPF_CNT_OFFCPU] = "off-CPU samples (intervals worth at least one tick)",
 	[PYEBPF_CNT_OFFCPU_STORAGE] = "off-CPU intervals lost: no room to note a thread leaving the CPU",
+	[PYEBPF_CNT_PY_THREAD_LIMIT] = "Python stacks missing: threads beyond the BPF walk, not indexed yet",
+	[PYEBPF_CNT_FOLLOWED] = "processes profiled from their start (started by a target, or named by --comm)",
+	[PYEBPF_CNT_NOT_FOLLOWED] = "processes started by a target, not profiled (--no-children)",
+	[PYEBPF_CNT_TAKEN] = "timer samples taken",
+	[PYEBPF_CNT_TAKEN_NS] = "nanoseconds of BPF for the timer samples taken",
+	[PYEBPF_CNT_SKIPPED] = "timer ticks skipped while a sample's BPF ran",
+	[PYEBPF_CNT_SKIPPED_LOST] = "timer ticks skipped while a sample's BPF ran, lost (another thread ran next)",
 };
 _Static_assert(sizeof(counter_names) / sizeof(counter_names[0]) == PYEBPF_CNT__COUNT,
 	       "every enum pyebpf_counter needs its line in counter_names");

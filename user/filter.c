@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hashmap.h"
+#include "offcpu.h"
 #include "profile_import.h"
 #include "util.h"
 
@@ -53,7 +55,8 @@ void filter__free(struct filter *f)
 bool filter__drops_samples(const struct filter *f)
 {
 	return f->npids || f->ntids || f->nthreads || f->nexclude || f->ncomms || f->ncontainers || f->timed ||
-	       f->gil_only || f->reasons || f->python_only;
+	       f->gil_only || f->reasons || f->python_only || f->ran ||
+	       f->time_kind == FILTER_TIME_TASKS; /* the table's leaving task time out is a view, not a filter */
 }
 
 static bool has_u32(const uint32_t *v, size_t n, uint32_t x)
@@ -93,10 +96,27 @@ static bool has_prefix(const char *const *v, size_t n, const char *s)
 	return false;
 }
 
+uint64_t filter__other_time(const struct filter *f, const struct profile *p)
+{
+	struct profile_entry e;
+	uint64_t n = 0;
+	size_t pos = 0;
+
+	if (f->time_kind == FILTER_TIME_ALL)
+		return 0;
+	while (profile__next(p, &pos, &e))
+		if (((e.labels.flags & LABEL_TASK) != 0) == (f->time_kind == FILTER_TIME_THREADS))
+			n += e.count;
+	return n;
+}
+
 bool filter__keep(const struct filter *f, const struct profile *p, const struct sample_labels *l, uint64_t time_ns)
 {
 	const char *thread = profile__str_at(p, l->thread);
+	bool task = l->flags & LABEL_TASK;
 
+	if ((f->time_kind == FILTER_TIME_THREADS && task) || (f->time_kind == FILTER_TIME_TASKS && !task))
+		return false;
 	if (f->npids && !has_u32(f->pids, f->npids, l->pid))
 		return false;
 	if (f->ntids && !has_u32(f->tids, f->ntids, l->tid))
@@ -115,6 +135,11 @@ bool filter__keep(const struct filter *f, const struct profile *p, const struct 
 		return false;
 	if (f->timed && (time_ns == PROFILE_NO_TIME || time_ns < f->since_ns || time_ns >= f->until_ns))
 		return false;
+	if (f->ran) {
+		uint64_t k = filter__thread_key(l);
+
+		return hashmap__get(f->ran, &k, sizeof(k)) != NULL;
+	}
 	return true;
 }
 
@@ -131,6 +156,10 @@ uint32_t filter__frames(const struct filter *f, const struct profile *p, uint32_
 		if (fr->kind == FRAME_KERNEL && (f->no_kernel || f->python_only))
 			continue;
 		if (fr->kind == FRAME_NATIVE && f->python_only)
+			continue;
+		/* Python functions alone: the one that waited is the leaf (pprof's
+		 * -top ranks it by its wall time); why is its label (off_cpu_reason). */
+		if (fr->kind == FRAME_MARK && f->python_only && offcpu_is_reason_frame(profile__str_at(p, fr->name)))
 			continue;
 		python |= fr->kind == FRAME_PYTHON;
 		frames[k++] = frames[i];
@@ -162,7 +191,7 @@ struct profile *filter__apply(const struct filter *f, const struct profile *in, 
 }
 
 uint64_t filter__copy(const struct filter *f, const struct profile *in, struct profile *out, uint64_t shift_ns,
-		      uint32_t scale, uint32_t flags)
+		      uint64_t scale, uint32_t flags)
 {
 	struct profile_import im;
 	size_t cap = 0;
@@ -195,8 +224,16 @@ uint64_t filter__copy(const struct filter *f, const struct profile *in, struct p
 		l = e.labels;
 		l.flags |= flags;
 		profile_import__labels(&im, &l);
-		profile__add_at(out, &l, frames, n, ev.count * scale,
-				ev.time_ns == PROFILE_NO_TIME ? PROFILE_NO_TIME : ev.time_ns + shift_ns);
+		/* One add counts at most UINT32_MAX: a scaled count takes several. */
+		uint32_t stack = profile__stack(out, frames, n);
+		uint64_t time = ev.time_ns == PROFILE_NO_TIME ? PROFILE_NO_TIME : ev.time_ns + shift_ns;
+		uint64_t left = ev.count * scale;
+		do {
+			uint32_t part = left > UINT32_MAX ? UINT32_MAX : (uint32_t)left;
+
+			profile__add_stack_at(out, &l, stack, part, time);
+			left -= part;
+		} while (left);
 	}
 	free(frames);
 	profile_import__free(&im);

@@ -12,6 +12,8 @@
 
 #include "profile.h"
 
+struct hashmap;
+
 struct filter {
 	uint32_t *pids; /* --pid: keep only these processes */
 	size_t npids;
@@ -35,6 +37,16 @@ struct filter {
 	bool no_kernel;         /* --no-kernel: kernel frames go */
 	bool python_only;       /* --python-only: only Python frames; samples without any go */
 	bool functions;         /* --functions: Python frames by function (line 0), not by line */
+	int time_kind;          /* FILTER_TIME_*: threads' time, asyncio tasks' time (LABEL_TASK) or both */
+	/* Threads ((pid << 32 | tid) keys) that ran on a CPU: only their samples
+	 * stay (--exclude-idle, filter_idle.c); NULL: every thread. Not owned. */
+	const struct hashmap *ran;
+};
+
+enum {
+	FILTER_TIME_ALL = 0,     /* every sample */
+	FILTER_TIME_THREADS = 1, /* threads' time: task time left out (report's table) */
+	FILTER_TIME_TASKS = 2,   /* only asyncio task time (report --tasks) */
 };
 
 void filter__init(struct filter *f);
@@ -54,7 +66,16 @@ void filter__window(const struct filter *f, int64_t start_ns, int64_t *since, in
  */
 struct filter filter__for_window(const struct filter *f, int64_t start_ns, int64_t since, int64_t until);
 
+/* A thread's key in a filter's `ran` set: (pid << 32 | tid). */
+static inline uint64_t filter__thread_key(const struct sample_labels *l)
+{
+	return (uint64_t)l->pid << 32 | l->tid;
+}
+
 /* Does a sample with these labels, taken at time_ns (or PROFILE_NO_TIME), stay? */
+/* Samples of p the time kind leaves out (task time from the threads' table,
+ * or the threads' time from --tasks): a view, not a filter. */
+uint64_t filter__other_time(const struct filter *f, const struct profile *p);
 bool filter__keep(const struct filter *f, const struct profile *p, const struct sample_labels *l, uint64_t time_ns);
 /*
  * The frames that stay, moved to the front of frames (root first); returns
@@ -72,10 +93,11 @@ void filter__functions(const struct filter *f, struct profile *p, uint32_t *fram
 struct profile *filter__apply(const struct filter *f, const struct profile *in, uint64_t *dropped);
 /*
  * The samples and frames of `in` that stay, added to `out` (notes and
- * modules too): times moved by shift_ns, counts times scale, label flags
- * or'ed with flags. Returns the samples left out. report merges so.
+ * modules too): times moved by shift_ns, counts times scale (the caller
+ * keeps profile__total(in) * scale within INT64_MAX), label flags or'ed
+ * with flags. Returns the samples left out. report merges so.
  */
 uint64_t filter__copy(const struct filter *f, const struct profile *in, struct profile *out, uint64_t shift_ns,
-		      uint32_t scale, uint32_t flags);
+		      uint64_t scale, uint32_t flags);
 
 #endif

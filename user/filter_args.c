@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "offcpu.h"
+#include "pyebpf.h"
 #include "util.h"
 #include "wallclock.h"
 
@@ -27,6 +28,7 @@ const char filter_args_usage[] =
 	"                          reasons: runqueue, sleep, io, lock, gil, other; cpu: on it\n"
 	"      --no-kernel         leave out kernel frames\n"
 	"      --python-only       only Python frames; samples without any are left out\n"
+	"                          (off-CPU reasons stay labels, not frames)\n"
 	"      --functions         one frame per Python function, not per line (py-spy's --nolineno)\n";
 
 static void push_str(const char ***v, size_t *n, const char *s)
@@ -63,6 +65,10 @@ int filter_args__time(const char *arg, const char *opt, struct time_arg *t)
 {
 	if (time_arg_parse(arg, t) == 0)
 		return 0;
+	if (t->why) {
+		err_msg("invalid time '%s' for %s: %s", arg, opt, t->why);
+		return -1;
+	}
 	err_msg("invalid time '%s' for %s (seconds into the recording, or a time: 14:20, 2026-11-23T14:00:05, "
 		"with Z for UTC)",
 		arg, opt);
@@ -113,6 +119,13 @@ int filter_args__option(struct filter *f, int opt, const char *arg)
 	case OPT_FILTER_EXCLUDE_THREAD:
 		return push_name(&f->exclude_threads, &f->nexclude, arg, "--exclude-thread");
 	case OPT_FILTER_COMM:
+		/* The kernel keeps 15 bytes of a name: a longer one never matches. */
+		if (strlen(arg) > PYEBPF_COMM_LEN - 1) {
+			err_msg("--comm '%s' is longer than a process name can be (15 bytes): the kernel calls it "
+				"'%.15s'",
+				arg, arg);
+			return -1;
+		}
 		return push_name(&f->comms, &f->ncomms, arg, "--comm");
 	case OPT_FILTER_SINCE:
 		f->timed = true;

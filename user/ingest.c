@@ -53,6 +53,7 @@ struct ingest {
 	struct filter keep_all; /* when the config gives none */
 	struct ingest_hooks hooks;
 	struct kallsyms *ksyms;
+	const char *kallsyms_path; /* read at the first kernel frame to name, then NULL */
 	struct procs *procs;
 	struct pyprocs *py;
 	struct threads *threads;
@@ -62,6 +63,10 @@ struct ingest {
 	struct ingest_stats stats;
 	uint64_t python_seen; /* processes found to be Python */
 	uint64_t time_base_ns;
+	struct task_sampler *tasks; /* --mode wall: asyncio tasks */
+	uint64_t task_period_ns, task_last_ns, task_t;
+	uint64_t task_next_ns;             /* no walk before: walks take at most 1/TASK_COST_SHARE of the time */
+	uint32_t task_comm_pid, task_comm; /* the process name of one walk's tasks, read once a walk */
 	/* By profile stack id: STACK_* bits, what the summary counts per sample. */
 	uint8_t *stack_bits;
 	size_t nstack_bits;
@@ -93,10 +98,10 @@ struct ingest *ingest__new(struct profile *prof, const struct ingest_config *c, 
 	in->stacks = stack_cache__new(STACK_CACHE_BYTES, STACK_CACHE_AGE_NS);
 	if (c->native)
 		in->native = native_stacks__new(prof, in->procs, in->py);
-	if (c->kallsyms) {
-		in->ksyms = kallsyms__load(c->kallsyms);
-		if (!in->ksyms)
-			err_msg("kernel symbols unavailable (%s): kernel frames will read [unknown]", strerror(errno));
+	in->kallsyms_path = c->kallsyms;
+	if (c->task_period_ns) {
+		in->tasks = task_sampler__new(prof);
+		in->task_period_ns = c->task_period_ns;
 	}
 	return in;
 }
@@ -107,6 +112,7 @@ void ingest__free(struct ingest *in)
 		return;
 	kallsyms__free(in->ksyms);
 	pyprocs__free(in->py);
+	task_sampler__free(in->tasks);
 	threads__free(in->threads);
 	stack_cache__free(in->stacks);
 	free(in->stack_bits);
@@ -156,6 +162,7 @@ static void forget_pid(uint32_t pid, void *ctx)
 	struct ingest *in = ctx;
 
 	pyprocs__forget(in->py, pid);
+	task_sampler__forget(in->tasks, pid);
 	threads__forget_pid(in->threads, pid);
 	if (in->native)
 		native_stacks__forget(in->native, pid);
@@ -188,6 +195,13 @@ static struct py_proc *python_of(struct ingest *in, uint32_t pid, struct proc *p
 	return py;
 }
 
+void ingest__register(struct ingest *in, uint32_t pid)
+{
+	uint64_t now = now_ns();
+
+	python_of(in, pid, procs__get(in->procs, pid, now), now);
+}
+
 /* ---- labels ------------------------------------------------------------- */
 
 /* The thread's name: from threading.Thread when it has one, else the OS name. */
@@ -195,7 +209,8 @@ static uint32_t thread_label(struct ingest *in, const struct pyebpf_sample *s, s
 			     uint64_t now)
 {
 	bool ask, from_python, walked = py && (s->flags & PYEBPF_SAMPLE_PY) && s->tstate;
-	uint32_t name_id = threads__name(in->threads, s->h.pid, s->h.tid, comm, now, &ask, &from_python);
+	uint32_t name_id = threads__name(in->threads, s->h.pid, s->h.tid, comm, s->task_comm[0] != 0, now, &ask,
+					 &from_python);
 	char *name;
 
 	/* A Python process's main thread is MainThread from its first sample,
@@ -250,10 +265,24 @@ static void base_labels(struct ingest *in, const struct pyebpf_sample *s, struct
 
 /* ---- frames ------------------------------------------------------------- */
 
+/* Kernel symbols, read when a kernel frame first needs a name: reading
+ * /proc/kallsyms is the largest part of a start-up, and many recordings
+ * (CPU-bound Python, --no-kernel) never need it. */
+static const struct kallsyms *ksyms(struct ingest *in)
+{
+	if (in->kallsyms_path) {
+		in->ksyms = kallsyms__load(in->kallsyms_path);
+		if (!in->ksyms)
+			err_msg("kernel symbols unavailable (%s): kernel frames will read [unknown]", strerror(errno));
+		in->kallsyms_path = NULL;
+	}
+	return in->ksyms;
+}
+
 static uint32_t kernel_frame(struct ingest *in, uint64_t addr, bool leaf)
 {
 	struct frame f = { .kind = FRAME_KERNEL };
-	const char *name = in->ksyms ? kallsyms__lookup(in->ksyms, leaf ? addr : addr - 1, NULL) : NULL;
+	const char *name = ksyms(in) ? kallsyms__lookup(in->ksyms, leaf ? addr : addr - 1, NULL) : NULL;
 
 	f.name = profile__str(in->prof, name ? name : "[unknown]");
 	return profile__frame(in->prof, &f);
@@ -375,7 +404,7 @@ static uint32_t kernel_frames(struct ingest *in, const struct sample_view *v, ui
 	uint32_t skip = 0, n = 0;
 
 	if (v->s->flags & PYEBPF_SAMPLE_OFFCPU)
-		while (skip < v->nkstack && in->ksyms) {
+		while (skip < v->nkstack && ksyms(in)) {
 			const char *name = kallsyms__lookup(in->ksyms, skip ? v->kstack[skip] - 1 : v->kstack[skip],
 							    NULL);
 
@@ -549,6 +578,8 @@ static void ingest_sample(struct ingest *in, const void *data, size_t size)
 	procs__container_labels(in->procs, p, &l);
 	/* Before any filter: a process must be known to be Python to be sampled as Python. */
 	py = python_of(in, l.pid, p, now);
+	if (py && v.s->py_error == PYEBPF_PY_THREAD_LIMIT && in->hooks.thread_beyond_walk)
+		in->hooks.thread_beyond_walk(in->hooks.ctx, l.pid);
 	l.process = procs__process_name(p);
 	l.thread = thread_label(in, v.s, py, v.s->task_comm[0] ? comm_str(in, v.s->task_comm) : l.comm, now);
 	l.python = py ? python_label(in, py_proc__interp(py)) : 0;
@@ -556,10 +587,13 @@ static void ingest_sample(struct ingest *in, const void *data, size_t size)
 	 * from there, weight x period long. */
 	at = v.s->flags & PYEBPF_SAMPLE_OFFCPU ? v.s->off.since_ns : v.s->h.ts_ns;
 	t = at > in->time_base_ns ? at - in->time_base_ns : 0;
+	/* Ticks the sample stands for: a wait's length; on a CPU, 1 and the
+	 * ticks the timer skipped before it (bpf/sample.bpf.c). */
+	weight = v.s->off.weight ? v.s->off.weight : 1;
 	if (v.s->flags & PYEBPF_SAMPLE_OFFCPU) {
 		l.offcpu = offcpu_classify(&v.s->off, py ? py_proc__gil(py) : NULL);
-		weight = v.s->off.weight ? v.s->off.weight : 1;
 		in->stats.offcpu_ticks += weight;
+		in->stats.offcpu_records++;
 		/* A lock wait may be the GIL's, as the native frames tell: named
 		 * before the filters then, which may ask for the reason. */
 		if (l.offcpu == OFFCPU_LOCK && v.regs) {
@@ -580,6 +614,8 @@ static void ingest_sample(struct ingest *in, const void *data, size_t size)
 		return;
 	}
 	count_stack(in, stack, weight);
+	if (!(v.s->flags & PYEBPF_SAMPLE_OFFCPU))
+		in->stats.oncpu_extra += weight - 1;
 	/* A multiprocessing child: its name, read once its main thread shows it
 	 * (labels from the next sample on; writers use it for the whole pid). */
 	if ((stack_bits(in, stack) & STACK_MP_BOOT) && l.tid == l.pid && py && v.s->tstate &&
@@ -590,6 +626,81 @@ static void ingest_sample(struct ingest *in, const void *data, size_t size)
 		free(name);
 	}
 	profile__add_stack_at(in->prof, &l, stack, weight, t);
+}
+
+/* ---- asyncio tasks ------------------------------------------------------ */
+
+#define TASK_COST_SHARE 50
+
+static void task_labels(void *ctx, uint32_t pid, uint32_t tid, const struct py_interp *pi, struct sample_labels *l)
+{
+	struct ingest *in = ctx;
+	uint64_t now = now_ns();
+	struct proc *p = procs__get(in->procs, pid, now);
+	bool ask, from_python;
+
+	if (in->task_comm_pid != pid) { /* once per process and walk, not per task */
+		char path[64], comm[64] = "";
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/proc/%u/comm", pid);
+		f = fopen(path, "re");
+		if (f) {
+			if (!fgets(comm, sizeof(comm), f))
+				comm[0] = '\0';
+			comm[strcspn(comm, "\n")] = '\0';
+			fclose(f);
+		}
+		in->task_comm_pid = pid;
+		in->task_comm = profile__str(in->prof, comm[0] ? comm : "[unknown]");
+	}
+	l->pid = pid;
+	l->tid = tid;
+	l->comm = in->task_comm;
+	procs__container_labels(in->procs, p, l);
+	l->process = procs__process_name(p);
+	l->thread = tid == pid ? profile__str(in->prof, "MainThread")
+			       : threads__name(in->threads, pid, tid, l->comm, false, now, &ask, &from_python);
+	l->python = python_label(in, pi);
+}
+
+static bool task_keep(void *ctx, struct sample_labels *l)
+{
+	struct ingest *in = ctx;
+
+	return filter__keep(in->filter, in->prof, l, in->task_t);
+}
+
+void ingest__tasks_tick(struct ingest *in, uint64_t now)
+{
+	uint64_t ticks, t;
+	struct py_proc *py;
+	size_t pos = 0;
+
+	if (!in->tasks)
+		return;
+	if (!in->task_last_ns || in->task_last_ns < in->time_base_ns)
+		in->task_last_ns = in->time_base_ns;
+	if (now < in->task_last_ns + in->task_period_ns || now < in->task_next_ns)
+		return;
+	ticks = (now - in->task_last_ns) / in->task_period_ns;
+	in->task_last_ns += ticks * in->task_period_ns;
+	t = now > in->time_base_ns ? now - in->time_base_ns : 0;
+	in->task_t = t;
+	in->task_comm_pid = 0;
+	while (pyprocs__next(in->py, &pos, &py))
+		task_sampler__sample(in->tasks, in->py, py, (uint32_t)(ticks > UINT32_MAX ? UINT32_MAX : ticks), t, now,
+				     task_labels, in, task_keep);
+	/* Thousands of tasks make a walk long: walk less often (each walk
+	 * weighs the ticks since the last, so task time holds at a coarser
+	 * grain), so that walking costs at most 1/TASK_COST_SHARE of one CPU:
+	 * 2%, 1,000 pending tasks walked every ~120 ms (bench/asyncio.sh). */
+	in->task_next_ns = now + (now_ns() - now) * TASK_COST_SHARE;
+}
+
+const struct task_stats *ingest__task_stats(const struct ingest *in)
+{
+	return in->tasks ? task_sampler__stats(in->tasks) : NULL;
 }
 
 int ingest__event(void *ctx, void *data, size_t size)
@@ -613,12 +724,10 @@ int ingest__event(void *ctx, void *data, size_t size)
 	case PYEBPF_EVENT_EXIT:
 		procs__exit(in->procs, h->pid, now_ns());
 		break;
-	case PYEBPF_EVENT_BLOCKED: { /* a process only off-CPU samples will name: is it Python? */
-		uint64_t now = now_ns();
-
-		python_of(in, h->pid, procs__get(in->procs, h->pid, now), now);
+	case PYEBPF_EVENT_BLOCKED: /* a process only off-CPU samples will name: is it Python? */
+	case PYEBPF_EVENT_FORK:    /* a new target: its first waits need its Python stacks */
+		ingest__register(in, h->pid);
 		break;
-	}
 	default:
 		in->stats.bad++;
 	}

@@ -18,6 +18,7 @@
 #include "native/stack.h"
 #include "profile.h"
 #include "python/detect.h"
+#include "task_sampler.h"
 
 struct ingest_hooks {
 	void *ctx;
@@ -26,6 +27,9 @@ struct ingest_hooks {
 	void (*python_changed)(void *ctx, uint32_t pid, const struct py_interp *in);
 	/* pid exec'd, or exited and its caches are freed: forget it in BPF too. */
 	void (*forget_pid)(void *ctx, uint32_t pid);
+	/* A sample of pid's said its thread lists go on beyond the BPF walk:
+	 * index its threads (NULL: nobody to ask). */
+	void (*thread_beyond_walk)(void *ctx, uint32_t pid);
 };
 
 struct ingest_config {
@@ -34,13 +38,16 @@ struct ingest_config {
 	bool native;          /* --native: samples may carry registers and a stack copy */
 	const char *kallsyms; /* kernel symbols file; NULL: kernel frames read [unknown] */
 	const char *const *debug_dirs; /* --debug-dir, NULL-terminated; NULL: the default */
+	uint64_t task_period_ns;       /* --mode wall: asyncio tasks sampled at this period (task_sampler.h); 0: not */
 };
 
 struct ingest_stats {
-	uint64_t samples;      /* sample events received */
-	uint64_t bad;          /* malformed events ignored */
-	uint64_t filtered;     /* samples left out by the filters */
-	uint64_t offcpu_ticks; /* timer ticks of off-CPU time received (--mode wall/off-cpu) */
+	uint64_t samples;        /* sample events received */
+	uint64_t bad;            /* malformed events ignored */
+	uint64_t filtered;       /* samples left out by the filters */
+	uint64_t offcpu_ticks;   /* timer ticks of off-CPU time received (--mode wall/off-cpu) */
+	uint64_t offcpu_records; /* ... in this many records (a wait is one record, worth its ticks) */
+	uint64_t oncpu_extra;    /* ticks on-CPU samples stand for beyond one each (the timer skipped them) */
 	/* Samples (by weight) whose stack ... */
 	uint64_t fp_cut;         /* ended where frame pointers did ([no frame pointers]) */
 	uint64_t no_symbol;      /* has a native frame without a symbol (named module+0xSTART) */
@@ -58,6 +65,16 @@ int ingest__event(void *ctx, void *data, size_t size);
 void ingest__set_time_base(struct ingest *in, uint64_t start_ns);
 /* Free the state of processes that exited a while ago (calls forget_pid). */
 void ingest__gc(struct ingest *in, uint64_t now);
+/* Look at pid now (is it Python? where is its interpreter?), before any
+ * sample of it: a target's first waits then carry their Python stacks. */
+void ingest__register(struct ingest *in, uint32_t pid);
+
+/* Task time: at each period elapsed since the last call, one sample of
+ * every pending asyncio task of the Python processes known (one walk a call,
+ * weighted by the periods it stands for). Nothing without task_period_ns. */
+void ingest__tasks_tick(struct ingest *in, uint64_t now);
+/* NULL without task_period_ns. */
+const struct task_stats *ingest__task_stats(const struct ingest *in);
 
 const struct ingest_stats *ingest__stats(const struct ingest *in);
 size_t ingest__processes(const struct ingest *in); /* seen, alive or not */

@@ -44,6 +44,7 @@ void intervals__write(struct intervals *iv, struct profile *prof, uint64_t freq,
 {
 	struct profile_meta *m = profile__meta(prof);
 	char name[128], *path;
+	uint64_t samples = profile__total(prof);
 
 	m->period_ns = 1000000000ULL / freq;
 	m->start_epoch_ns = iv->epoch_ns;
@@ -53,12 +54,28 @@ void intervals__write(struct intervals *iv, struct profile *prof, uint64_t freq,
 		die("out of memory");
 	if (write_file(path, prof))
 		iv->write_failures++;
-	else
+	else {
 		iv->files_written++;
+		if (iv->log)
+			fprintf(stderr, "pyebpf: wrote %s (%llu samples in %.1f s)\n", path,
+				(unsigned long long)samples, (double)m->duration_ns / 1e9);
+	}
 	free(path);
 	profile__clear_samples(prof);
-	if (iv->keep || iv->max_disk)
-		rotation_prune(iv->dir, iv->keep, iv->max_disk);
+	if (iv->keep || iv->max_disk) {
+		struct rotation_prune pr = {
+			.keep = iv->keep, .max_bytes = iv->max_disk, .written = name, .now_ns = epoch_now_ns()
+		};
+
+		rotation_prune(iv->dir, &pr);
+		/* Said when it changes, not at every interval. */
+		if (pr.foreign != iv->foreign_told && pr.foreign)
+			fprintf(stderr,
+				"pyebpf: %zu files in %s have an interval file's name but are not pyebpf's (dated in "
+				"the future, owned by another user or hard-linked): not counted, never deleted\n",
+				pr.foreign, iv->dir);
+		iv->foreign_told = pr.foreign;
+	}
 	/* Writing an interval allocates and frees its size several times over;
 	 * without this the freed pages stay resident and RSS steps up with each
 	 * busier interval in a process that runs for days. */

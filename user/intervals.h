@@ -24,6 +24,8 @@ struct intervals {
 	int64_t epoch_ns;
 	double cpu; /* own CPU seconds when it began */
 	uint64_t seq, files_written, write_failures;
+	size_t foreign_told; /* files in dir that are not ours, as last said */
+	bool log;            /* a line per file written: stderr is a log (systemd, a file), no status line */
 };
 
 /* A new interval begins at now (monotonic). */

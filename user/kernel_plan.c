@@ -30,15 +30,11 @@ int kernel_plan(const struct kernel_features *k, bool off_cpu, bool native, stru
 	}
 	if (!off_cpu)
 		return 0;
-	if (out->build == BPF_BUILD_COMPAT || !k->task_storage) {
-		snprintf(why, whylen,
-			 "--mode wall/off-cpu needs BPF task storage and bpf_loop (Linux 5.17); this kernel can do "
-			 "--mode cpu");
-		return -1;
-	}
-	if (k->task_work != TASK_WORK_NONE)
+	/* The compat build keeps its threads' switch times by tid (no task
+	 * storage before 5.11) and has no task-work kfunc: the kprobe path. */
+	if (out->build != BPF_BUILD_COMPAT && k->task_storage && k->task_work != TASK_WORK_NONE)
 		out->wall = WALL_TASK_WORK;
-	else if (k->switch_done)
+	else if (k->switch_done && (out->build == BPF_BUILD_COMPAT || k->task_storage))
 		out->wall = WALL_KPROBE;
 	else {
 		snprintf(why, whylen,
@@ -46,7 +42,8 @@ int kernel_plan(const struct kernel_features *k, bool off_cpu, bool native, stru
 			 "or a kprobe on finish_task_switch; this kernel can do --mode cpu");
 		return -1;
 	}
-	out->flush = k->task_from_pid;
+	/* The flush is a sleepable task iterator (5.18+ helpers) over task storage. */
+	out->flush = k->task_from_pid && out->build != BPF_BUILD_COMPAT;
 	return 0;
 }
 
@@ -55,8 +52,8 @@ int kernel_plan_notes(const struct kernel_plan *p, bool off_cpu, const char *out
 	int n = 0;
 
 	if (p->build == BPF_BUILD_COMPAT)
-		out[n++] = "this kernel has no bpf_loop (Linux 5.17): bounded loops instead, which find the Python "
-			   "stacks of the first 512 threads of each interpreter";
+		out[n++] = "this kernel has no bpf_loop (Linux 5.17): bounded loops instead, which reach 512 threads "
+			   "of each interpreter (the others through userspace's thread index)";
 	if (off_cpu && p->wall == WALL_KPROBE)
 		out[n++] = "off-CPU samples are sent from a kprobe on finish_task_switch (no "
 			   "bpf_task_work_schedule_resume before Linux 6.18)";

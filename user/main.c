@@ -3,6 +3,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "dump.h"
+#include "live_top.h"
 #include "record.h"
 #include "report.h"
 #include "serve.h"
@@ -15,8 +17,10 @@ static const char usage[] = "Usage: pyebpf COMMAND [OPTIONS]\n"
 			    "\n"
 			    "Commands:\n"
 			    "  record    sample stacks and write a profile (pyebpf record --help)\n"
+			    "  top       a live table of the hottest functions (pyebpf top --help)\n"
 			    "  report    convert, filter, merge or compare recordings (pyebpf report --help)\n"
 			    "  serve     a local web viewer over a continuous directory (pyebpf serve --help)\n"
+			    "  dump      every thread of a process now: stacks, waits, locals (pyebpf dump --help)\n"
 			    "\n"
 			    "  -h, --help       this help\n"
 			    "  -V, --version    print the version\n"
@@ -24,7 +28,9 @@ static const char usage[] = "Usage: pyebpf COMMAND [OPTIONS]\n"
 			    "Examples:\n"
 			    "  sudo pyebpf record -a -d 10 -o machine.folded\n"
 			    "  sudo pyebpf record -- python3 script.py\n"
-			    "  sudo pyebpf record -a -d 60 -o all.pb.gz && pyebpf report all.pb.gz -o flame.svg\n";
+			    "  sudo pyebpf top -p 1234\n"
+			    "  sudo pyebpf record -a -d 60 -o all.pb.gz && pyebpf report all.pb.gz -o flame.svg\n"
+			    "  sudo pyebpf dump -p 1234 --locals\n";
 
 int main(int argc, char **argv)
 {
@@ -42,8 +48,12 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "record"))
 		return record_main(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "top"))
+		return live_top_main(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "report"))
 		return report_main(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "dump"))
+		return dump_main(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "serve"))
 		return serve_main(argc - 1, argv + 1);
 	err_msg("unknown command '%s' (see 'pyebpf --help')", argv[1]);

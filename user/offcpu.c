@@ -181,3 +181,8 @@ enum offcpu_reason offcpu_reason_parse(const char *name)
 			return (enum offcpu_reason)r;
 	return OFFCPU_NONE;
 }
+
+bool offcpu_is_reason_frame(const char *name)
+{
+	return !strncmp(name, "[off-cpu: ", 10);
+}

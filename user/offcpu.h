@@ -47,5 +47,7 @@ const char *offcpu_reason_name(enum offcpu_reason r); /* "io"; "" for OFFCPU_NON
 enum offcpu_reason offcpu_reason_parse(const char *name);
 /* "[off-cpu: io]": the leaf frame of an off-CPU sample. */
 const char *offcpu_reason_frame(enum offcpu_reason r);
+/* Is name such a frame? */
+bool offcpu_is_reason_frame(const char *name);
 
 #endif

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "cgroups.h"
+#include "proc_tree.h"
 #include "util.h"
 
 bool preflight_privileged(void)
@@ -152,22 +153,9 @@ int preflight_cgroups(const struct record_opts *o, uint64_t **ids, size_t *n)
 bool targets_alive(const uint32_t *pids, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
-		char path[64], buf[512], state = 0, *paren;
-		size_t len;
-		FILE *f;
+		struct proc_stat st;
 
-		snprintf(path, sizeof(path), "/proc/%u/stat", pids[i]);
-		f = fopen(path, "re");
-		if (!f)
-			continue;
-		/* "pid (comm) S ...": a zombie has exited. comm may hold ')', so find the last. */
-		len = fread(buf, 1, sizeof(buf) - 1, f);
-		fclose(f);
-		buf[len] = '\0';
-		paren = strrchr(buf, ')');
-		if (paren && paren[1] == ' ')
-			state = paren[2];
-		if (state && state != 'Z' && state != 'X')
+		if (!proc_stat__read("/proc", pids[i], &st) && proc_stat__alive(&st))
 			return true;
 	}
 	return false;

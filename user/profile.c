@@ -386,8 +386,8 @@ struct profile_thread_event *profile__events_by_thread(const struct profile *p, 
 	for (size_t i = 0; profile__next_event(p, &c, &ev); i++) {
 		const struct entry_key *k = &p->entries[ev.entry].key;
 
-		if (timed_only && ev.time_ns == PROFILE_NO_TIME)
-			continue;
+		if ((timed_only && ev.time_ns == PROFILE_NO_TIME) || (k->labels.flags & LABEL_TASK))
+			continue; /* task time is no thread's timeline */
 		v[(*n)++] = (struct profile_thread_event){ .pid = k->labels.pid,
 							   .tid = k->labels.tid,
 							   .time_ns = ev.time_ns,

@@ -33,6 +33,7 @@ struct frame {
 #define LABEL_GIL_KNOWN 0x1 /* the GIL state of the thread could be read */
 #define LABEL_GIL_HELD 0x2  /* ... and the thread held it */
 #define LABEL_BASE 0x4      /* report --diff-base: a sample of the base (before) side */
+#define LABEL_TASK 0x8      /* task time of an asyncio task (task_sampler.h), not a thread's time */
 
 /* Hashed as bytes: no padding allowed. */
 struct sample_labels {
@@ -154,7 +155,8 @@ struct profile_thread_event {
 	uint32_t entry, count;
 };
 /* The adds (only the timed ones if asked) by pid, tid, time, then order
- * made: the timelines of the trace and speedscope writers. Free with free(). */
+ * made: the timelines of the trace and speedscope writers. Task time
+ * (LABEL_TASK) is no thread's: left out. Free with free(). */
 struct profile_thread_event *profile__events_by_thread(const struct profile *p, bool timed_only, size_t *n);
 
 struct profile_entry {

@@ -25,6 +25,7 @@
 #include "preflight.h"
 #include "profile.h"
 #include "record_args.h"
+#include "record_targets.h"
 #include "sampler.h"
 #include "summary.h"
 #include "util.h"
@@ -46,9 +47,10 @@ struct recorder {
 	int64_t start_epoch_ns;                 /* wall clock at start, for pprof's time_nanos */
 	int64_t since_epoch_ns, until_epoch_ns; /* --since/--until as wall-clock times */
 	uint64_t elapsed_ns;
-	double setup_cpu; /* seconds of our CPU before sampling began */
-	bool failed;      /* a step after the start failed: exit non-zero */
-	FILE *raw;        /* PYEBPF_RAW_OUT: every record as it came, for bench/replay */
+	size_t running_at_start; /* -p's children and --comm's processes found at the start */
+	double setup_cpu;        /* seconds of our CPU before sampling began */
+	bool failed;             /* a step after the start failed: exit non-zero */
+	FILE *raw;               /* PYEBPF_RAW_OUT: every record as it came, for bench/replay */
 };
 
 static volatile sig_atomic_t exiting;
@@ -90,6 +92,11 @@ static void hook_python(void *ctx, uint32_t pid, const struct py_interp *in)
 static void hook_forget(void *ctx, uint32_t pid)
 {
 	sampler__forget(((struct recorder *)ctx)->sampler, pid);
+}
+
+static void hook_beyond_walk(void *ctx, uint32_t pid)
+{
+	sampler__thread_beyond_walk(((struct recorder *)ctx)->sampler, pid);
 }
 
 static int on_event(void *ctx, void *data, size_t size)
@@ -141,7 +148,9 @@ static int open_and_load(struct recorder *r)
 	const struct record_opts *o = &r->opts;
 	struct sampler_config sc = {
 		.all = o->all,
-		.follow_forks = o->cmd != NULL,
+		.follow_forks = (o->cmd || o->npids) && !o->no_children,
+		.comms = record_targets__by_comm(o) ? o->filter.comms : NULL,
+		.ncomms = record_targets__by_comm(o) ? o->filter.ncomms : 0,
 		.kernel_stacks = record_kernel(o),
 		.ustack_copy = o->native ? o->stack_size : 0,
 		.cgroup_ids = r->cgroup_ids,
@@ -155,10 +164,15 @@ static int open_and_load(struct recorder *r)
 		.native = o->native,
 		.kallsyms = record_kernel(o) ? "/proc/kallsyms" : NULL,
 		.debug_dirs = (const char *const *)o->debug_dirs,
+		.task_period_ns = o->mode == MODE_WALL && !o->no_tasks ? 1000000000ULL / o->freq : 0,
 	};
-	struct ingest_hooks hooks = { .ctx = r, .python_changed = hook_python, .forget_pid = hook_forget };
+	struct ingest_hooks hooks = { .ctx = r,
+				      .python_changed = hook_python,
+				      .forget_pid = hook_forget,
+				      .thread_beyond_walk = hook_beyond_walk };
 	/* For the replay benchmark (bench/replay.sh): a new file, never one that exists. */
 	const char *raw_out = getenv("PYEBPF_RAW_OUT");
+	long running;
 
 	/* BPF first: a refused load is the one error line, before any other work. */
 	r->sampler = sampler__new(&sc, on_event, r);
@@ -171,9 +185,10 @@ static int open_and_load(struct recorder *r)
 		err_msg("PYEBPF_RAW_OUT %s: %s", raw_out, strerror(errno));
 		return -1;
 	}
-	for (size_t i = 0; i < o->npids; i++)
-		if (sampler__add_target(r->sampler, o->pids[i]))
-			return -1;
+	running = record_targets__add(r->sampler, r->ingest, o);
+	if (running < 0)
+		return -1;
+	r->running_at_start = (size_t)running;
 	if (o->cmd && (child__spawn(&r->child, o->cmd) || sampler__add_target(r->sampler, (uint32_t)r->child.pid)))
 		return -1;
 	return 0;
@@ -196,6 +211,26 @@ static const char *const mode_note[] = {
 	[MODE_OFFCPU] = ", off the CPU only",
 };
 
+/* What -p and --comm cover beyond the pids given, said once. */
+static void targets_note(const struct recorder *r)
+{
+	const struct record_opts *o = &r->opts;
+
+	if (record_targets__by_comm(o)) {
+		fprintf(stderr, "pyebpf: %zu processes named ", r->running_at_start);
+		for (size_t i = 0; i < o->filter.ncomms; i++)
+			fprintf(stderr, "%s%s", i ? " or " : "", o->filter.comms[i]);
+		fprintf(stderr, " now; those started later are profiled from their start\n");
+	} else if (o->npids && !o->no_children && r->running_at_start)
+		fprintf(stderr,
+			"pyebpf: also profiling the %zu processes -p's pids started, and what they start from now on "
+			"(--no-children: only the pids given)\n",
+			r->running_at_start);
+	else if (o->npids && !o->no_children)
+		fprintf(stderr, "pyebpf: what -p's pids start from now on is profiled too (--no-children: only the "
+				"pids given)\n");
+}
+
 static int start(struct recorder *r)
 {
 	if (sampler__start(r->sampler, r->opts.freq))
@@ -214,6 +249,7 @@ static int start(struct recorder *r)
 	fprintf(stderr, "pyebpf: sampling %d CPUs at %llu Hz%s%s\n", sampler__ncpus(r->sampler),
 		(unsigned long long)r->opts.freq, mode_note[r->opts.mode],
 		r->opts.duration > 0 || r->opts.cmd ? "" : "; Ctrl-C to stop");
+	targets_note(r);
 	const char *notes[3];
 	for (int i = 0, n = kernel_plan_notes(sampler__plan(r->sampler), r->opts.mode != MODE_CPU, notes); i < n; i++)
 		fprintf(stderr, "pyebpf: %s\n", notes[i]);
@@ -228,12 +264,12 @@ static void summary_of(struct recorder *r, uint64_t now, uint64_t *counters, str
 		.freq = r->opts.freq,
 		.ncpus = sampler__ncpus(r->sampler),
 		.cpu_seconds = own_cpu_seconds() - r->setup_cpu,
-		.bpf_us = sampler__us_per_sample(r->sampler),
 		.counters = counters,
 		.ingest = r->ingest,
 		.off_cpu = r->opts.mode != MODE_CPU,
 	};
 	sampler__switch_stats(r->sampler, &s->switches, &s->switch_bpf_ns);
+	s->timer_stats = !sampler__sample_runs(r->sampler, &s->timer_runs, &s->timer_run_ns);
 }
 
 /* --rate-limit: halve the frequency when our CPU over the interval was above the limit. */
@@ -276,7 +312,10 @@ static bool done(struct recorder *r, uint64_t now)
 		return true;
 	if (r->opts.cmd && child__exited(&r->child))
 		return true;
-	return o->npids && !targets_alive(o->pids, o->npids);
+	if (!o->npids || targets_alive(o->pids, o->npids))
+		return false;
+	/* The processes they started, followed, may outlive them (a daemon's fork). */
+	return o->no_children || !sampler__targets_alive(r->sampler);
 }
 
 static int poll_loop(struct recorder *r)
@@ -294,6 +333,7 @@ static int poll_loop(struct recorder *r)
 		if (done(r, now))
 			break;
 		ingest__gc(r->ingest, now);
+		ingest__tasks_tick(r->ingest, now);
 		if (r->opts.continuous && (flush_now || intervals__due(&r->iv, now))) {
 			flush_now = 0;
 			next_interval(r, now);
@@ -322,11 +362,27 @@ static int stop(struct recorder *r)
 	char line[512];
 	int status = 0;
 
+	const struct task_stats *ts;
+
 	r->elapsed_ns = now_ns() - r->start_ns;
+	ingest__tasks_tick(r->ingest, r->start_ns + r->elapsed_ns); /* the ticks since the last poll */
 	sampler__stop(r->sampler);
 	sampler__drain(r->sampler);
 	summary_of(r, r->start_ns + r->elapsed_ns, counters, &s);
 	summary_print(stderr, &s);
+	ts = ingest__task_stats(r->ingest);
+	if (ts && (ts->samples || ts->lists_cut))
+		fprintf(stderr,
+			"pyebpf: asyncio task time: %llu samples (%.1f s of tasks pending, not thread time) in %llu "
+			"walks of the task lists (%.2f ms and %.0f pages read each); %llu lists skipped (changing or "
+			"unreadable)\n",
+			(unsigned long long)ts->samples, (double)ts->samples / (double)r->opts.freq,
+			(unsigned long long)ts->ticks, ts->ticks ? (double)ts->walk_ns / 1e6 / (double)ts->ticks : 0.0,
+			ts->ticks ? (double)ts->pages / (double)ts->ticks : 0.0, (unsigned long long)ts->lists_cut);
+	/* CPU time of a target that only waited is nothing: say where its time went. */
+	if (r->opts.mode == MODE_CPU && !r->opts.all && !ingest__stats(r->ingest)->samples)
+		fprintf(stderr, "pyebpf: the targets never ran on a CPU while sampled: to see where a waiting "
+				"process spends its time, record with --mode wall\n");
 	if (r->opts.cmd) {
 		child__stop(&r->child, CHILD_GRACE_MS);
 		status = child__outcome(&r->child, r->opts.cmd[0], line, sizeof(line));
@@ -352,7 +408,8 @@ static int write_output(struct recorder *r)
 		if (r->iv.write_failures)
 			fprintf(stderr, " (%llu could not be written)", (unsigned long long)r->iv.write_failures);
 		fputc('\n', stderr);
-		return 0;
+		/* Some intervals lost is said above; none kept at all is a failure. */
+		return r->iv.files_written || !r->iv.write_failures ? 0 : -1;
 	}
 	m->period_ns = 1000000000ULL / r->opts.freq;
 	m->start_epoch_ns = r->start_epoch_ns;
@@ -393,7 +450,11 @@ int record_main(int argc, char **argv)
 	if (perr)
 		return perr > 0 ? 0 : 2;
 	r.iv = (struct intervals){
-		.dir = r.opts.continuous, .seconds = r.opts.interval, .keep = r.opts.keep, .max_disk = r.opts.max_disk
+		.dir = r.opts.continuous,
+		.seconds = r.opts.interval,
+		.keep = r.opts.keep,
+		.max_disk = r.opts.max_disk,
+		.log = !isatty(STDERR_FILENO),
 	};
 	if (preflight(&r))
 		goto out;

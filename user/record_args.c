@@ -19,7 +19,11 @@ static const char usage[] =
 	"\n"
 	"Target (default: every process on the machine):\n"
 	"  -a, --all               every process on the machine\n"
-	"  -p, --pid PID[,PID...]  only these processes (stops when all have exited)\n"
+	"  -p, --pid PID[,PID...]  these processes and every process they start (children\n"
+	"                          running now and later; stops when all have exited)\n"
+	"      --comm NAME         every process of this name, now and later, and only those\n"
+	"                          (as in ps -o comm: at most 15 bytes; repeatable)\n"
+	"      --no-children       -p or CMD alone, not the processes they start\n"
 	"  -- CMD [ARGS...]        run CMD, profile it and its children, stop when it exits\n"
 	"      --cgroup PATH       only tasks in this cgroup v2 or below it (absolute, or\n"
 	"                          relative to the cgroup2 mount; repeatable)\n"
@@ -33,6 +37,9 @@ static const char usage[] =
 	"                          on a CPU or off it, off-CPU time ending in a frame\n"
 	"                          [off-cpu: REASON] (runqueue, sleep, io, lock, gil, other);\n"
 	"                          off-cpu: only the time off the CPU\n"
+	"      --no-tasks          wall mode, CPython 3.11+: no task time of asyncio tasks\n"
+	"                          (by default each pending task is sampled at -F Hz, its\n"
+	"                          stack its await chain, labelled task time)\n"
 	"      --native            native C/C++ frames (extension modules, pybind11) merged\n"
 	"                          with the Python frames; unwinds without frame pointers\n"
 	"      --stack-size BYTES  user stack copied per sample for --native (default 32K,\n"
@@ -47,8 +54,9 @@ static const char usage[] =
 	"%s"
 	"      --threads           a frame per thread: its Python name (else OS name) and tid\n"
 	"      --containers        a frame per container (its id) under the process frame\n"
-	"      --processes MODE    the process frame: auto (\"comm [pid N]\" when 2 to 16\n"
-	"                          processes share a command, else \"comm\"), each, merged\n"
+	"      --processes MODE    the process frame: merged (default: one \"comm\" tree per\n"
+	"                          command, gunicorn's workers as one; pids stay in pprof's\n"
+	"                          pid label and the trace's tracks), each (\"comm [pid N]\")\n"
 	"\n"
 	"Continuous (production) mode:\n"
 	"      --continuous DIR    run until stopped, one pprof file per interval in DIR\n"
@@ -63,7 +71,9 @@ static const char usage[] =
 	"\n"
 	"Examples:\n"
 	"  sudo pyebpf record -a -d 30                  whole machine for 30 s\n"
-	"  sudo pyebpf record -p 1234,1240 -F 999       two processes at 999 Hz\n"
+	"  sudo pyebpf record -p 1234,1240 -F 999       two processes (and children) at 999 Hz\n"
+	"  sudo pyebpf record --comm gunicorn -d 60     every gunicorn process, workers\n"
+	"                                               restarted while recording included\n"
 	"  sudo pyebpf record -o app.folded -- python3 app.py\n"
 	"  sudo pyebpf record -p 1234 --threads --exclude-thread monitor\n"
 	"  sudo pyebpf record -a -d 60 -o all.pb.gz     an archive: 'pyebpf report' converts it\n"
@@ -92,6 +102,8 @@ static const struct option long_opts[] = {
 	{ "mode", required_argument, NULL, 'm' },
 	{ "stack-size", required_argument, NULL, 'S' },
 	{ "debug-dir", required_argument, NULL, 'D' },
+	{ "no-children", no_argument, NULL, 'K' },
+	{ "no-tasks", no_argument, NULL, 'A' },
 	{ "help", no_argument, NULL, 'h' },
 	FILTER_LONG_OPTIONS,
 	{ 0 },
@@ -131,12 +143,8 @@ struct parse_state {
 	bool output_given, rotation_given, stack_size_given;
 };
 
-/* One option of record's own (not a filter); 0, or -1 after one error line. */
-static int record_option(struct record_opts *o, int c, const char *arg, struct parse_state *st)
+int record_args__shared_option(struct record_opts *o, int c, const char *arg)
 {
-	uint64_t keep;
-	char *end;
-
 	switch (c) {
 	case 'a':
 		o->all = true;
@@ -159,6 +167,53 @@ static int record_option(struct record_opts *o, int c, const char *arg, struct p
 		if (parse_duration(arg, &o->duration))
 			return -1;
 		break;
+	case 'm':
+		if (!strcmp(arg, "cpu")) {
+			o->mode = MODE_CPU;
+		} else if (!strcmp(arg, "wall")) {
+			o->mode = MODE_WALL;
+		} else if (!strcmp(arg, "off-cpu")) {
+			o->mode = MODE_OFFCPU;
+		} else {
+			err_msg("invalid mode '%s' for --mode (cpu, wall or off-cpu)", arg);
+			return -1;
+		}
+		break;
+	case 'v':
+		o->verbose = true;
+		break;
+	case 'K':
+		o->no_children = true;
+		break;
+	case 'g':
+	case 'c': {
+		const char ***v = c == 'g' ? &o->cgroups : &o->container_ids;
+		size_t *n = c == 'g' ? &o->ncgroups : &o->ncontainers, cap = *n;
+
+		if (!*arg) {
+			err_msg("empty value for %s", c == 'g' ? "--cgroup" : "--container");
+			return -1;
+		}
+		xgrow(v, &cap, *n + 1, sizeof(**v));
+		(*v)[(*n)++] = arg;
+		break;
+	}
+	default:
+		return 1;
+	}
+	return 0;
+}
+
+/* One option of record's own (not a filter); 0, or -1 after one error line. */
+static int record_option(struct record_opts *o, int c, const char *arg, struct parse_state *st)
+{
+	int shared = record_args__shared_option(o, c, arg);
+	uint64_t keep;
+	char *end;
+
+	if (shared <= 0)
+		return shared;
+	switch (c) {
 	case 'o':
 		if (args_output(arg, &o->output))
 			return -1;
@@ -205,18 +260,6 @@ static int record_option(struct record_opts *o, int c, const char *arg, struct p
 	case 'N':
 		o->native = true;
 		break;
-	case 'm':
-		if (!strcmp(arg, "cpu")) {
-			o->mode = MODE_CPU;
-		} else if (!strcmp(arg, "wall")) {
-			o->mode = MODE_WALL;
-		} else if (!strcmp(arg, "off-cpu")) {
-			o->mode = MODE_OFFCPU;
-		} else {
-			err_msg("invalid mode '%s' for --mode (cpu, wall or off-cpu)", arg);
-			return -1;
-		}
-		break;
 	case 'S': {
 		uint64_t bytes;
 
@@ -242,8 +285,8 @@ static int record_option(struct record_opts *o, int c, const char *arg, struct p
 		o->debug_dirs[o->ndebug_dirs] = NULL;
 		break;
 	}
-	case 'v':
-		o->verbose = true;
+	case 'A':
+		o->no_tasks = true;
 		break;
 	case 'T':
 		o->threads = true;
@@ -255,19 +298,6 @@ static int record_option(struct record_opts *o, int c, const char *arg, struct p
 		if (process_frames_parse(arg, &o->processes))
 			return -1;
 		break;
-	case 'g':
-	case 'c': {
-		const char ***v = c == 'g' ? &o->cgroups : &o->container_ids;
-		size_t *n = c == 'g' ? &o->ncgroups : &o->ncontainers, cap = *n;
-
-		if (!*arg) {
-			err_msg("empty value for %s", c == 'g' ? "--cgroup" : "--container");
-			return -1;
-		}
-		xgrow(v, &cap, *n + 1, sizeof(**v));
-		(*v)[(*n)++] = arg;
-		break;
-	}
 	case 'f':
 		st->format = arg;
 		break;
@@ -275,8 +305,7 @@ static int record_option(struct record_opts *o, int c, const char *arg, struct p
 	return 0;
 }
 
-/* Options that need or exclude each other, and the output format. */
-static int check_combinations(struct record_opts *o, const struct parse_state *st)
+int record_args__check_targets(struct record_opts *o)
 {
 	if (o->npids && o->all) {
 		err_msg("-a and -p cannot be combined");
@@ -286,9 +315,20 @@ static int check_combinations(struct record_opts *o, const struct parse_state *s
 		err_msg("-p and a command cannot be combined");
 		return -1;
 	}
+	if (o->no_children && !o->npids && !o->cmd) {
+		err_msg("--no-children applies to -p or a command");
+		return -1;
+	}
+	/* --comm alone names the targets: only they are sampled, not the machine. */
 	if (!o->npids && !o->cmd)
-		o->all = true;
-	if (filter_args__check(&o->filter))
+		o->all = o->filter.ncomms == 0;
+	return filter_args__check(&o->filter);
+}
+
+/* Options that need or exclude each other, and the output format. */
+static int check_combinations(struct record_opts *o, const struct parse_state *st)
+{
+	if (record_args__check_targets(o))
 		return -1;
 	if (st->rotation_given && !o->continuous) {
 		err_msg("--interval, --keep, --max-disk and --rate-limit need --continuous DIR");
@@ -311,17 +351,22 @@ static int check_combinations(struct record_opts *o, const struct parse_state *s
 	return output_format_from_path(o->output, &o->format);
 }
 
-static int parse(int argc, char **argv, struct record_opts *o)
+void record_args__defaults(struct record_opts *o)
 {
-	struct parse_state st = { 0 };
-	int c;
-
 	memset(o, 0, sizeof(*o));
 	filter__init(&o->filter);
 	o->freq = RECORD_DEFAULT_FREQ;
 	o->output = RECORD_DEFAULT_OUTPUT;
 	o->interval = RECORD_DEFAULT_INTERVAL;
 	o->stack_size = RECORD_DEFAULT_STACK_SIZE;
+}
+
+static int parse(int argc, char **argv, struct record_opts *o)
+{
+	struct parse_state st = { 0 };
+	int c;
+
+	record_args__defaults(o);
 
 	args_begin();
 	/* '+': stop at the first non-option, the command; ':': report missing values. */

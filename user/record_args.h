@@ -21,6 +21,8 @@ struct record_opts {
 	bool all;       /* -a; also the default with no -p and no command */
 	uint32_t *pids; /* -p */
 	size_t npids;
+	bool no_tasks;         /* --no-tasks: no asyncio task time in wall mode */
+	bool no_children;      /* --no-children: -p / CMD without the processes they start */
 	char **cmd;            /* -- CMD ARGS...: NULL-terminated, points into argv */
 	uint64_t freq;         /* -F, Hz */
 	enum record_mode mode; /* --mode */
@@ -58,5 +60,15 @@ struct record_opts {
  * argv[0] is "record". */
 int record_args__parse(int argc, char **argv, struct record_opts *o);
 void record_args__free(struct record_opts *o);
+
+/* What `top` shares with record. The defaults (filters initialized). */
+void record_args__defaults(struct record_opts *o);
+/* The target and sampling options (-a, -p, -F, -d, --mode, --cgroup,
+ * --container, --no-children, -v, by record's option codes): 0 applied;
+ * 1: not one of them; -1 after one error line. */
+int record_args__shared_option(struct record_opts *o, int c, const char *arg);
+/* After the options: targets that exclude each other, --comm alone as the
+ * targets, the filters' own checks. 0, or -1 after one error line. */
+int record_args__check_targets(struct record_opts *o);
 
 #endif

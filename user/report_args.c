@@ -23,10 +23,16 @@ static const char usage[] = "Usage: pyebpf report RECORDING... [-o OUTPUT] [OPTI
 			    "      --base-since WHEN   the base's window instead of --since/--until\n"
 			    "      --base-until WHEN   (a continuous directory before and after a deploy)\n"
 			    "                          A diff compares Python frames by function, not by line,\n"
-			    "                          and processes by name (--processes merged) unless told.\n"
+			    "                          and processes by command, as --processes does by default.\n"
 			    "\n"
 			    "  -p, --pid PID[,PID...]  only these processes\n"
 			    "      --container ID      only processes of this container (its id or the id's start)\n"
+			    "      --exclude-idle      leave out threads that did not run in the window (no\n"
+			    "                          sample on a CPU, no wait that ended in it)\n"
+			    "                          (wall recordings: idle pools and sleeping monitors)\n"
+			    "      --tasks             asyncio task time (--mode wall, 3.11+) only: the table\n"
+			    "                          ranks what pending tasks await; without it the table\n"
+			    "                          leaves task time out (-o keeps both)\n"
 			    "%s"
 			    "\n"
 			    "Output:\n"
@@ -34,13 +40,15 @@ static const char usage[] = "Usage: pyebpf report RECORDING... [-o OUTPUT] [OPTI
 			    "%s"
 			    "      --threads           a frame per thread: its Python name (else OS name) and tid\n"
 			    "      --containers        a frame per container (its id) under the process frame\n"
-			    "      --processes MODE    the process frame: auto (\"comm [pid N]\" when 2 to 16\n"
-			    "                          processes share a command, else \"comm\"), each, merged\n"
+			    "      --processes MODE    the process frame: merged (default: one \"comm\" tree per\n"
+			    "                          command, gunicorn's workers as one; -p PID for one of\n"
+			    "                          them), each (\"comm [pid N]\": a tree per process)\n"
 			    "      --top N             rows of the table (default 20)\n"
 			    "  -h, --help              this help\n"
 			    "\n"
 			    "Examples:\n"
 			    "  pyebpf report all.pb.gz                          top functions\n"
+			    "  pyebpf report wall.pb.gz --exclude-idle          where the working threads wait\n"
 			    "  pyebpf report all.pb.gz -o flame.svg --comm python3 --exclude-thread monitor\n"
 			    "  pyebpf report all.pb.gz -o trace.json --since 10 --until 20   load in ui.perfetto.dev\n"
 			    "  pyebpf report /var/lib/pyebpf --since 14:00 --until 14:20 -o window.svg\n"
@@ -55,6 +63,8 @@ static const struct option long_opts[] = {
 	{ "containers", no_argument, NULL, 'C' },
 	{ "processes", required_argument, NULL, 'P' },
 	{ "top", required_argument, NULL, 'N' },
+	{ "exclude-idle", no_argument, NULL, 'I' },
+	{ "tasks", no_argument, NULL, 'K' },
 	{ "diff-base", required_argument, NULL, 'B' },
 	{ "container", required_argument, NULL, OPT_FILTER_CONTAINER }, /* record's --container picks targets */
 	{ "base-since", required_argument, NULL, 'S' },
@@ -70,10 +80,9 @@ static int parse(int argc, char **argv, struct report_opts *o)
 {
 	struct time_arg base_since = { 0 }, base_until = { 0 };
 	size_t bases_cap = 0;
-	bool processes_given = false;
 	const char *format = NULL;
 	uint64_t top;
-	bool top_given = false;
+	bool top_given = false, tasks = false;
 	int c;
 
 	memset(o, 0, sizeof(*o));
@@ -93,6 +102,12 @@ static int parse(int argc, char **argv, struct report_opts *o)
 		case 'f':
 			format = optarg;
 			break;
+		case 'I':
+			o->exclude_idle = true;
+			break;
+		case 'K':
+			tasks = true;
+			break;
 		case 'T':
 			o->threads = true;
 			break;
@@ -102,7 +117,6 @@ static int parse(int argc, char **argv, struct report_opts *o)
 		case 'P':
 			if (process_frames_parse(optarg, &o->processes))
 				return -1;
-			processes_given = true;
 			break;
 		case 'N':
 			if (parse_u64(optarg, 1, 1000000, &top)) {
@@ -147,12 +161,11 @@ static int parse(int argc, char **argv, struct report_opts *o)
 		return -1;
 	}
 	/* A diff compares Python functions, not lines (a deploy moves line
-	 * numbers), and processes by name (a restart changes pids). */
-	if (o->nbases) {
+	 * numbers); processes by command, the default (a restart changes pids). */
+	if (o->nbases)
 		o->filter.functions = true;
-		if (!processes_given)
-			o->processes = PROCESSES_MERGED;
-	}
+	/* Task time is not thread time: the table shows one or the other. */
+	o->filter.time_kind = tasks ? FILTER_TIME_TASKS : o->output ? FILTER_TIME_ALL : FILTER_TIME_THREADS;
 	if (base_window(o, &base_since, &base_until))
 		return -1;
 

@@ -22,6 +22,7 @@ struct report_opts {
 	enum process_frames processes; /* --processes */
 	bool containers;               /* --containers */
 	size_t top;                    /* --top N rows */
+	bool exclude_idle;             /* --exclude-idle: threads without an on-CPU sample left out */
 	struct filter filter;          /* --pid and the shared filters */
 };
 

@@ -159,7 +159,11 @@ struct rotation_file *rotation_list(int dirfd, size_t *n)
 						.seq = seq,
 						.start_ns = rotation_name_time(e->d_name),
 						.mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000LL +
-							    st.st_mtim.tv_nsec };
+							    st.st_mtim.tv_nsec,
+						.uid = st.st_uid,
+						.nlink = st.st_nlink,
+						.dev = (uint64_t)st.st_dev,
+						.ino = (uint64_t)st.st_ino };
 		(*n)++;
 	}
 	closedir(d);
@@ -175,27 +179,63 @@ void rotation_list_free(struct rotation_file *v, size_t n)
 	free(v);
 }
 
-int rotation_prune(const char *dir, size_t keep, uint64_t max_bytes)
+/* Could pyebpf have written f? (rotation.h: rotation_prune) */
+static bool ours(const struct rotation_file *f, const struct rotation_prune *pr)
+{
+	if (pr->written && !strcmp(f->name, pr->written))
+		return true;
+	return f->uid == geteuid() && f->nlink == 1 && f->start_ns && f->start_ns <= pr->now_ns + ROTATION_FUTURE_NS;
+}
+
+int rotation_prune(const char *dir, struct rotation_prune *pr)
 {
 	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	struct rotation_file *v;
-	size_t n = 0, first = 0;
+	size_t n = 0, kept = 0, first = 0, newest = SIZE_MAX;
 	uint64_t total = 0;
 	int deleted = 0;
 
+	pr->foreign = 0;
 	if (fd < 0)
 		return -1;
 	v = rotation_list(fd, &n);
-	for (size_t i = 0; i < n; i++)
+	/* Ours only, oldest first; the file just written is the newest whatever its name says. */
+	for (size_t i = 0; i < n; i++) {
+		if (!ours(&v[i], pr)) {
+			pr->foreign++;
+			free(v[i].name);
+			continue;
+		}
+		if (pr->written && !strcmp(v[i].name, pr->written))
+			newest = kept;
+		v[kept++] = v[i];
+	}
+	if (newest != SIZE_MAX && newest + 1 < kept) {
+		struct rotation_file w = v[newest];
+
+		memmove(&v[newest], &v[newest + 1], (kept - newest - 1) * sizeof(*v));
+		v[kept - 1] = w;
+	}
+	for (size_t i = 0; i < kept; i++)
 		total += v[i].size;
-	/* Oldest first; the newest always stays. */
-	while (first + 1 < n && ((keep && n - first > keep) || (max_bytes && total > max_bytes))) {
-		if (unlinkat(fd, v[first].name, 0) == 0)
+	/* The newest always stays. */
+	while (first + 1 < kept &&
+	       ((pr->keep && kept - first > pr->keep) || (pr->max_bytes && total > pr->max_bytes))) {
+		if (unlinkat(fd, v[first].name, 0) == 0) {
 			deleted++;
+			if (pr->keep && kept - first > pr->keep)
+				fprintf(stderr, "pyebpf: deleted %s/%s (beyond --keep %zu)\n", dir, v[first].name,
+					pr->keep);
+			else
+				fprintf(stderr, "pyebpf: deleted %s/%s (beyond --max-disk %" PRIu64 " bytes)\n", dir,
+					v[first].name, pr->max_bytes);
+		} else if (errno != ENOENT) {
+			err_msg("cannot delete %s/%s: %s", dir, v[first].name, strerror(errno));
+		}
 		total -= v[first].size;
 		first++;
 	}
-	rotation_list_free(v, n);
+	rotation_list_free(v, kept);
 	close(fd);
 	return deleted;
 }

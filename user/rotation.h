@@ -32,17 +32,34 @@ struct rotation_file {
 	uint64_t seq;
 	int64_t start_ns; /* from the name */
 	int64_t mtime_ns;
+	uint32_t uid;   /* its owner */
+	uint64_t nlink; /* its hard links */
+	uint64_t dev, ino;
 };
 /* The interval files of a directory (an open fd), oldest first; NULL with
  * *n == 0 when there are none or it cannot be read. */
 struct rotation_file *rotation_list(int dirfd, size_t *n);
 void rotation_list_free(struct rotation_file *v, size_t n);
 
+/* Names dated this far past now are not pyebpf's (its clock may step back a little). */
+#define ROTATION_FUTURE_NS (60LL * 1000000000LL)
+
+struct rotation_prune {
+	size_t keep;         /* keep the newest N interval files; 0: any number */
+	uint64_t max_bytes;  /* and within this many bytes; 0: any size */
+	const char *written; /* the file just written: counted as the newest, never deleted */
+	int64_t now_ns;      /* epoch */
+	size_t foreign;      /* out: files of an interval's name that are not pyebpf's, left alone */
+};
+
 /*
- * Delete the oldest interval files of dir until at most `keep` remain (0: any
- * number) and they take at most max_bytes (0: any size); the newest is never
- * deleted. Returns the number deleted, or -1 when dir cannot be read.
+ * Delete the oldest interval files of dir beyond pr's bounds, one line on
+ * stderr for each. Only files pyebpf can show it wrote count or are
+ * deleted: an interval file's whole name, a regular file, owned by the user
+ * pyebpf runs as, with no other hard link, dated no later than now (a
+ * planted name dated 2199 would rank newest and push every real file out).
+ * Returns the number deleted, or -1 when dir cannot be read.
  */
-int rotation_prune(const char *dir, size_t keep, uint64_t max_bytes);
+int rotation_prune(const char *dir, struct rotation_prune *pr);
 
 #endif

@@ -21,6 +21,9 @@
 
 #include "cpus.h"
 #include "kernel_plan.h"
+#include "preflight.h"
+#include "python/procmem.h"
+#include "python/thread_states.h"
 #include "sample.skel.h"
 #include "sample_compat.skel.h"
 #include "sample_tw2.skel.h"
@@ -69,6 +72,14 @@ struct sampler {
 	unsigned batch;                                       /* records since the clock was last read */
 	struct pyebpf_py_offsets offsets[PYEBPF_MAX_OFFSETS]; /* registered in py_offsets */
 	uint32_t noffsets;
+	struct py_tstate_entry *tstates; /* sampler__index_threads' buffer (PY_TSTATES_MAX) */
+	struct {
+		uint32_t pid;
+		uint64_t at_ns;
+	} indexed[64]; /* when each process was last indexed on request (a ring) */
+	unsigned nindexed;
+	uint32_t *in_index; /* the processes with entries in py_tstate_index */
+	size_t nin_index, in_index_cap;
 };
 
 static bool verbose;
@@ -159,7 +170,8 @@ static void probe_kernel(struct kernel_features *k, bool off_cpu, char *switch_d
 		btf__free(btf);
 	}
 	/* kallsyms is 100,000 lines: read only when the kprobe may be wanted. */
-	k->switch_done = off_cpu && k->task_work == TASK_WORK_NONE && probe_switch_done(switch_done, len);
+	k->switch_done = off_cpu && (k->task_work == TASK_WORK_NONE || !k->bpf_loop || !k->task_btf) &&
+			 probe_switch_done(switch_done, len);
 }
 
 static int add_cgroups(struct sampler *s, const struct sampler_config *c)
@@ -172,6 +184,24 @@ static int add_cgroups(struct sampler *s, const struct sampler_config *c)
 			err_msg("cannot add a cgroup to the targets: %s", strerror(errno));
 			return -1;
 		}
+	return 0;
+}
+
+/* --comm NAME: keys are the kernel's task name, 16 bytes NUL-padded; a longer
+ * name is what the kernel keeps of it, its first 15 bytes. */
+static int add_comms(struct sampler *s, const struct sampler_config *c)
+{
+	uint8_t one = 1;
+
+	for (size_t i = 0; i < c->ncomms; i++) {
+		char key[PYEBPF_COMM_LEN] = { 0 };
+
+		strncpy(key, c->comms[i], sizeof(key) - 1);
+		if (bpf_map__update_elem(s->skel->maps.target_comms, key, sizeof(key), &one, 1, BPF_ANY)) {
+			err_msg("cannot add the name '%s' to the targets: %s", c->comms[i], strerror(errno));
+			return -1;
+		}
+	}
 	return 0;
 }
 
@@ -220,6 +250,7 @@ static int load(struct sampler *s, const struct sampler_config *c)
 	s->skel->rodata->self_pid = (uint32_t)getpid();
 	s->skel->rodata->filter_pids = !c->all;
 	s->skel->rodata->follow_forks = c->follow_forks;
+	s->skel->rodata->filter_comms = c->ncomms > 0;
 	s->skel->rodata->kernel_stacks = c->kernel_stacks;
 	s->skel->rodata->filter_cgroups = c->ncgroup_ids > 0;
 	s->skel->rodata->ustack_copy = c->ustack_copy;
@@ -239,7 +270,10 @@ static int load(struct sampler *s, const struct sampler_config *c)
 	bpf_program__set_autoload(s->skel->progs.on_switch, c->off_cpu);
 	bpf_program__set_autoload(s->skel->progs.on_switch_done, s->plan.wall == WALL_KPROBE);
 	bpf_program__set_autoload(s->skel->progs.flush_offcpu, c->off_cpu && s->plan.flush);
-	bpf_map__set_autocreate(s->skel->maps.off_tasks, c->off_cpu);
+	bpf_program__set_autoload(s->skel->progs.dump_threads, c->dump);
+	bpf_map__set_autocreate(s->skel->maps.off_tasks, c->off_cpu && s->plan.build != BPF_BUILD_COMPAT);
+	bpf_map__set_autocreate(s->skel->maps.task_targets, c->off_cpu && s->plan.build != BPF_BUILD_COMPAT);
+	bpf_map__set_autocreate(s->skel->maps.off_since_by_tid, c->off_cpu && s->plan.build == BPF_BUILD_COMPAT);
 	bpf_map__set_autocreate(s->skel->maps.send_works, c->off_cpu && s->plan.wall == WALL_TASK_WORK);
 	bpf_map__set_autocreate(s->skel->maps.slot_busy, c->off_cpu);
 	bpf_map__set_autocreate(s->skel->maps.handoff, c->off_cpu && s->plan.wall == WALL_KPROBE);
@@ -250,7 +284,7 @@ static int load(struct sampler *s, const struct sampler_config *c)
 			c->verbose ? "" : " (run with -v for the verifier log)");
 		return -1;
 	}
-	return add_cgroups(s, c);
+	return add_cgroups(s, c) || add_comms(s, c) ? -1 : 0;
 }
 
 /* A drain that never ends while the producer outruns the consumer would
@@ -290,8 +324,10 @@ static int attach_switch(struct sampler *s)
 	return 0;
 }
 
-static int attach(struct sampler *s)
+static int attach(struct sampler *s, bool dump)
 {
+	if (dump)
+		goto ring;
 	s->fork_link = bpf_program__attach(s->skel->progs.on_fork);
 	s->exec_link = bpf_program__attach(s->skel->progs.on_exec);
 	s->exit_link = bpf_program__attach(s->skel->progs.on_exit);
@@ -301,6 +337,7 @@ static int attach(struct sampler *s)
 	}
 	if (s->off_cpu && attach_switch(s))
 		return -1;
+ring:
 	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.events), bounded_event, s, NULL);
 	if (!s->rb) {
 		err_msg("cannot open the ring buffer: %s", strerror(errno));
@@ -343,7 +380,11 @@ struct sampler *sampler__new(const struct sampler_config *c, sampler_event_fn fn
 		err_msg("%s", why);
 		goto fail;
 	}
-	if (load(s, c) || attach(s))
+	if (c->dump && (!k.task_from_pid || s->plan.build == BPF_BUILD_COMPAT)) {
+		err_msg("dump needs a sleepable task iterator and bpf_task_from_pid (Linux 6.2 or later)");
+		goto fail;
+	}
+	if (load(s, c) || attach(s, c->dump))
 		goto fail;
 	return s;
 fail:
@@ -357,6 +398,8 @@ void sampler__free(struct sampler *s)
 		return;
 	sampler__stop(s);
 	free(s->perf_links);
+	free(s->tstates);
+	free(s->in_index);
 	bpf_link__destroy(s->fork_link);
 	bpf_link__destroy(s->exec_link);
 	bpf_link__destroy(s->exit_link);
@@ -377,7 +420,25 @@ int sampler__add_target(struct sampler *s, uint32_t pid)
 		err_msg("cannot add pid %u to the targets: %s", pid, strerror(errno));
 		return -1;
 	}
+	/* After the insert: tasks' cached "not a target" answers are older now
+	 * (bpf/offcpu.bpf.h). A bump lost to the BPF side's own is still a bump. */
+	s->skel->bss->targets_gen++;
 	return 0;
+}
+
+bool sampler__targets_alive(struct sampler *s)
+{
+	uint32_t key, next, *prev = NULL;
+
+	/* BPF drops a target at its exit; one found here may still have died
+	 * before it was added, so each is asked of /proc. */
+	while (!bpf_map__get_next_key(s->skel->maps.targets, prev, &next, sizeof(next))) {
+		if (targets_alive(&next, 1))
+			return true;
+		key = next;
+		prev = &key;
+	}
+	return false;
 }
 
 static void close_perf(struct sampler *s)
@@ -434,6 +495,8 @@ int sampler__start(struct sampler *s, uint64_t freq)
 		return -1;
 	}
 	close_perf(s); /* started again after --rate-limit lowered the frequency */
+	/* A sample whose BPF outlasts this makes the timer skip ticks (counted). */
+	s->skel->bss->timer_period_ns = 1000000000ULL / freq;
 	free(s->perf_links);
 	s->perf_links = xcalloc(MAX_CPUS, sizeof(*s->perf_links));
 	for (int cpu = 0; cpu < MAX_CPUS && s->on_cpu; cpu++)
@@ -449,19 +512,152 @@ int sampler__start(struct sampler *s, uint64_t freq)
 	return 0;
 }
 
-static int run_iter(struct bpf_program *p)
+/*
+ * The program runs as the iterator is read, and writes a byte into it for
+ * each record it sends: a read of FLUSH_CHUNK bytes returns after that many
+ * records, which are consumed before the next read. Thousands of blocked
+ * threads never fill the ring buffer, and a second Ctrl-C is seen between
+ * reads.
+ */
+#define FLUSH_CHUNK 64
+
+static int run_iter(struct sampler *s, struct bpf_program *p)
 {
 	struct bpf_link *link = bpf_program__attach_iter(p, NULL);
 	int fd = link ? bpf_iter_create(bpf_link__fd(link)) : -1;
-	char buf[256];
+	char buf[FLUSH_CHUNK];
 
 	if (fd >= 0) {
-		while (read(fd, buf, sizeof(buf)) > 0) /* the program runs as the iterator is read */
-			;
+		while (read(fd, buf, sizeof(buf)) > 0)
+			sampler__drain(s);
 		close(fd);
 	}
 	bpf_link__destroy(link);
 	return fd < 0 ? -1 : 0;
+}
+
+int sampler__dump(struct sampler *s, uint32_t pid)
+{
+	DECLARE_LIBBPF_OPTS(bpf_iter_attach_opts, opts);
+	union bpf_iter_link_info linfo;
+	struct bpf_link *link;
+	char buf[FLUSH_CHUNK];
+	int fd;
+
+	s->skel->bss->dump_pid = pid;
+	/* Only pid's threads (6.1+); an older kernel walks every task and the
+	 * program keeps pid's. */
+	memset(&linfo, 0, sizeof(linfo));
+	linfo.task.pid = pid;
+	opts.link_info = &linfo;
+	opts.link_info_len = sizeof(linfo);
+	link = bpf_program__attach_iter(s->skel->progs.dump_threads, &opts);
+	if (!link)
+		link = bpf_program__attach_iter(s->skel->progs.dump_threads, NULL);
+	fd = link ? bpf_iter_create(bpf_link__fd(link)) : -1;
+	if (fd < 0) {
+		err_msg("cannot run the dump iterator: %s", strerror(errno));
+		bpf_link__destroy(link);
+		return -1;
+	}
+	while (read(fd, buf, sizeof(buf)) > 0)
+		sampler__drain(s);
+	close(fd);
+	bpf_link__destroy(link);
+	return sampler__drain(s) < 0 ? -1 : 0;
+}
+
+static int read_target(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	return procmem_read(*(const pid_t *)ctx, addr, buf, len);
+}
+
+/*
+ * A process with fewer thread states than this is walked, never indexed: a
+ * walk of a short list costs less than keeping its entries, and most
+ * processes (every one registered, on a whole machine) never touch the map.
+ */
+#define INDEX_MIN_THREADS 256
+
+/* pid's entries of the thread index: threads that exited leave none behind. */
+static void forget_indexed(struct sampler *s, uint32_t pid)
+{
+	struct pyebpf_tstate_key key, next, *gone = NULL;
+	size_t n = 0, cap = 0, at;
+	void *prev = NULL;
+
+	for (at = 0; at < s->nin_index && s->in_index[at] != pid; at++)
+		;
+	if (at == s->nin_index) /* nothing of pid's in the map: no scan */
+		return;
+	s->in_index[at] = s->in_index[--s->nin_index];
+	while (!bpf_map__get_next_key(s->skel->maps.py_tstate_index, prev, &next, sizeof(next))) {
+		if (next.pid == pid) {
+			xgrow(&gone, &cap, n + 1, sizeof(*gone));
+			gone[n++] = next;
+		}
+		key = next;
+		prev = &key;
+	}
+	for (size_t i = 0; i < n; i++)
+		bpf_map__delete_elem(s->skel->maps.py_tstate_index, &gone[i], sizeof(gone[i]), 0);
+	free(gone);
+}
+
+int sampler__index_threads(struct sampler *s, uint32_t pid)
+{
+	struct pyebpf_py_proc pp;
+	pid_t target = (pid_t)pid;
+	long n;
+
+	if (bpf_map__lookup_elem(s->skel->maps.py_procs, &pid, sizeof(pid), &pp, sizeof(pp), 0) ||
+	    pp.offsets_id >= s->noffsets)
+		return -1;
+	if (!s->tstates && !(s->tstates = calloc(PY_TSTATES_MAX, sizeof(*s->tstates))))
+		return -1;
+	n = py_thread_states(read_target, &target, pp.interp_head_addr, &s->offsets[pp.offsets_id], s->tstates,
+			     PY_TSTATES_MAX);
+	forget_indexed(s, pid);
+	if (n < INDEX_MIN_THREADS)
+		return n < 0 ? -1 : 0;
+	xgrow(&s->in_index, &s->in_index_cap, s->nin_index + 1, sizeof(*s->in_index));
+	s->in_index[s->nin_index++] = pid;
+	for (long i = 0; i < n; i++) {
+		struct pyebpf_tstate_key key = { .pid = pid, .thread_id = s->tstates[i].thread_id };
+
+		bpf_map__update_elem(s->skel->maps.py_tstate_index, &key, sizeof(key), &s->tstates[i].tstate,
+				     sizeof(uint64_t), BPF_ANY);
+	}
+	return n < 0 ? -1 : 0;
+}
+
+void sampler__thread_beyond_walk(struct sampler *s, uint32_t pid)
+{
+	uint64_t now = now_ns();
+	unsigned i;
+
+	/* At most once a second per process: its threads that start later
+	 * are found by the next request. */
+	for (i = 0; i < sizeof(s->indexed) / sizeof(s->indexed[0]); i++)
+		if (s->indexed[i].pid == pid && now - s->indexed[i].at_ns < 1000000000ULL)
+			return;
+	i = s->nindexed++ % (sizeof(s->indexed) / sizeof(s->indexed[0]));
+	s->indexed[i].pid = pid;
+	s->indexed[i].at_ns = now;
+	sampler__index_threads(s, pid);
+}
+
+/* Every registered Python process's threads, indexed (before the flush). */
+static void index_all_threads(struct sampler *s)
+{
+	uint32_t key, next;
+	void *prev = NULL;
+
+	while (!bpf_map__get_next_key(s->skel->maps.py_procs, prev, &next, sizeof(next))) {
+		sampler__index_threads(s, next);
+		key = next;
+		prev = &key;
+	}
 }
 
 /*
@@ -478,10 +674,13 @@ static void flush_offcpu(struct sampler *s)
 	if (!s->plan.flush) /* no bpf_task_from_pid: sampler__kernel_notes() said so */
 		return;
 	s->skel->bss->flush_announce = 1;
-	if (run_iter(s->skel->progs.flush_offcpu) == 0) {
+	if (run_iter(s, s->skel->progs.flush_offcpu) == 0) {
 		sampler__drain(s);
+		/* Each blocked thread finds its thread state in one lookup, not
+		 * by walking its process's thread list again. */
+		index_all_threads(s);
 		s->skel->bss->flush_announce = 0;
-		if (run_iter(s->skel->progs.flush_offcpu) == 0)
+		if (run_iter(s, s->skel->progs.flush_offcpu) == 0)
 			return;
 	}
 	err_msg("cannot count the off-CPU time still running at the stop: %s", strerror(errno));
@@ -534,8 +733,13 @@ void sampler__python(struct sampler *s, uint32_t pid, const struct py_interp *in
 	v.interp_head_addr = in->interp_head_addr;
 	v.gil_addr = in->gil_addr;
 	v.version_hex = in->version_hex;
-	if (bpf_map__update_elem(s->skel->maps.py_procs, &pid, sizeof(pid), &v, sizeof(v), BPF_ANY))
+	if (bpf_map__update_elem(s->skel->maps.py_procs, &pid, sizeof(pid), &v, sizeof(v), BPF_ANY)) {
 		err_msg("pid %u: cannot register the Python process: %s", pid, strerror(errno));
+		return;
+	}
+	/* A process found with thousands of threads already: the ones a walk
+	 * does not reach have their Python stacks from the first sample. */
+	sampler__index_threads(s, pid);
 }
 
 void sampler__forget(struct sampler *s, uint32_t pid)
@@ -598,22 +802,28 @@ static int prog_stats(const struct sampler *s, struct bpf_program *p, struct bpf
 	return 0;
 }
 
-double sampler__us_per_sample(const struct sampler *s)
+int sampler__sample_runs(const struct sampler *s, uint64_t *runs, uint64_t *run_ns)
 {
 	struct bpf_prog_info info;
 
-	if (prog_stats(s, s->skel->progs.on_sample, &info) || !info.run_cnt)
+	if (prog_stats(s, s->skel->progs.on_sample, &info))
 		return -1;
-	return info.run_time_ns / 1e3 / info.run_cnt;
+	*runs = info.run_cnt;
+	*run_ns = info.run_time_ns;
+	return 0;
 }
 
 int sampler__switch_stats(const struct sampler *s, uint64_t *runs, uint64_t *run_ns)
 {
-	struct bpf_prog_info sw;
+	struct bpf_prog_info sw, done;
 
 	if (!s->off_cpu || prog_stats(s, s->skel->progs.on_switch, &sw))
 		return -1;
 	*runs = sw.run_cnt;
 	*run_ns = sw.run_time_ns;
+	/* The kprobe path runs a second program at every switch: its time is
+	 * the hook's too. */
+	if (s->plan.wall == WALL_KPROBE && !prog_stats(s, s->skel->progs.on_switch_done, &done))
+		*run_ns += done.run_time_ns;
 	return 0;
 }

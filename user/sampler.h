@@ -16,8 +16,10 @@
 #include "python/detect.h"
 
 struct sampler_config {
-	bool all;          /* sample every process (else only targets) */
-	bool follow_forks; /* children of targets become targets */
+	bool all;                 /* sample every process (else only targets) */
+	bool follow_forks;        /* children of targets become targets */
+	const char *const *comms; /* --comm: processes of these names become targets, now and later */
+	size_t ncomms;
 	bool kernel_stacks;
 	uint32_t ustack_copy;       /* --native: stack bytes copied per sample; 0: frame-pointer walk */
 	const uint64_t *cgroup_ids; /* only these cgroups (and below); none: no cgroup filter */
@@ -25,6 +27,7 @@ struct sampler_config {
 	bool verbose; /* libbpf's debug output and the verifier log */
 	bool on_cpu;  /* the timer samples running threads (--mode cpu, wall) */
 	bool off_cpu; /* the switch hooks weigh time off the CPU (--mode wall, off-cpu) */
+	bool dump;    /* `pyebpf dump`: only the dump iterator (sampler__dump), no tracepoints */
 };
 
 /* Called with each record read from the ring buffer. */
@@ -38,6 +41,8 @@ struct sampler *sampler__new(const struct sampler_config *c, sampler_event_fn fn
 void sampler__free(struct sampler *s); /* accepts NULL */
 
 int sampler__add_target(struct sampler *s, uint32_t pid);
+/* Is any process of the target map (the pids given and those followed) alive? */
+bool sampler__targets_alive(struct sampler *s);
 /* Start sampling every online CPU at freq Hz (again: closes the old events
  * first), and off-CPU time from now on at the same rate. */
 int sampler__start(struct sampler *s, uint64_t freq);
@@ -51,6 +56,14 @@ const struct kernel_plan *sampler__plan(const struct sampler *s);
 /* Tell the BPF walker where pid's interpreter is; in NULL: forget pid. */
 void sampler__python(struct sampler *s, uint32_t pid, const struct py_interp *in);
 void sampler__forget(struct sampler *s, uint32_t pid);
+/* Index pid's thread states for BPF (include/pyebpf.h: py_tstate_index). */
+int sampler__index_threads(struct sampler *s, uint32_t pid);
+/* A sample of pid said PYEBPF_PY_THREAD_LIMIT: index it (at most once a second). */
+void sampler__thread_beyond_walk(struct sampler *s, uint32_t pid);
+
+/* `pyebpf dump`: one sample of every thread of pid, handed to the callback
+ * as the iterator runs; -1 after one error line. */
+int sampler__dump(struct sampler *s, uint32_t pid);
 
 /* Wait up to timeout_ms for records and hand them to the callback; < 0: an error line was printed. */
 int sampler__poll(struct sampler *s, int timeout_ms);
@@ -60,9 +73,11 @@ int sampler__drain(struct sampler *s);
 /* Counter totals over all CPUs, totals[PYEBPF_CNT__COUNT]. */
 void sampler__counters(const struct sampler *s, uint64_t *totals);
 /* The sample program's mean run time in microseconds, or -1 when unknown. */
-double sampler__us_per_sample(const struct sampler *s);
+/* Every run of the timer program and their BPF time (the kernel's statistics); -1: unknown. */
+int sampler__sample_runs(const struct sampler *s, uint64_t *runs, uint64_t *run_ns);
 /* --mode wall/off-cpu: context switches seen and the switch hook's BPF time
- * (its task works, which send the samples, not included). */
+ * (with the finish_task_switch kprobe's where that path is taken; its task
+ * works, which send the samples, not included). */
 int sampler__switch_stats(const struct sampler *s, uint64_t *runs, uint64_t *run_ns);
 
 #endif

@@ -14,7 +14,9 @@
 #include "archive.h"
 #include "filter.h"
 #include "hashmap.h"
-#include "rotation.h"
+#include "serve_body.h"
+#include "serve_dir.h"
+#include "serve_split.h"
 #include "top.h"
 #include "util.h"
 #include "wallclock.h"
@@ -23,24 +25,24 @@
 #include "flamegraph_js.h" /* generated from write/flamegraph.js */
 #include "serve_page.h"    /* generated from serve_page.html */
 
-/* One interval file as last seen, and what it holds once read. */
+/* One interval file as listed, and what it holds once read. */
 struct summary {
-	char *name;
-	uint64_t seq, size;
-	int64_t start_ns, mtime_ns;
+	struct serve_file f;
 	bool known; /* read: the fields below are set */
-	bool bad;   /* could not be read */
+	char *bad;  /* why it cannot be read (then skipped), or NULL */
 	bool wall;
 	int64_t duration_ns;
-	uint64_t samples, offcpu;
+	uint64_t samples;
+	struct serve_split split; /* on the CPU and off it by reason: the timeline's bar */
 };
 
 struct serve_api {
 	int dirfd;
-	uint64_t max_bytes;
+	struct serve_limits lim;
 	char *dir;
 	struct summary *v;
 	size_t n;
+	bool stale; /* a listed file changed: list again before the next answer */
 };
 
 struct serve_api *serve_api__new(const char *dir, uint64_t max_bytes)
@@ -54,15 +56,27 @@ struct serve_api *serve_api__new(const char *dir, uint64_t max_bytes)
 	}
 	a = xcalloc(1, sizeof(*a));
 	a->dirfd = fd;
-	a->max_bytes = max_bytes;
+	a->lim = (struct serve_limits){ max_bytes, SERVE_MAX_DECODED, SERVE_MAX_REPLY };
 	a->dir = xstrdup(dir);
 	return a;
 }
 
+struct serve_limits *serve_api__limits(struct serve_api *a)
+{
+	return &a->lim;
+}
+
+int serve_api__dirfd(const struct serve_api *a)
+{
+	return a->dirfd;
+}
+
 static void free_summaries(struct summary *v, size_t n)
 {
-	for (size_t i = 0; i < n; i++)
-		free(v[i].name);
+	for (size_t i = 0; v && i < n; i++) {
+		free(v[i].f.name);
+		free(v[i].bad);
+	}
 	free(v);
 }
 
@@ -76,12 +90,13 @@ void serve_api__free(struct serve_api *a)
 	free(a);
 }
 
-/* The directory listed again: summaries of files unchanged (same size and
- * time) are kept, files gone are forgotten, the newest SERVE_MAX_SUMMARIES kept. */
+/* The directory listed again: summaries of files unchanged (same file, size
+ * and time) are kept, files gone are forgotten, one replaced is a new
+ * interval; the newest SERVE_MAX_SUMMARIES kept. */
 static void refresh(struct serve_api *a)
 {
 	size_t n, first = 0;
-	struct rotation_file *files = rotation_list(a->dirfd, &n);
+	struct serve_file *files = serve_dir__list(a->dirfd, &n);
 	struct hashmap *old = hashmap__new();
 	struct summary *v;
 
@@ -90,7 +105,7 @@ static void refresh(struct serve_api *a)
 	for (size_t i = 0; i < a->n; i++) {
 		bool created;
 
-		*hashmap__put(old, a->v[i].name, strlen(a->v[i].name), &created) = i;
+		*hashmap__put(old, a->v[i].f.name, strlen(a->v[i].f.name), &created) = i;
 	}
 	if (n > SERVE_MAX_SUMMARIES)
 		first = n - SERVE_MAX_SUMMARIES;
@@ -99,17 +114,14 @@ static void refresh(struct serve_api *a)
 		struct summary *s = &v[i - first];
 		uint64_t *was = hashmap__get(old, files[i].name, strlen(files[i].name));
 
-		if (was && a->v[*was].size == files[i].size && a->v[*was].mtime_ns == files[i].mtime_ns) {
+		if (was && serve_file__same(&a->v[*was].f, &files[i])) {
 			*s = a->v[*was];
-			a->v[*was].name = NULL; /* moved */
+			a->v[*was].f.name = NULL; /* moved */
+			a->v[*was].bad = NULL;
 			free(files[i].name);
 			continue;
 		}
-		*s = (struct summary){ .name = files[i].name,
-				       .seq = files[i].seq,
-				       .size = files[i].size,
-				       .start_ns = files[i].start_ns,
-				       .mtime_ns = files[i].mtime_ns };
+		*s = (struct summary){ .f = files[i] };
 	}
 	for (size_t i = 0; i < first; i++)
 		free(files[i].name);
@@ -118,26 +130,42 @@ static void refresh(struct serve_api *a)
 	free_summaries(a->v, a->n);
 	a->v = v;
 	a->n = n - first;
+	a->stale = false;
+}
+
+/* A file that cannot be read: skipped from now on, said once. */
+static void skip(struct serve_api *a, struct summary *s, const char *why)
+{
+	s->known = true;
+	if (!s->bad) {
+		s->bad = xstrdup(why);
+		err_msg("serve skips '%s': %s", s->f.name, why);
+		a->stale = true; /* it may have been replaced: the next answer lists again */
+	}
+}
+
+static struct profile *read_interval(struct serve_api *a, struct summary *s)
+{
+	char why[256];
+	struct profile *p = serve_dir__read(a->dirfd, &s->f, a->lim.max_bytes, why, sizeof(why));
+
+	if (!p)
+		skip(a, s, why);
+	return p;
 }
 
 static void summarize(struct serve_api *a, struct summary *s)
 {
-	struct profile *p = recording__read_at(a->dirfd, s->name, O_NOFOLLOW);
-	struct profile_entry e;
-	size_t pos = 0;
+	struct profile *p = read_interval(a, s);
 
 	s->known = true;
-	if (!p) {
-		s->bad = true;
+	if (!p)
 		return;
-	}
 	s->wall = profile__meta_of(p)->wall;
-	s->start_ns = profile__meta_of(p)->start_epoch_ns;
+	s->f.start_ns = profile__meta_of(p)->start_epoch_ns;
 	s->duration_ns = profile__meta_of(p)->duration_ns;
 	s->samples = profile__total(p);
-	while (profile__next(p, &pos, &e))
-		if (e.labels.offcpu)
-			s->offcpu += e.count;
+	serve_split__count(&s->split, p);
 	profile__free(p);
 }
 
@@ -158,38 +186,28 @@ static void reply_text(struct serve_reply *r, int status, const char *fmt, ...)
 	r->len = (size_t)n;
 }
 
-/* A body written to a memory stream. */
-struct membuf {
-	FILE *f;
-	char *buf;
-	size_t len;
-};
-
-static FILE *membuf_open(struct membuf *m)
+/* A body within the answer's bound, or a 413 that says which bound. */
+static void body_reply(struct serve_api *a, struct serve_body *b, struct serve_reply *r, int status, const char *type)
 {
-	m->buf = NULL;
-	m->len = 0;
-	m->f = open_memstream(&m->buf, &m->len);
-	if (!m->f)
-		die("out of memory");
-	return m->f;
-}
-
-static void membuf_reply(struct membuf *m, struct serve_reply *r, int status, const char *type)
-{
-	fclose(m->f);
+	if (!serve_body__close(b)) {
+		reply_text(r, 413, "the answer would be over %" PRIu64 " KiB: choose a shorter range\n",
+			   a->lim.max_reply >> 10);
+		return;
+	}
 	r->status = status;
 	r->type = type;
-	r->body = m->buf;
-	r->len = m->len;
+	r->body = b->buf;
+	r->len = b->len;
 }
 
+/* The timeline: per interval its samples, those off the CPU, and for a wall
+ * interval the split by reason ("split"), which is what shows its load. */
 static void intervals_json(struct serve_api *a, struct serve_reply *r)
 {
 	uint64_t deadline = now_ns() + SERVE_SUMMARY_BUDGET_NS;
 	size_t pending = 0;
 	bool wall = false;
-	struct membuf m;
+	struct serve_body b;
 	FILE *f;
 
 	refresh(a);
@@ -198,28 +216,41 @@ static void intervals_json(struct serve_api *a, struct serve_reply *r)
 		if (!a->v[i].known && now_ns() < deadline)
 			summarize(a, &a->v[i]);
 		pending += !a->v[i].known;
-		wall |= a->v[i].known && a->v[i].wall;
+		wall |= a->v[i].known && !a->v[i].bad && a->v[i].wall;
 	}
-	f = membuf_open(&m);
+	f = serve_body__open(&b, a->lim.max_reply);
 	fputs("{\"dir\":", f);
 	json_str(f, a->dir);
 	fprintf(f, ",\"wall\":%s,\"pending\":%zu,\"intervals\":[", wall ? "true" : "false", pending);
 	for (size_t i = 0; i < a->n; i++) {
 		const struct summary *s = &a->v[i];
 
-		fprintf(f, "%s{\"seq\":%" PRIu64 ",\"name\":\"%s\",\"start\":%.3f", i ? "," : "", s->seq, s->name,
-			s->start_ns / 1e6);
-		if (!s->known)
+		/* Names are ours (rotation_parse_name): no character to escape. */
+		fprintf(f, "%s{\"seq\":%" PRIu64 ",\"name\":\"%s\",\"start\":%.3f", i ? "," : "", s->f.seq, s->f.name,
+			s->f.start_ns / 1e6);
+		if (!s->known) {
 			fputs(",\"pending\":true", f);
-		else if (s->bad)
-			fputs(",\"bad\":true", f);
-		else
+		} else if (s->bad) {
+			fputs(",\"bad\":", f);
+			json_str(f, s->bad);
+		} else {
 			fprintf(f, ",\"duration\":%.3f,\"samples\":%" PRIu64 ",\"offcpu\":%" PRIu64,
-				s->duration_ns / 1e6, s->samples, s->offcpu);
+				s->duration_ns / 1e6, s->samples, serve_split__offcpu(&s->split));
+			/* Wall intervals only: a CPU recording's bar is all CPU. */
+			if (s->wall) {
+				fputc(',', f);
+				serve_split__write_json(&s->split, f);
+			}
+		}
 		fputc('}', f);
 	}
+	/* The files skipped, by name: what an operator looks for. */
+	fputs("],\"skipped\":[", f);
+	for (size_t i = 0, k = 0; i < a->n; i++)
+		if (a->v[i].bad)
+			fprintf(f, "%s\"%s\"", k++ ? "," : "", a->v[i].f.name);
 	fputs("]}\n", f);
-	membuf_reply(&m, r, 200, "application/json");
+	body_reply(a, &b, r, 200, "application/json");
 }
 
 /* The summary of interval `seq`, or NULL. */
@@ -231,55 +262,84 @@ static struct summary *by_seq(struct serve_api *a, uint64_t seq)
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
 
-		if (a->v[mid].seq < seq)
+		if (a->v[mid].f.seq < seq)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	if (lo < a->n && a->v[lo].seq == seq)
+	if (lo < a->n && a->v[lo].f.seq == seq)
 		return &a->v[lo];
 	for (size_t i = 0; i < a->n; i++) /* a directory of several recorders' runs */
-		if (a->v[i].seq == seq)
+		if (a->v[i].f.seq == seq)
 			return &a->v[i];
 	return NULL;
 }
 
-/* Interval numbers from..to of the query: the indexes of their files. */
-static int range(struct serve_api *a, serve_query_fn q, void *ctx, const char *from_key, const char *to_key, size_t *lo,
-		 size_t *hi, struct serve_reply *r)
+/* A range of the query: interval numbers from..to. */
+struct span {
+	uint64_t from, to;
+	size_t lo, hi; /* the indexes of their files, once found */
+};
+
+static int parse_span(serve_query_fn q, void *ctx, const char *from_key, const char *to_key, struct span *sp,
+		      struct serve_reply *r)
 {
 	const char *from = q(ctx, from_key), *to = q(ctx, to_key);
-	uint64_t f, t, bytes = 0;
-	struct summary *sf, *st;
 
-	if (!from || !to || parse_u64(from, 0, UINT64_MAX, &f) || parse_u64(to, 0, UINT64_MAX, &t) || t < f) {
+	if (!from || !to || parse_u64(from, 0, UINT64_MAX, &sp->from) || parse_u64(to, 0, UINT64_MAX, &sp->to) ||
+	    sp->to < sp->from) {
 		reply_text(r, 400, "%s and %s must be interval numbers, %s not after %s\n", from_key, to_key, from_key,
 			   to_key);
 		return -1;
 	}
-	if (!a->n)
-		refresh(a);
-	sf = by_seq(a, f);
-	st = by_seq(a, t);
-	if (!sf || !st) {
-		refresh(a);
-		sf = by_seq(a, f);
-		st = by_seq(a, t);
-	}
+	return 0;
+}
+
+/* The files of a span in the listing; false when one of its ends is not there. */
+static bool find_span(struct serve_api *a, struct span *sp, uint64_t *missing)
+{
+	struct summary *sf = by_seq(a, sp->from), *st = by_seq(a, sp->to);
+
 	if (!sf || !st || st < sf) {
-		reply_text(r, 404, "no interval %" PRIu64 " in this directory\n", !sf ? f : t);
+		*missing = !sf ? sp->from : sp->to;
+		return false;
+	}
+	sp->lo = (size_t)(sf - a->v);
+	sp->hi = (size_t)(st - a->v);
+	return true;
+}
+
+/* The spans found in one listing (listed again if one is not found, or a
+ * file changed), within the bytes one answer may read; -1 after a reply. */
+static int find_spans(struct serve_api *a, struct span *sp, size_t n, struct serve_reply *r)
+{
+	uint64_t missing = 0, bytes = 0;
+	bool found = true;
+
+	if (!a->n || a->stale)
+		refresh(a);
+	for (size_t k = 0; k < n && found; k++)
+		found = find_span(a, &sp[k], &missing);
+	if (!found) {
+		refresh(a);
+		found = true;
+		for (size_t k = 0; k < n && found; k++)
+			found = find_span(a, &sp[k], &missing);
+	}
+	if (!found) {
+		reply_text(r, 404, "no interval %" PRIu64 " in this directory\n", missing);
 		return -1;
 	}
-	*lo = (size_t)(sf - a->v);
-	*hi = (size_t)(st - a->v);
-	for (size_t i = *lo; i <= *hi; i++)
-		bytes += a->v[i].size;
-	if (bytes > a->max_bytes) {
-		reply_text(r, 413,
-			   "%zu intervals hold %" PRIu64 " KiB: at most %" PRIu64
-			   " KiB are read for one answer; choose a shorter range\n",
-			   *hi - *lo + 1, bytes >> 10, a->max_bytes >> 10);
-		return -1;
+	for (size_t k = 0; k < n; k++) {
+		for (size_t i = sp[k].lo; i <= sp[k].hi; i++)
+			bytes += a->v[i].f.size;
+		if (bytes > a->lim.max_bytes) {
+			reply_text(r, 413,
+				   "%zu intervals hold %" PRIu64 " KiB: at most %" PRIu64
+				   " KiB are read for one answer; choose a shorter range\n",
+				   sp[k].hi - sp[k].lo + 1, bytes >> 10, a->lim.max_bytes >> 10);
+			return -1;
+		}
 	}
 	return 0;
 }
@@ -318,53 +378,184 @@ static int query_filter(serve_query_fn q, void *ctx, struct filter *f, struct se
 	return 0;
 }
 
-static struct profile *load(struct serve_api *a, size_t lo, size_t hi, const struct filter *f, uint32_t flags)
+/* What a decoded recording takes, roughly: its event log, stacks, frames and strings. */
+static uint64_t decoded_bytes(const struct profile *p)
 {
-	struct archive ar = { 0 };
-	struct archive_stats st;
-	struct profile *p;
-	char *path;
+	struct profile_entry e;
+	size_t log = 0, pos = 0;
+	uint64_t b;
 
-	for (size_t i = lo; i <= hi; i++) {
-		if (asprintf(&path, "%s/%s", a->dir, a->v[i].name) < 0)
-			die("out of memory");
-		archive__add(&ar, path);
-		free(path);
+	profile__event_log(p, &log);
+	b = log + profile__nframes(p) * (sizeof(struct frame) + 16) + profile__nstrs(p) * 48;
+	while (profile__next(p, &pos, &e))
+		b += sizeof(e) + e.nframes * sizeof(uint32_t) + 32;
+	return b;
+}
+
+/* One answer's reading: the files of the archive (summary indexes), what
+ * their recordings took, and whether one could not be read. */
+struct reading {
+	struct serve_api *a;
+	size_t *idx;
+	uint64_t decoded;
+	bool over, failed;
+};
+
+/* archive's reader: a listed file, relative to the directory, as listed. */
+static struct profile *read_for_archive(void *ctx, size_t i)
+{
+	struct reading *rd = ctx;
+	struct profile *p = read_interval(rd->a, &rd->a->v[rd->idx[i]]);
+
+	if (!p) {
+		rd->failed = true;
+		return NULL;
 	}
-	p = archive__load(&ar, f, flags, &st);
-	archive__free(&ar);
+	rd->decoded += decoded_bytes(p);
+	if (rd->decoded > rd->a->lim.max_decoded) {
+		rd->over = true;
+		profile__free(p);
+		return NULL;
+	}
 	return p;
 }
 
-static void span_text(const struct serve_api *a, size_t lo, size_t hi, char *buf, size_t size)
+enum loaded {
+	LOADED,
+	NONE_READABLE,
+	OVER_BUDGET,
+	NOT_MERGED
+};
+
+/* The span's readable files merged; a file found unreadable on the way is
+ * skipped and the rest merged again. */
+static enum loaded load(struct serve_api *a, const struct span *sp, const struct filter *f, uint32_t flags,
+			uint64_t *decoded, struct profile **out)
+{
+	struct reading rd = { .a = a, .decoded = *decoded };
+	size_t *idx = xcalloc(sp->hi - sp->lo + 1, sizeof(*idx));
+	enum loaded ret = NOT_MERGED;
+
+	*out = NULL;
+	for (;;) {
+		struct archive ar = { .reader = read_for_archive, .reader_ctx = &rd };
+		struct archive_stats st;
+		size_t n = 0;
+
+		for (size_t i = sp->lo; i <= sp->hi; i++)
+			if (!a->v[i].bad)
+				idx[n++] = i;
+		if (!n) {
+			ret = NONE_READABLE;
+			break;
+		}
+		xgrow(&ar.v, &ar.cap, n, sizeof(*ar.v));
+		for (size_t k = 0; k < n; k++) {
+			const struct summary *s = &a->v[idx[k]];
+
+			/* Starts from the names; the reader gives the exact ones. */
+			ar.v[k] = (struct archive_file){ .path = xstrdup(s->f.name),
+							 .start_ns = s->f.start_ns,
+							 .end_ns = k + 1 < n ? a->v[idx[k + 1]].f.start_ns
+									     : INT64_MAX };
+		}
+		ar.n = n;
+		rd.idx = idx;
+		rd.decoded = *decoded;
+		rd.failed = false;
+		*out = archive__load(&ar, f, flags, &st);
+		archive__free(&ar);
+		if (*out) {
+			ret = LOADED;
+			*decoded = rd.decoded;
+			break;
+		}
+		if (rd.over) {
+			ret = OVER_BUDGET;
+			break;
+		}
+		if (!rd.failed) /* merge refused (CPU and wall-clock), said on stderr */
+			break;
+	}
+	free(idx);
+	return ret;
+}
+
+static void span_text(const struct serve_api *a, const struct span *sp, char *buf, size_t size)
 {
 	char t0[64];
 
-	epoch_format(a->v[lo].start_ns, t0, sizeof(t0));
-	if (lo == hi)
-		snprintf(buf, size, "interval %" PRIu64 " (%s)", a->v[lo].seq, t0);
+	epoch_format(a->v[sp->lo].f.start_ns, t0, sizeof(t0));
+	if (sp->lo == sp->hi)
+		snprintf(buf, size, "interval %" PRIu64 " (%s)", sp->from, t0);
 	else
-		snprintf(buf, size, "intervals %" PRIu64 "-%" PRIu64 " (from %s)", a->v[lo].seq, a->v[hi].seq, t0);
+		snprintf(buf, size, "intervals %" PRIu64 "-%" PRIu64 " (from %s)", sp->from, sp->to, t0);
+}
+
+/* "NAME: why" of the spans' skipped files, joined by sep (at most `size`
+ * bytes, ending in "..."); how many there are. */
+static size_t skipped_text(const struct serve_api *a, const struct span *sp, size_t nsp, const char *sep, char *buf,
+			   size_t size)
+{
+	size_t n = 0, len = 0;
+
+	buf[0] = '\0';
+	for (size_t k = 0; k < nsp; k++)
+		for (size_t i = sp[k].lo; i <= sp[k].hi; i++) {
+			if (!a->v[i].bad)
+				continue;
+			if (len < size) {
+				int w = snprintf(buf + len, size - len, "%s%s: %s", n ? sep : "", a->v[i].f.name,
+						 a->v[i].bad);
+
+				len += w > 0 ? (size_t)w : 0;
+				if (len >= size && size > 4)
+					memcpy(buf + size - 4, "...", 4); /* with its NUL */
+			}
+			n++;
+		}
+	return n;
+}
+
+static void load_error(struct serve_api *a, enum loaded why, const struct span *sp, size_t nsp, struct serve_reply *r)
+{
+	char skipped[1024];
+
+	if (why == NONE_READABLE) {
+		skipped_text(a, sp, nsp, "; ", skipped, sizeof(skipped));
+		reply_text(r, 422, "no interval file of the range can be read: %s\n", skipped);
+	} else if (why == OVER_BUDGET) {
+		reply_text(r, 413,
+			   "the range's recordings take over %" PRIu64
+			   " MiB once decoded, more than one answer may; choose a shorter range\n",
+			   a->lim.max_decoded >> 20);
+	} else {
+		reply_text(r, 422, "the range's recordings cannot be merged (pyebpf serve's output says why)\n");
+	}
 }
 
 /* /api/flame and /api/top: a range (and a base range for a diff) as an SVG or a table. */
 static void profile_reply(struct serve_api *a, serve_query_fn q, void *ctx, bool svg, struct serve_reply *r)
 {
 	struct filter f;
-	size_t lo, hi, blo = 0, bhi = 0;
+	struct span sp[2];
 	bool diff = q(ctx, "base_from") || q(ctx, "base_to");
+	size_t nsp = diff ? 2 : 1, nskipped;
 	struct profile *p = NULL, *base = NULL;
-	char title[512], span[200], bspan[200];
-	struct membuf m;
+	char title[1200], span[200], bspan[200], skipped[700];
+	enum loaded got;
+	uint64_t decoded = 0;
+	struct serve_body b;
 
-	if (range(a, q, ctx, "from", "to", &lo, &hi, r) ||
-	    (diff && range(a, q, ctx, "base_from", "base_to", &blo, &bhi, r)) || query_filter(q, ctx, &f, r))
+	if (parse_span(q, ctx, "from", "to", &sp[0], r) ||
+	    (diff && parse_span(q, ctx, "base_from", "base_to", &sp[1], r)) || find_spans(a, sp, nsp, r) ||
+	    query_filter(q, ctx, &f, r))
 		return;
 	f.functions |= diff; /* as report's diffs: a deploy moves line numbers */
-	p = load(a, lo, hi, &f, 0);
-	if (p && diff) {
-		base = load(a, blo, bhi, &f, LABEL_BASE);
-		if (base) {
+	got = load(a, &sp[0], &f, 0, &decoded, &p);
+	if (got == LOADED && diff) {
+		got = load(a, &sp[1], &f, LABEL_BASE, &decoded, &base);
+		if (got == LOADED) {
 			struct filter all;
 
 			filter__init(&all);
@@ -372,26 +563,31 @@ static void profile_reply(struct serve_api *a, serve_query_fn q, void *ctx, bool
 		}
 	}
 	filter__free(&f);
-	if (!p || (diff && !base)) {
-		reply_text(r, 500, "an interval file of the range cannot be read (pyebpf serve's output says why)\n");
+	if (got != LOADED) {
+		load_error(a, got, sp, nsp, r);
 		goto out;
 	}
-	span_text(a, lo, hi, span, sizeof(span));
+	span_text(a, &sp[0], span, sizeof(span));
 	if (diff) {
-		span_text(a, blo, bhi, bspan, sizeof(bspan));
+		span_text(a, &sp[1], bspan, sizeof(bspan));
 		snprintf(title, sizeof(title), "%s against %s", span, bspan);
 	} else {
 		snprintf(title, sizeof(title), "%s", span);
 	}
-	membuf_open(&m);
+	serve_body__open(&b, a->lim.max_reply);
+	nskipped = skipped_text(a, sp, nsp, svg ? "; " : "\nskipped ", skipped, sizeof(skipped));
 	if (svg) {
 		struct flamegraph_opts o = { .title = title,
 					     .diff = diff,
 					     .threads = q(ctx, "threads") != NULL,
-					     .processes = diff ? PROCESSES_MERGED : PROCESSES_AUTO };
+					     .processes = PROCESSES_MERGED };
 
-		flamegraph__write(p, &o, m.f);
-		membuf_reply(&m, r, 200, "image/svg+xml");
+		/* The title is what the page shows: the skipped files are named there. */
+		if (nskipped)
+			snprintf(title + strlen(title), sizeof(title) - strlen(title),
+				 "; %zu interval file%s skipped (%s)", nskipped, nskipped > 1 ? "s" : "", skipped);
+		flamegraph__write(p, &o, b.f);
+		body_reply(a, &b, r, 200, "image/svg+xml");
 	} else {
 		size_t top = 30;
 		const char *n = q(ctx, "top");
@@ -399,9 +595,11 @@ static void profile_reply(struct serve_api *a, serve_query_fn q, void *ctx, bool
 
 		if (n && !parse_u64(n, 1, 1000, &v))
 			top = v;
-		fprintf(m.f, "%s\n", title);
-		diff ? top__print_diff(p, top, m.f) : top__print(p, top, m.f);
-		membuf_reply(&m, r, 200, "text/plain; charset=utf-8");
+		fprintf(b.f, "%s\n", title);
+		diff ? top__print_diff(p, top, b.f) : top__print(p, top, b.f);
+		if (nskipped)
+			fprintf(b.f, "skipped %s\n", skipped);
+		body_reply(a, &b, r, 200, "text/plain; charset=utf-8");
 	}
 out:
 	profile__free(p);

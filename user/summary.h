@@ -18,7 +18,9 @@ struct record_summary {
 	uint64_t freq;
 	int ncpus;
 	double cpu_seconds;       /* pyebpf's own CPU while recording */
-	double bpf_us;            /* the sample program's time per sample; < 0: unknown */
+	bool timer_stats;         /* timer_runs/timer_run_ns are known */
+	uint64_t timer_runs;      /* every run of the timer program, samples taken or not */
+	uint64_t timer_run_ns;    /* and its BPF time */
 	const uint64_t *counters; /* [PYEBPF_CNT__COUNT] */
 	bool off_cpu;             /* --mode wall/off-cpu */
 	uint64_t switches;        /* context switches the off-CPU hooks saw */

@@ -71,13 +71,15 @@ static struct thread_info *info(struct threads *t, uint32_t pid, uint32_t tid, b
 	return *v;
 }
 
-uint32_t threads__name(struct threads *t, uint32_t pid, uint32_t tid, uint32_t comm, uint64_t now, bool *ask_python,
-		       bool *from_python)
+uint32_t threads__name(struct threads *t, uint32_t pid, uint32_t tid, uint32_t comm, bool own_comm, uint64_t now,
+		       bool *ask_python, bool *from_python)
 {
 	bool created;
 	struct thread_info *ti = info(t, pid, tid, &created);
 
-	if (!ti->python && (created || now - ti->looked_ns > REFRESH_NS)) {
+	if (!ti->python && own_comm) {
+		ti->name = comm; /* what /proc would say, without opening it per thread */
+	} else if (!ti->python && (created || now - ti->looked_ns > REFRESH_NS)) {
 		ti->name = os_name(t, pid, tid, ti->name ? ti->name : comm);
 		ti->looked_ns = now;
 	}

@@ -10,6 +10,7 @@
 #ifndef PYEBPF_TOP_H
 #define PYEBPF_TOP_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -17,16 +18,27 @@
 #include "profile.h"
 
 #include "offcpu.h"
+#include "python/asyncio_tasks.h"
 
 struct top_row {
-	char *name;
+	char *name;        /* "function (file:line)", or the frame as printed */
+	uint32_t func_len; /* the function part of name: name[0 .. func_len) */
+	uint32_t pid, tid; /* top_opts.per_thread: the thread the row is of; else 0 */
 	uint64_t self, total;
 	uint64_t by_reason[OFFCPU__COUNT]; /* total split: [OFFCPU_NONE] on the CPU, else off it by reason */
 	uint64_t base_self, base_total;    /* a diff's before (samples labelled LABEL_BASE; not in the above) */
+	uint64_t by_await[AWAIT__COUNT];   /* task time (LABEL_TASK) split by what the task awaits */
+};
+
+struct top_opts {
+	bool by_line;    /* a row per Python line ("f (file:12)"), not per function ("f (file:first line)") */
+	bool per_thread; /* a row per (pid, tid, function): rows of different threads never merge */
 };
 
 /* All functions, sorted by self, then total, then name; free with top__free(). */
 struct top_row *top__rows(const struct profile *p, size_t *n);
+/* The same, as opts says (NULL: top__rows). */
+struct top_row *top__rows_opts(const struct profile *p, const struct top_opts *opts, size_t *n);
 void top__free(struct top_row *rows, size_t n);
 /* The first `limit` rows as a table; 0, or -1 with errno set. */
 int top__print(const struct profile *p, size_t limit, FILE *out);

@@ -2,6 +2,7 @@
 #include "wallclock.h"
 
 #include <ctype.h>
+#include <stdbool.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,8 +51,33 @@ static int parse_clock(const char *s, struct time_arg *t)
 	}
 	if (*s)
 		return -1;
-	t->ns_of_day = ((uint64_t)h * 3600 + (uint64_t)m * 60 + (uint64_t)sec) * 1000000000ULL + frac;
+	t->hour = h;
+	t->minute = m;
+	t->second = sec;
+	t->ns = frac;
 	return 0;
+}
+
+/* Plain decimal: digits, optionally a point and digits. strtod alone took
+ * "0x10" (16), "1e3" and "inf". */
+static bool decimal(const char *s)
+{
+	size_t int_digits = strspn(s, "0123456789");
+
+	if (!int_digits)
+		return false;
+	s += int_digits;
+	if (*s == '.')
+		s += 1 + strspn(s + 1, "0123456789");
+	return !*s;
+}
+
+static int days_in_month(int year, int month)
+{
+	static const int days[] = { 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31 };
+	bool leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+
+	return month == 2 && leap ? 29 : days[month - 1];
 }
 
 int time_arg_parse(const char *s, struct time_arg *t)
@@ -63,6 +89,10 @@ int time_arg_parse(const char *s, struct time_arg *t)
 		char *end;
 		double v;
 
+		if (!decimal(s)) {
+			t->why = "seconds are written in decimal, as 90 or 2.5";
+			return -1;
+		}
 		errno = 0;
 		v = strtod(s, &end);
 		if (errno || end == s || *end || !(v >= 0) || v > 1e9)
@@ -78,6 +108,10 @@ int time_arg_parse(const char *s, struct time_arg *t)
 		    digits(&p, 2, &t->day) || t->year < 1970 || t->year > 2200 || t->month < 1 || t->month > 12 ||
 		    t->day < 1 || t->day > 31)
 			return -1;
+		if (t->day > days_in_month(t->year, t->month)) { /* mktime would make 02-30 March 2nd */
+			t->why = "there is no such day";
+			return -1;
+		}
 		t->has_date = true;
 		if (!*p) /* a date alone: its midnight */
 			return 0;
@@ -108,11 +142,15 @@ int64_t time_arg_epoch(const struct time_arg *t, const struct time_arg *other, i
 			gmtime_r(&now, &tm);
 		else
 			localtime_r(&now, &tm);
-		tm.tm_hour = tm.tm_min = tm.tm_sec = 0;
 	}
+	/* The clock time itself goes to mktime, not midnight plus seconds: on
+	 * the day of a daylight-saving change those differ by an hour. */
+	tm.tm_hour = t->hour;
+	tm.tm_min = t->minute;
+	tm.tm_sec = t->second;
 	tm.tm_isdst = -1;
 	secs = t->utc ? timegm(&tm) : mktime(&tm);
-	return (int64_t)secs * 1000000000LL + (int64_t)t->ns_of_day;
+	return (int64_t)secs * 1000000000LL + (int64_t)t->ns;
 }
 
 void epoch_format(int64_t epoch_ns, char *buf, unsigned size)

@@ -18,8 +18,10 @@ struct time_arg {
 	bool has_date; /* wall: a date was written */
 	bool utc;      /* wall: "Z" */
 	int year, month, day;
-	uint64_t ns_of_day; /* wall: since midnight */
-	uint64_t offset_ns; /* !wall */
+	int hour, minute, second; /* wall: the clock time as written */
+	uint64_t ns;              /* wall: its fraction of a second */
+	uint64_t offset_ns;       /* !wall */
+	const char *why;          /* after -1: what is wrong, when more can be said than "not a time" */
 };
 
 /* 0, or -1 when `s` is neither form (no message: the caller names the option). */

@@ -1,7 +1,8 @@
 /*
  * libFuzzer target for the pprof reader: `pyebpf report` parses files it did
- * not write. Built with -fsanitize=fuzzer,address,undefined; any crash, leak
- * or sanitizer report fails `make fuzz`.
+ * not write. Built with -fsanitize=fuzzer,address,undefined; any crash, leak,
+ * sanitizer report, stack deeper than the reader's bound or input taking
+ * more than 512 MB fails `make fuzz`.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -21,6 +22,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (!p)
 		return 0;
+	/* The reader's bounds hold for what it accepts (the RSS bound is
+	 * -rss_limit_mb=512, see the Makefile). */
+	struct profile_entry e;
+	size_t pos = 0;
+	while (profile__next(p, &pos, &e))
+		if (e.nframes > PPROF_MAX_DEPTH)
+			__builtin_trap();
 	/* What was read must be safe to write in every format. */
 	null = fopen("/dev/null", "w");
 	if (null) {

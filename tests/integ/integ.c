@@ -16,7 +16,7 @@
 
 #include "../pythons.h"
 
-static double mono(void)
+double mono(void)
 {
 	struct timespec ts;
 
@@ -332,4 +332,29 @@ int dot_files(const char *dir)
 			n++;
 	closedir(d);
 	return n;
+}
+
+int http(const char *url, const char *const extra[], char **body, double *seconds)
+{
+	const char *argv[32] = { "curl", "-s", "-g", "--max-time", "15", "-w", "\n%{http_code}" };
+	int n = 7;
+	struct run_result r;
+
+	for (int i = 0; extra && extra[i] && n < 30; i++)
+		argv[n++] = extra[i];
+	argv[n++] = url;
+	argv[n] = NULL;
+	run(argv, 30, &r);
+	char *nl = strrchr(r.out, '\n');
+	int status = nl ? atoi(nl + 1) : -1;
+	if (nl)
+		*nl = '\0';
+	if (seconds)
+		*seconds = r.seconds;
+	if (body) {
+		*body = r.out;
+		r.out = NULL;
+	}
+	run_result_free(&r);
+	return status;
 }

@@ -35,6 +35,11 @@ void wait_for_text(const char *path, const char *text, double timeout_s);
 /* What pyebpf prints on stderr once it samples. */
 #define SAMPLING "pyebpf: sampling "
 void sleep_s(double s);
+/* The monotonic clock, in seconds. */
+double mono(void);
+/* An HTTP status from curl (extra options before the URL, 15 s at most);
+ * *body (may be NULL) gets the body, *seconds (may be NULL) the time taken. */
+int http(const char *url, const char *const extra[], char **body, double *seconds);
 
 struct folded_line {
 	char *stack; /* "comm;frame;...;frame" */

@@ -217,30 +217,6 @@ Test(archive, report_merges_windows_and_diffs, .timeout = 240)
 	free(a.out);
 }
 
-/* An HTTP status and body from curl. */
-static int http(const char *url, const char *const extra[], char **body)
-{
-	const char *argv[16] = { "curl", "-s", "-g", "--max-time", "15", "-w", "\n%{http_code}" };
-	int n = 7;
-	struct run_result r;
-
-	for (int i = 0; extra && extra[i]; i++)
-		argv[n++] = extra[i];
-	argv[n++] = url;
-	argv[n] = NULL;
-	run(argv, 30, &r);
-	char *nl = strrchr(r.out, '\n');
-	int status = nl ? atoi(nl + 1) : -1;
-	if (nl)
-		*nl = '\0';
-	if (body) {
-		*body = r.out;
-		r.out = NULL;
-	}
-	run_result_free(&r);
-	return status;
-}
-
 Test(serve, browser_and_hostile_requests, .timeout = 300)
 {
 	struct archive_run a;
@@ -261,7 +237,7 @@ Test(serve, browser_and_hostile_requests, .timeout = 300)
 
 	/* Answers. */
 	snprintf(u, sizeof(u), "%sapi/intervals", url);
-	cr_assert_eq(http(u, NULL, &body), 200);
+	cr_assert_eq(http(u, NULL, &body, NULL), 200);
 	cr_assert_eq(occurrences(body, "\"samples\":"), a.n, "%s", body);
 	free(body);
 	/* Hostile requests: errors, never a file. */
@@ -275,13 +251,13 @@ Test(serve, browser_and_hostile_requests, .timeout = 300)
 					   "archive/pyebpf-x.pb.gz" };
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		snprintf(u, sizeof(u), "%s%s", url, bad[i]);
-		int st = http(u, (const char *const[]){ "--path-as-is", NULL }, &body);
+		int st = http(u, (const char *const[]){ "--path-as-is", NULL }, &body, NULL);
 		cr_assert(st == 400 || st == 404, "%s: %d", bad[i], st);
 		cr_assert_null(strstr(body, "root:"), "%s", bad[i]);
 		free(body);
 	}
 	snprintf(u, sizeof(u), "%sapi/intervals", url);
-	cr_assert_eq(http(u, (const char *const[]){ "-X", "POST", "-d", "x=1", NULL }, NULL), 405);
+	cr_assert_eq(http(u, (const char *const[]){ "-X", "POST", "-d", "x=1", NULL }, NULL, NULL), 405);
 	/* A URL longer than the server takes: refused, the server lives on. */
 	int len = snprintf(u, sizeof(u), "%sapi/flame?from=0&to=1&comm=", url);
 	memset(u + len, 'A', sizeof(u) - (size_t)len - 1);
@@ -291,7 +267,7 @@ Test(serve, browser_and_hostile_requests, .timeout = 300)
 	for (size_t k = strlen(huge); k < sizeof(huge) - 1; k++)
 		huge[k] = 'A';
 	huge[sizeof(huge) - 1] = '\0';
-	int st = http(huge, NULL, NULL);
+	int st = http(huge, NULL, NULL, NULL);
 	cr_assert(st >= 400 || st == 0, "a huge URL: %d", st);
 	/* Many clients at once: every one answered or turned away within the timeout. */
 	char cmd[1024];
@@ -300,7 +276,7 @@ Test(serve, browser_and_hostile_requests, .timeout = 300)
 		 url, a.n - 1);
 	cr_assert_eq(system(cmd), 0);
 	snprintf(u, sizeof(u), "%sapi/intervals", url);
-	cr_assert_eq(http(u, NULL, NULL), 200, "the server answers after the crowd");
+	cr_assert_eq(http(u, NULL, NULL, NULL), 200, "the server answers after the crowd");
 
 	/* The page in a browser: drag a range and a base range, search. */
 	if (system("command -v chromium >/dev/null 2>&1") == 0) {
@@ -325,6 +301,31 @@ Test(serve, browser_and_hostile_requests, .timeout = 300)
 		cr_assert(m, "the search ran");
 		cr_assert_gt(atof(m + 10), 10.0, "beta is a good part of the after side: %.40s", m);
 		cr_assert(strstr(r.out, "BEFORE   AFTER   CHANGE"), "the table of changes");
+		/* The line under the timeline says the range dragged, and the base. */
+		snprintf(want, sizeof(want), "<div id=\"selection\">Showing intervals 2-%d (", a.n - 1);
+		cr_assert(strstr(r.out, want), "%.600s", strstr(r.out, "id=\"selection\"") ?: r.out);
+		cr_assert(strstr(r.out, ", as dragged, against the base interval 0 ("), "%.600s",
+			  strstr(r.out, "id=\"selection\""));
+		/* A CPU recording: one colour, no off-CPU boxes in the legend. */
+		cr_assert(strstr(r.out, "<span id=\"parts\"><span class=\"swatch\" style=\"background:#4a78c8\"></span>"
+					"on the CPU</span>"),
+			  "%.600s", strstr(r.out, "id=\"parts\"") ?: r.out);
+		run_result_free(&r);
+		/* No range in the URL: the newest 10 are shown, and the page says so. */
+		run((const char *const[]){ "chromium", "--headless=new", "--no-sandbox", "--disable-gpu",
+					   "--window-size=1300,1000", "--virtual-time-budget=15000", "--dump-dom", url,
+					   NULL },
+		    120, &r);
+		cr_assert_eq(r.status, 0, "%s", r.err);
+		int shown = a.n < 10 ? a.n : 10;
+		snprintf(want, sizeof(want), "<div id=\"selection\">Showing intervals %d-%d (", a.n - shown, a.n - 1);
+		cr_assert(strstr(r.out, want), "%.600s", strstr(r.out, "id=\"selection\"") ?: r.out);
+		if (a.n > 10)
+			snprintf(want, sizeof(want), "the newest 10 intervals, the default");
+		else
+			snprintf(want, sizeof(want), "all %d intervals (the default is the newest 10)", a.n);
+		cr_assert(strstr(r.out, want), "%.600s", strstr(r.out, "id=\"selection\""));
+		cr_assert_eq(occurrences(r.out, "class=\"bar after\""), shown, "the default range is drawn");
 		run_result_free(&r);
 		snprintf(shot, sizeof(shot), "--screenshot=%s", png);
 		run((const char *const[]){ "chromium", "--headless=new", "--no-sandbox", "--disable-gpu",

@@ -107,7 +107,7 @@ Test(speedscope, recording_of_threads, .timeout = 120)
 		 "    assert len(p[\"samples\"]) == len(p[\"weights\"])\n"
 		 "    assert p[\"endValue\"] == sum(p[\"weights\"])\n"
 		 "    assert all(0 <= i < len(frames) for s in p[\"samples\"] for i in s)\n"
-		 "    names.add(p[\"name\"].split(\": \")[1].split(\" (tid\")[0])\n"
+		 "    names.add(p[\"name\"].split(\"]: \")[1].split(\" [tid\")[0])\n"
 		 "assert {\"MainThread\", \"worker-0\", \"worker-1\", \"monitor\"} <= names, names\n"
 		 "assert any(f[\"name\"].startswith(\"spin (\") for f in frames)\n"
 		 "' %s",

@@ -83,13 +83,29 @@ Test(python, hot_line_and_call_sites)
 		struct folded f;
 
 		record_py(&pys[i], "lines", "2", NULL, &f);
+		char call[PATH_MAX + 64], at_hot[PATH_MAX + 64], at_for[PATH_MAX + 64];
+		snprintf(call, sizeof(call), "%s", pyframe("lines", "hot-call"));
+		snprintf(at_hot, sizeof(at_hot), "%s", pyframe("hot", "hot"));
+		/* The loop's own line (FOR_ITER, STORE_FAST): 0.1-1.6% of hot() here. */
+		snprintf(at_for, sizeof(at_for), "hot (%s:%d)", script, script_marker(script, "hot") - 1);
 		uint64_t in_hot = count_all(&f, "hot (", NULL);
-		uint64_t at_line = count_all(&f, pyframe("hot", "hot"), pyframe("lines", "hot-call"));
+		uint64_t at_line = count_all(&f, at_hot, call);
+		uint64_t at_loop = count_all(&f, at_for, call);
 		cr_assert_geq(in_hot, f.total * 8 / 10, "%s: hot() in %llu of %llu", pys[i].path,
 			      (unsigned long long)in_hot, (unsigned long long)f.total);
-		cr_assert_geq(at_line * 100, in_hot * 95, "%s: %s under %s in %llu of %llu samples of hot()",
-			      pys[i].path, pyframe("hot", "hot"), pyframe("lines", "hot-call"),
-			      (unsigned long long)at_line, (unsigned long long)in_hot);
+		if (at_line + at_loop < in_hot) {
+			/* Name what read otherwise, so a failure says where it went. */
+			for (size_t k = 0; k < f.n; k++)
+				if (strstr(f.lines[k].stack, "hot (") &&
+				    !(strstr(f.lines[k].stack, call) &&
+				      (strstr(f.lines[k].stack, at_hot) || strstr(f.lines[k].stack, at_for))))
+					cr_log_info("%s: hot() elsewhere: %.300s %llu\n", pys[i].path, f.lines[k].stack,
+						    (unsigned long long)f.lines[k].count);
+		}
+		cr_assert_geq(at_line * 100, in_hot * 90,
+			      "%s: %s under %s in %llu of %llu samples of hot() (%llu on its loop line)", pys[i].path,
+			      at_hot, call, (unsigned long long)at_line, (unsigned long long)in_hot,
+			      (unsigned long long)at_loop);
 		folded_free(&f);
 	}
 }
@@ -184,27 +200,51 @@ Test(python, two_hundred_threads)
 	}
 }
 
+/* report FILE [opts...] -o DIR/NAME, loaded into f. */
+static void report_folded(const char *pb, const char *opt, const char *name, struct folded *f)
+{
+	char *out = temp_path(temp_dir(), name);
+	struct run_result r;
+
+	run((const char *const[]){ PYEBPF, "report", pb, "--threads", opt ? opt : "--threads", "-o", out, NULL }, 60,
+	    &r);
+	cr_assert_eq(r.status, 0, "report %s: %s", opt ? opt : "", r.err);
+	folded_load(out, f);
+	run_result_free(&r);
+	free(out);
+}
+
 Test(python, gil_keeps_only_threads_holding_it)
 {
-	const char *plain[] = { "--threads", NULL }, *gil[] = { "--threads", "--gil", NULL };
+	const char *gil[] = { "--threads", "--gil", NULL };
 
 	for (int i = 0; i < npys; i++) {
-		struct folded a, b;
+		struct folded a, b, live;
+		struct run_result r;
+		char *pb = temp_path(temp_dir(), "gil.pb.gz");
 
 		if (pys[i].free_threaded) { /* no GIL: --gil keeps nothing of it (README) */
 			fprintf(stderr, "[SKIP] %s: a free-threaded build has no GIL\n", pys[i].path);
+			free(pb);
 			continue;
 		}
-		record_py(&pys[i], "gil", "2", plain, &a);
-		record_py(&pys[i], "gil", "2", gil, &b);
+		/* One recording read twice: the same samples with and without --gil,
+		 * so what --gil keeps is the GIL's doing, not the machine's load. */
+		run((const char *const[]){ PYEBPF, "record", "-F", "999", "-o", pb, "--", pys[i].path, script, "gil",
+					   "2", NULL },
+		    60, &r);
+		cr_assert_eq(r.status, 0, "%s: %s", pys[i].path, r.err);
+		run_result_free(&r);
+		report_folded(pb, NULL, "plain.folded", &a);
+		report_folded(pb, "--gil", "gil.folded", &b);
 		uint64_t a_nogil = count_all(&a, "nogil [tid ", NULL), b_nogil = count_all(&b, "nogil [tid ", NULL);
 		uint64_t a_spin = count_all(&a, "spinner [tid ", "spin (");
 		uint64_t b_spin = count_all(&b, "spinner [tid ", "spin (");
 		/* 2.7's GIL thrashes: a spinner waiting for it is on the CPU without it. */
 		uint64_t want_spin = pys[i].major == 2 ? 50 : 80;
-		cr_log_info("%s: nogil %llu/%llu without --gil, %llu/%llu with\n", pys[i].path,
+		cr_log_info("%s: nogil %llu/%llu without --gil, %llu/%llu with; spinner %llu, %llu\n", pys[i].path,
 			    (unsigned long long)a_nogil, (unsigned long long)a.total, (unsigned long long)b_nogil,
-			    (unsigned long long)b.total);
+			    (unsigned long long)b.total, (unsigned long long)a_spin, (unsigned long long)b_spin);
 		cr_assert_geq(a_nogil * 100, a.total * 15, "%s: the thread reading /dev/zero barely ran", pys[i].path);
 		cr_assert_leq(b_nogil * 100, b.total * 10,
 			      "%s: --gil kept %llu of %llu samples of the thread without the GIL", pys[i].path,
@@ -215,6 +255,16 @@ Test(python, gil_keeps_only_threads_holding_it)
 			      (unsigned long long)b_spin, (unsigned long long)a_spin);
 		folded_free(&a);
 		folded_free(&b);
+		free(pb);
+		/* record --gil applies the same rule as samples arrive. */
+		record_py(&pys[i], "gil", "2", gil, &live);
+		uint64_t live_nogil = count_all(&live, "nogil [tid ", NULL);
+		cr_assert_leq(live_nogil * 100, live.total * 10,
+			      "%s: record --gil kept %llu of %llu samples without the GIL", pys[i].path,
+			      (unsigned long long)live_nogil, (unsigned long long)live.total);
+		cr_assert_gt(count_all(&live, "spinner [tid ", "spin ("), 0, "%s: record --gil kept no spinner",
+			     pys[i].path);
+		folded_free(&live);
 	}
 }
 

@@ -2,7 +2,7 @@
  * Real software nobody here wrote, profiled as its users would: Debian's
  * numpy and scipy (on OpenBLAS) under --native, gunicorn serving Flask, a
  * multiprocessing pool, short CLI-like runs, Debian's stripped python3.11
- * without --native. What they show must read true: one function one frame,
+ * without --native, an aiohttp server's asyncio task time. What they show must read true: one function one frame,
  * one thread one name, each worker its own tree, no invented mismatches, no
  * towers of [unknown]. A test whose package is not installed is skipped.
  */
@@ -139,47 +139,15 @@ Test(realworld, scipy_solve_on_openblas_is_cut_not_mismatched)
 	run_result_free(&r);
 }
 
-/* gunicorn and two workers: one command, several processes, each its own tree. */
-Test(realworld, gunicorn_workers_are_told_apart)
+/* Roots "PREFIX..." of f whose stacks ran the app's code (fib), at most 8. */
+static int app_roots(const struct folded *f, const char *prefix, char roots[8][64])
 {
-	const char *dir = temp_dir();
-	char *out = temp_path(dir, "gunicorn.folded"), app_dir[PATH_MAX], bind[64];
-	struct folded f;
-	struct run_result r;
-	int port = 20000 + getpid() % 20000;
-
-	need_module(DEBIAN_PY, "flask");
-	if (access("/usr/bin/gunicorn", X_OK))
-		cr_skip_test("gunicorn is not installed");
-	snprintf(app_dir, sizeof(app_dir), "%s", real_script("flask_app.py"));
-	*strrchr(app_dir, '/') = '\0';
-	snprintf(bind, sizeof(bind), "127.0.0.1:%d", port);
-	const char *server[] = { "/usr/bin/gunicorn", "-w", "2", "-b", bind, "--chdir", app_dir, "flask_app:app", NULL };
-	pid_t srv = spawn(server);
-	char load_cmd[512];
-	snprintf(load_cmd, sizeof(load_cmd),
-		 "import time, urllib.request as u\n"
-		 "end = time.time() + 12\n"
-		 "while time.time() < end:\n"
-		 "    try: u.urlopen('http://%s/').read()\n"
-		 "    except OSError: time.sleep(0.05)\n",
-		 bind);
-	const char *load[] = { DEBIAN_PY, "-c", load_cmd, NULL };
-	pid_t loader = spawn(load);
-	sleep_s(2); /* the workers boot */
-	const char *argv[] = { PYEBPF, "record", "-a", "-F", "499", "--comm", "gunicorn", "-d", "4", "-o", out, NULL };
-	run(argv, 30, &r);
-	kill_wait(loader);
-	kill_wait(srv);
-	cr_assert_eq(r.status, 0, "%s", r.err);
-	folded_load(out, &f);
-	/* Roots "gunicorn [pid N]" that ran the app's code. */
-	char roots[8][64];
 	int nroots = 0;
-	for (size_t i = 0; i < f.n; i++) {
-		const char *s = f.lines[i].stack;
+
+	for (size_t i = 0; i < f->n; i++) {
+		const char *s = f->lines[i].stack;
 		size_t len = strcspn(s, ";");
-		if (strncmp(s, "gunicorn [pid ", 14) || !strstr(s, "fib (") || len >= sizeof(roots[0]))
+		if (strncmp(s, prefix, strlen(prefix)) || !strstr(s, "fib (") || len >= sizeof(roots[0]))
 			continue;
 		bool seen = false;
 		for (int k = 0; k < nroots; k++)
@@ -187,10 +155,249 @@ Test(realworld, gunicorn_workers_are_told_apart)
 		if (!seen && nroots < 8)
 			snprintf(roots[nroots++], sizeof(roots[0]), "%.*s", (int)len, s);
 	}
-	cr_assert_geq(nroots, 2, "workers running the app, each its own root: %d", nroots);
+	return nroots;
+}
+
+/* gunicorn -w 2 serving tests/fixtures/real/FILE's `app` on 127.0.0.1:port
+ * (into bind); skips the test when Flask or gunicorn is missing. */
+static pid_t start_gunicorn(const char *file, int port, char *bind, size_t size)
+{
+	char app_dir[PATH_MAX], app[128];
+
+	need_module(DEBIAN_PY, "flask");
+	if (access("/usr/bin/gunicorn", X_OK))
+		cr_skip_test("gunicorn is not installed");
+	snprintf(app_dir, sizeof(app_dir), "%s", real_script(file));
+	*strrchr(app_dir, '/') = '\0';
+	snprintf(app, sizeof(app), "%.*s:app", (int)(strlen(file) - 3), file);
+	snprintf(bind, size, "127.0.0.1:%d", port);
+	return spawn(
+		(const char *const[]){ "/usr/bin/gunicorn", "-w", "2", "-b", bind, "--chdir", app_dir, app, NULL });
+}
+
+/* n clients requesting http://bind/path one after another for seconds (a
+ * refused connection while the workers boot is retried). */
+static pid_t start_clients(const char *bind, const char *path, int n, int seconds)
+{
+	char cmd[1024];
+
+	snprintf(cmd, sizeof(cmd),
+		 "import threading, time, urllib.request as u\n"
+		 "def client():\n"
+		 "    end = time.time() + %d\n"
+		 "    while time.time() < end:\n"
+		 "        try: u.urlopen('http://%s%s').read()\n"
+		 "        except OSError: time.sleep(0.05)\n"
+		 "ts = [threading.Thread(target=client) for _ in range(%d)]\n"
+		 "[t.start() for t in ts]\n"
+		 "[t.join() for t in ts]\n",
+		 seconds, bind, path, n);
+	return spawn((const char *const[]){ DEBIAN_PY, "-c", cmd, NULL });
+}
+
+/* gunicorn and two workers: one command, several processes. By default one
+ * tree, "gunicorn", so the endpoint is one tower of both workers' samples;
+ * --processes each gives each worker its "gunicorn [pid N]" tree, and the
+ * trace one track per process, named so. */
+Test(realworld, gunicorn_workers_one_tree_unless_each)
+{
+	const char *dir = temp_dir();
+	char *out = temp_path(dir, "gunicorn.pb.gz"), *merged = temp_path(dir, "merged.folded"),
+	     *each = temp_path(dir, "each.folded"), *trace = temp_path(dir, "t.json"), bind[64];
+	struct folded f;
+	struct run_result r;
+	pid_t srv = start_gunicorn("flask_app.py", 20000 + getpid() % 20000, bind, sizeof(bind));
+	pid_t loader = start_clients(bind, "/", 1, 12);
+	sleep_s(2); /* the workers boot */
+	const char *argv[] = { PYEBPF, "record", "-a", "-F", "499", "--comm", "gunicorn", "-d", "4", "-o", out, NULL };
+	run(argv, 30, &r);
+	kill_wait(loader);
+	kill_wait(srv);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	run_result_free(&r);
+
+	char roots[8][64];
+	const char *report_merged[] = { PYEBPF, "report", out, "-o", merged, NULL };
+	run(report_merged, 30, &r);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	run_result_free(&r);
+	folded_load(merged, &f);
+	cr_assert_eq(app_roots(&f, "gunicorn [pid ", roots), 0, "no per-process roots by default");
+	cr_assert_eq(app_roots(&f, "gunicorn", roots), 1, "one root ran the app");
+	cr_assert_str_eq(roots[0], "gunicorn");
 	folded_free(&f);
+
+	const char *report_each[] = { PYEBPF, "report", out, "--processes", "each", "-o", each, NULL };
+	run(report_each, 30, &r);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	run_result_free(&r);
+	folded_load(each, &f);
+	int nroots = app_roots(&f, "gunicorn [pid ", roots);
+	cr_assert_geq(nroots, 2, "workers running the app, each its own root with --processes each: %d", nroots);
+	folded_free(&f);
+
+	/* The trace keeps a track per process, named as --processes each names
+	 * the process frame. */
+	const char *report_trace[] = { PYEBPF, "report", out, "-o", trace, NULL };
+	run(report_trace, 30, &r);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	run_result_free(&r);
+	for (int k = 0; k < nroots; k++) {
+		char check[PATH_MAX + 512];
+		snprintf(
+			check, sizeof(check),
+			"%s -c 'import json,sys\n"
+			"ev = json.load(open(sys.argv[1]))[\"traceEvents\"]\n"
+			"assert sys.argv[2] in [e[\"args\"][\"name\"] for e in ev if e[\"name\"] == \"process_name\"]\n"
+			"' %s '%s'",
+			DEBIAN_PY, trace, roots[k]);
+		cr_assert_eq(system(check), 0, "no trace track named %s", roots[k]);
+	}
+	free(out);
+	free(merged);
+	free(each);
+	free(trace);
+}
+
+/* The first row of a top table (report --top or go tool pprof -top): its function. */
+static const char *first_row(const char *table, const char *header, char *fn, size_t size)
+{
+	const char *row = strstr(table, header);
+
+	fn[0] = '\0';
+	if (!row || !(row = strchr(row, '\n')))
+		return fn;
+	row++;
+	const char *end = strchr(row, '\n');
+	snprintf(fn, size, "%.*s", end ? (int)(end - row) : (int)strlen(row), row);
+	return fn;
+}
+
+/*
+ * Flask under gunicorn, in wall mode: the endpoint that clients wait on
+ * (/order: a 150 ms remote call) comes first, not the cache refresher every
+ * worker keeps asleep (it outweighs the endpoint by default): report --top
+ * --exclude-idle, and go tool pprof -top on report --python-only's pprof
+ * (the reason a label, the waiting function the leaf).
+ */
+Test(realworld, gunicorn_wall_profile_puts_the_endpoint_first)
+{
+	const char *dir = temp_dir();
+	char *out = temp_path(dir, "svc.pb.gz"), *py = temp_path(dir, "py.pb.gz"), bind[64], fn[512];
+	struct run_result r;
+	pid_t srv = start_gunicorn("flask_service.py", 20000 + (getpid() + 7) % 20000, bind, sizeof(bind));
+	/* Three clients for two workers: the workers are never idle. */
+	pid_t loader = start_clients(bind, "/order", 3, 10);
+	sleep_s(2); /* the workers boot */
+	run((const char *const[]){ PYEBPF, "record", "--mode", "wall", "--comm", "gunicorn", "-F", "99", "-d", "4",
+				   "-o", out, NULL },
+	    30, &r);
+	kill_wait(loader);
+	kill_wait(srv);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	run_result_free(&r);
+
+	/* By default the refresher's sleep is in the table, near its top. */
+	run((const char *const[]){ PYEBPF, "report", out, "--top", "5", NULL }, 30, &r);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert(strstr(r.out, "refresh_cache_forever ("), "the refresher is not in the table: %s", r.out);
+	run_result_free(&r);
+
+	run((const char *const[]){ PYEBPF, "report", out, "--top", "5", "--exclude-idle", NULL }, 30, &r);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_log_info("report --top --exclude-idle:\n%s%s", r.err, r.out);
+	first_row(r.out, "FUNCTION", fn, sizeof(fn));
+	cr_assert(strstr(fn, "call_inventory_service ("), "the first row is not the endpoint's wait: %s", r.out);
+	cr_assert_null(strstr(r.out, "refresh_cache_forever"), "an idle thread is in the table: %s", r.out);
+	unsigned long threads = 0;
+	const char *said = strstr(r.err, "--exclude-idle left out ");
+	cr_assert(said && sscanf(said, "--exclude-idle left out %lu threads", &threads) == 1 && threads >= 2,
+		  "both workers' refreshers left out: %s", r.err);
+	run_result_free(&r);
+
+	run((const char *const[]){ PYEBPF, "report", out, "--exclude-idle", "--python-only", "-o", py, NULL }, 30, &r);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	run_result_free(&r);
+	run((const char *const[]){ "go", "tool", "pprof", "-top", py, NULL }, 120, &r);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_log_info("go tool pprof -top:\n%s", r.out);
+	first_row(r.out, "cum%", fn, sizeof(fn));
+	cr_assert(strstr(fn, "call_inventory_service"), "pprof's first row is not the endpoint's wait: %s", r.out);
+	cr_assert_null(strstr(r.out, "[off-cpu"), "a reason frame is a leaf: %s", r.out);
+	cr_assert_null(strstr(r.out, "<unknown>"), "a function pprof cannot name: %s", r.out);
+	cr_assert(strstr(r.out, "<module>"), "<module> is not named: %s", r.out);
 	run_result_free(&r);
 	free(out);
+	free(py);
+}
+
+/* Clients of the aiohttp service: once it answers (and a second for the
+ * sampler to find its tasks), N threads each make EACH /slow requests, a
+ * /fast one after each; prints the /slow requests' latency sum and count. */
+static const char aiohttp_clients[] =
+	"import sys, threading, time, urllib.request as u\n"
+	"base, n, each = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])\n"
+	"end = time.monotonic() + 20\n"
+	"while True:\n"
+	"    try: u.urlopen(base + '/fast').read(); break\n"
+	"    except OSError:\n"
+	"        if time.monotonic() > end: raise\n"
+	"        time.sleep(0.05)\n"
+	"time.sleep(1.0)\n"
+	"lock = threading.Lock(); total = [0.0, 0]\n"
+	"def client():\n"
+	"    for _ in range(each):\n"
+	"        t = time.monotonic(); u.urlopen(base + '/slow').read(); d = time.monotonic() - t\n"
+	"        u.urlopen(base + '/fast').read()\n"
+	"        with lock: total[0] += d; total[1] += 1\n"
+	"ts = [threading.Thread(target=client) for _ in range(n)]\n"
+	"[t.start() for t in ts]; [t.join() for t in ts]\n"
+	"print('%.6f %d' % (total[0], total[1]))\n";
+
+/*
+ * A real aiohttp server (Debian's, on its stripped python3.11) in task time:
+ * /slow awaits fetch_remote (200 ms), /fast answers at once; 8 clients make
+ * 10 /slow requests each. report --tasks --top ranks fetch_remote first
+ * (above the server's main task, asleep the whole run), and its task time
+ * is the clients' measured latency sum within 10%: each request's task is
+ * pending while its client waits.
+ */
+Test(realworld, aiohttp_task_time_puts_the_slow_handler_first)
+{
+	const char *py311 = "/usr/bin/python3.11", *dir;
+	char *out, *err, port[16], base[64], fn[512];
+	struct run_result r, clients;
+	double sum = 0, task = 0;
+	int nreq = 0;
+
+	need_module(py311, "aiohttp");
+	dir = temp_dir();
+	out = temp_path(dir, "aiohttp.pb.gz");
+	err = temp_path(dir, "record.err");
+	snprintf(port, sizeof(port), "%d", 20000 + (getpid() + 13) % 20000);
+	snprintf(base, sizeof(base), "http://127.0.0.1:%s", port);
+	pid_t rec = spawn_capture((const char *const[]){ PYEBPF, "record", "--mode", "wall", "-o", out, "--", py311,
+							 real_script("aiohttp_service.py"), port, "7", NULL },
+				  err);
+	run((const char *const[]){ DEBIAN_PY, "-c", aiohttp_clients, base, "8", "10", NULL }, 60, &clients);
+	cr_assert_eq(clients.status, 0, "clients: %s", clients.err);
+	cr_assert_eq(sscanf(clients.out, "%lf %d", &sum, &nreq), 2, "clients said: %s", clients.out);
+	cr_assert_eq(nreq, 80);
+	cr_assert_eq(wait_exit(rec, 30), 0, "record failed (see %s)", err);
+
+	run((const char *const[]){ PYEBPF, "report", out, "--tasks", "--top", "5", NULL }, 30, &r);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_log_info("report --tasks --top 5 (the clients waited %.3f s on %d /slow requests):\n%s", sum, nreq, r.out);
+	first_row(r.out, "FUNCTION", fn, sizeof(fn));
+	cr_assert(strstr(fn, "fetch_remote ("), "the first row is not the slow handler's wait:\n%s", r.out);
+	/* SELF% TOTAL% SELF(s) TASK(s) ... */
+	cr_assert_eq(sscanf(fn, "%*s %*s %*s %lf", &task), 1, "%s", fn);
+	cr_assert(task >= sum * 0.9 && task <= sum * 1.1, "fetch_remote's task time %.3f s, the clients waited %.3f s",
+		  task, sum);
+	run_result_free(&r);
+	run_result_free(&clients);
+	free(out);
+	free(err);
 }
 
 /* The newest pyenv interpreter of a minor version at least min, or NULL. */
@@ -216,7 +423,8 @@ Test(realworld, multiprocessing_pool_one_name_per_thread)
 	struct python pys[32];
 	int n = find_pythons(pys, 32);
 	const char *py = pyenv_at_least(12, pys, n);
-	const char *opts[] = { "--threads", NULL }, *args[] = { "spawn", NULL };
+	/* --processes each: the workers' names go with their pids. */
+	const char *opts[] = { "--threads", "--processes", "each", NULL }, *args[] = { "spawn", NULL };
 	struct folded f;
 	struct run_result r;
 

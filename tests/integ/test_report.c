@@ -142,7 +142,7 @@ Test(report, every_format_keeps_every_sample, .timeout = 180)
 		"f = gzip.open(sys.argv[1]) if sys.argv[1].endswith('.gz') else open(sys.argv[1])\n"
 		"ev = json.load(f)['traceEvents']\n"
 		"names = {e['tid']: e['args']['name'] for e in ev if e['name'] == 'thread_name'}\n"
-		"assert {n.split(' (tid')[0] for n in names.values()} >= {'MainThread', 'worker-0', 'worker-1', "
+		"assert {n.split(' [tid')[0] for n in names.values()} >= {'MainThread', 'worker-0', 'worker-1', "
 		"'monitor'}, names\n"
 		"assert sum(1 for e in ev if e['name'] == 'process_name') == 1\n"
 		"depth = {}\n"

@@ -3,11 +3,13 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "archive.h"
 #include "filter.h"
 #include "frames.h"
 #include "profile.h"
+#include "read/pprof.h"
 #include "rotation.h"
 #include "serve_api.h"
 #include "top.h"
@@ -120,6 +122,56 @@ Test(wallclock, forms)
 	cr_assert_eq(time_arg_parse("", &since), -1);
 }
 
+/* On the day clocks go forward, 04:00 in Berlin is 02:00Z, not 03:00Z
+ * (midnight's offset plus four hours read it as 05:00). */
+Test(wallclock, local_times_on_daylight_saving_days)
+{
+	struct time_arg t;
+	char *tz = getenv("TZ") ? strdup(getenv("TZ")) : NULL;
+
+	setenv("TZ", "Europe/Berlin", 1);
+	tzset();
+	cr_assert_eq(time_arg_parse("2026-03-29T04:00", &t), 0);
+	cr_assert_eq(time_arg_epoch(&t, NULL, 0), 1774749600LL * SEC, "2026-03-29T02:00Z");
+	cr_assert_eq(time_arg_parse("2026-03-29T01:30:00.25", &t), 0);
+	cr_assert_eq(time_arg_epoch(&t, NULL, 0), (1774744200LL) * SEC + SEC / 4, "2026-03-29T00:30Z");
+	/* Back to CET on October 25th: 12:00 is 11:00Z. */
+	cr_assert_eq(time_arg_parse("2026-10-25 12:00", &t), 0);
+	cr_assert_eq(time_arg_epoch(&t, NULL, 0), 1792926000LL * SEC);
+	/* A bare time on today's date, today being the change: 04:00 is 02:00Z. */
+	cr_assert_eq(time_arg_parse("04:00", &t), 0);
+	cr_assert_eq(time_arg_epoch(&t, NULL, 1774760000LL * SEC), 1774749600LL * SEC);
+	if (tz)
+		setenv("TZ", tz, 1);
+	else
+		unsetenv("TZ");
+	tzset();
+	free(tz);
+}
+
+/* Days a month does not have, and numbers strtod takes but nobody means. */
+Test(wallclock, impossible_days_and_numbers_are_refused)
+{
+	struct time_arg t;
+
+	cr_assert_eq(time_arg_parse("2026-02-30", &t), -1);
+	cr_assert_str_eq(t.why, "there is no such day");
+	cr_assert_eq(time_arg_parse("2026-04-31T10:00", &t), -1);
+	cr_assert_eq(time_arg_parse("2025-02-29", &t), -1);
+	cr_assert_eq(time_arg_parse("2028-02-29", &t), 0, "a leap day");
+	cr_assert_eq(time_arg_parse("2000-02-29", &t), 0);
+	cr_assert_eq(time_arg_parse("2100-02-29", &t), -1);
+	cr_assert_eq(time_arg_parse("2026-12-31T23:59:59Z", &t), 0);
+	cr_assert_eq(time_arg_parse("0x10", &t), -1);
+	cr_assert_str_eq(t.why, "seconds are written in decimal, as 90 or 2.5");
+	cr_assert_eq(time_arg_parse("1e3", &t), -1);
+	cr_assert_eq(time_arg_parse("5.", &t), 0);
+	cr_assert_eq(t.offset_ns, 5 * SEC);
+	cr_assert_eq(time_arg_parse("2.5", &t), 0);
+	cr_assert_eq(t.offset_ns, 5 * SEC / 2);
+	cr_assert_eq(time_arg_parse("3 ", &t), -1);
+}
+
 Test(archive, merge_is_the_sum_in_time_order)
 {
 	struct filter f;
@@ -226,6 +278,49 @@ Test(archive, frequencies_and_kinds)
 		 "(--mode wall or off-cpu)\n",
 		 dir, dir);
 	cr_assert_stderr_eq_str(want);
+}
+
+/* A 1 ns period beside a 4.3 s one: 4.3e9 a sample wrapped in 32 bits
+ * (10,065,408 for two); a period of 2^62 gave a scale of 0. */
+Test(archive, frequencies_far_apart_count_in_64_bits)
+{
+	struct filter f;
+	struct profile *p;
+
+	make_dir();
+	free(interval(T0 * SEC, 0, 2, 0, 4300000000ULL, 0));
+	free(interval((T0 + 1) * SEC, 1, 1, 0, 1, 0));
+	filter__init(&f);
+	p = load_dir(&f, 0);
+	cr_assert_not_null(p);
+	cr_assert_eq(profile__total(p), 8600000001ULL);
+	cr_assert_eq(profile__meta_of(p)->period_ns, 1);
+	/* Written and read back: the same count. */
+	char *buf = NULL, why[256];
+	size_t len = 0;
+	FILE *out = open_memstream(&buf, &len);
+	cr_assert_eq(pprof__write(p, out), 0);
+	fclose(out);
+	struct profile *back = pprof__read((uint8_t *)buf, len, why, sizeof(why));
+	cr_assert_not_null(back, "%s", why);
+	cr_assert_eq(profile__total(back), 8600000001ULL);
+	profile__free(back);
+	free(buf);
+	profile__free(p);
+
+	make_dir();
+	char *huge = interval(T0 * SEC, 0, 2, 0, 1ULL << 62, 0);
+	free(interval((T0 + 1) * SEC, 1, 1, 0, 1000000, 0));
+	cr_redirect_stderr();
+	cr_assert_null(load_dir(&f, 0));
+	fflush(stderr);
+	char want[512];
+	snprintf(want, sizeof(want),
+		 "pyebpf: cannot read '%s': its sampling period of 4611686018427387904 ns is not a period (0 to one "
+		 "hour)\n",
+		 huge);
+	cr_assert_stderr_eq_str(want);
+	free(huge);
 }
 
 /* Both sides of a diff in one profile, as report builds it. */

@@ -6,6 +6,7 @@
 #include "cpus.h"
 #include "outfile.h"
 #include "record_args.h"
+#include "report_args.h"
 
 static void redirect(void)
 {
@@ -32,6 +33,31 @@ Test(record_args, defaults)
 	cr_assert_not(o.filter.no_kernel);
 	cr_assert_null(o.cmd);
 	cr_assert_eq(o.duration, 0);
+	cr_assert_eq(o.processes, PROCESSES_MERGED, "processes of one command are one tree by default");
+}
+
+/* record and report take the same --processes; a diff keeps the mode asked
+ * for, and by default compares processes by command as everything else does. */
+Test(report_args, processes_default_each_and_diff)
+{
+	struct record_opts ro;
+	struct report_opts o;
+
+	cr_assert_eq(PARSE(&ro, "--processes", "each"), 0);
+	cr_assert_eq(ro.processes, PROCESSES_EACH);
+	char *plain[] = { "report", "in.pb.gz", NULL };
+	cr_assert_eq(report_args__parse(2, plain, &o), 0);
+	cr_assert_eq(o.processes, PROCESSES_MERGED);
+	report_args__free(&o);
+	char *diff[] = { "report", "--diff-base", "base.pb.gz", "in.pb.gz", NULL };
+	cr_assert_eq(report_args__parse(4, diff, &o), 0);
+	cr_assert_eq(o.processes, PROCESSES_MERGED);
+	cr_assert(o.filter.functions);
+	report_args__free(&o);
+	char *diff_each[] = { "report", "--diff-base", "base.pb.gz", "--processes", "each", "in.pb.gz", NULL };
+	cr_assert_eq(report_args__parse(6, diff_each, &o), 0);
+	cr_assert_eq(o.processes, PROCESSES_EACH);
+	report_args__free(&o);
 }
 
 Test(record_args, pids_frequency_duration_output_and_command)
@@ -277,4 +303,31 @@ Test(record_args, empty_items_in_pid_lists, .init = redirect)
 	fflush(stderr);
 	cr_assert_stderr_eq_str("pyebpf: invalid pid list '1,,2' (expected PID[,PID...])\n"
 				"pyebpf: invalid pid list '1,' (expected PID[,PID...])\n");
+}
+
+Test(record_args, comm_names_the_targets_and_children_follow_by_default)
+{
+	struct record_opts o;
+
+	/* --comm alone: those names are the targets, not the whole machine. */
+	cr_assert_eq(PARSE(&o, "--comm", "gunicorn"), 0);
+	cr_assert_not(o.all);
+	cr_assert_eq(o.filter.ncomms, 1);
+	cr_assert_not(o.no_children);
+	record_args__free(&o);
+	cr_assert_eq(PARSE(&o, "-p", "12", "--no-children"), 0);
+	cr_assert(o.no_children);
+	record_args__free(&o);
+}
+
+Test(record_args, no_children_without_p_and_long_comm_are_one_line, .init = redirect)
+{
+	struct record_opts o;
+
+	cr_assert_eq(PARSE(&o, "--no-children"), -1);
+	cr_assert_eq(PARSE(&o, "--comm", "gunicorn-worker-longer"), -1);
+	fflush(stderr);
+	cr_assert_stderr_eq_str("pyebpf: --no-children applies to -p or a command\n"
+				"pyebpf: --comm 'gunicorn-worker-longer' is longer than a process name can be (15 "
+				"bytes): the kernel calls it 'gunicorn-worker'\n");
 }

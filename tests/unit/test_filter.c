@@ -3,6 +3,8 @@
 
 #include "filter.h"
 #include "filter_args.h"
+#include "filter_idle.h"
+#include "offcpu.h"
 #include "frames.h"
 #include "profile.h"
 #include "write/folded.h"
@@ -181,4 +183,33 @@ Test(filter, bad_values)
 		"pyebpf: invalid TID 'x' for --tid (expected TID[,TID...])\n"
 		"pyebpf: empty value for --thread\n"
 		"pyebpf: --until 2.000 is before --since 5.000\n");
+}
+
+/* --exclude-idle: a thread ran if it was on a CPU, or if one of its waits
+ * ended in the window (it woke); one asleep to the end did not. */
+Test(filter, exclude_idle_keeps_threads_that_ran_or_woke)
+{
+	struct profile *p = profile__new(), *q;
+	struct idle_stats st;
+	uint32_t fn = frame(p, FRAME_PYTHON, "handler", "/a.py", 1, 1);
+	struct sample_labels cpu = { .pid = 10, .tid = 10, .comm = profile__str(p, "python3") }, woke = cpu,
+			     asleep = cpu;
+
+	profile__meta(p)->period_ns = 10000000;     /* 100 Hz */
+	profile__meta(p)->duration_ns = 4000000000; /* 4 s */
+	profile__meta(p)->wall = 1;
+	woke.tid = 11;
+	woke.offcpu = OFFCPU_SLEEP;
+	asleep.tid = 12;
+	asleep.offcpu = OFFCPU_SLEEP;
+	profile__add_at(p, &cpu, &fn, 1, 1, 1000000000ULL);   /* on a CPU at 1 s */
+	profile__add_at(p, &woke, &fn, 1, 15, 1000000000ULL); /* 150 ms from 1 s: it woke */
+	profile__add_at(p, &woke, &fn, 1, 15, 3800000000ULL); /* ...and one still going at the stop */
+	profile__add_at(p, &asleep, &fn, 1, 400, 0);          /* asleep from 0 to the end */
+	q = filter__without_idle(p, &st);
+	cr_assert_eq(st.threads, 1);
+	cr_assert_eq(st.samples, 400);
+	cr_assert_eq(profile__total(q), 31);
+	profile__free(q);
+	profile__free(p);
 }

@@ -259,9 +259,13 @@ Test(ingest, summary_names_every_counter)
 {
 	struct rig g;
 	uint64_t counters[PYEBPF_CNT__COUNT] = { 0 };
-	struct record_summary sum = {
-		.elapsed_ns = 2000000000ULL, .freq = 99, .ncpus = 2, .bpf_us = 3.5, .counters = counters
-	};
+	struct record_summary sum = { .elapsed_ns = 2000000000ULL,
+				      .freq = 99,
+				      .ncpus = 2,
+				      .counters = counters,
+				      .timer_stats = true,
+				      .timer_runs = 10,
+				      .timer_run_ns = 40000000 };
 	struct pyebpf_sample *s;
 	char *buf = NULL;
 	size_t len = 0, size;
@@ -275,12 +279,17 @@ Test(ingest, summary_names_every_counter)
 	ingest__event(g.in, s, 3);
 	counters[PYEBPF_CNT_RB_FULL] = 4;
 	counters[PYEBPF_CNT_PY_TRUNCATED] = 2;
+	/* 2 samples taken in 7 us of BPF; 40 ms of the timer program in 2 s on 2 CPUs: 1%. */
+	counters[PYEBPF_CNT_TAKEN] = 2;
+	counters[PYEBPF_CNT_TAKEN_NS] = 7000;
 	sum.ingest = g.in;
 	summary_print(f, &sum);
 	fclose(f);
 	cr_assert(strstr(buf, "pyebpf: 1 samples from 1 processes (0 Python) in 2.0 s (99 Hz on 2 CPUs), 4 lost\n"),
 		  "%s", buf);
-	cr_assert(strstr(buf, ", BPF 3.50 us per sample\n"), "%s", buf);
+	cr_assert(strstr(buf, ", BPF 3.50 us per sample taken (timer program 1.000% of the CPUs, 10 runs)\n"), "%s",
+		  buf);
+	cr_assert_null(strstr(buf, "timer samples taken"), "a sum printed as a counter: %s", buf);
 	cr_assert(strstr(buf, "pyebpf: Python stacks deeper than 1024 frames (marked [truncated]): 2\n"), "%s", buf);
 	cr_assert(strstr(buf, "pyebpf: malformed events ignored: 1\n"), "%s", buf);
 	free(buf);
@@ -325,7 +334,7 @@ Test(ingest, frame_pointer_chain_into_nowhere_is_cut_and_counted)
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
 	uint64_t counters[PYEBPF_CNT__COUNT] = { 0 };
-	struct record_summary sum = { .counters = counters, .bpf_us = -1 };
+	struct record_summary sum = { .counters = counters };
 
 	rig_up(&g, false);
 	size = sample_native(s, NULL, 0, u, 6);

@@ -57,3 +57,32 @@ Test(kallsyms, live_kernel_symbol_resolves_to_itself)
 	cr_assert_str_eq(kallsyms__lookup(k, addr + 4, NULL), "schedule");
 	kallsyms__free(k);
 }
+
+Test(kallsyms, lines_the_parser_takes_and_leaves)
+{
+	/* Sorted as the kernel's own text comes; a module's names, odd lines
+	 * and a last line without its newline. */
+	const char *path = write_temp("ffffffff81000000 T _stext\n"
+				      "\n"
+				      "garbage\n"
+				      "ffffffff81000010\n"
+				      "ffffffff81000020 T\n"
+				      "fffffffff81000000000 T too_long_an_address\n"
+				      "ffffffff81000100 t mod_fn\t[xfs]\n"
+				      "FFFFFFFF81000200 T upper_hex\n"
+				      "ffffffff81000300 T last_fn");
+	struct kallsyms *k = kallsyms__load(path);
+	uint64_t off;
+
+	unlink(path);
+	cr_assert(k);
+	cr_assert_str_eq(kallsyms__lookup(k, 0xffffffff81000020ULL, &off), "_stext",
+			 "a line without a name is no symbol");
+	cr_assert_eq(off, 0x20);
+	cr_assert_str_eq(kallsyms__lookup(k, 0xffffffff81000104ULL, NULL), "mod_fn");
+	cr_assert_str_eq(kallsyms__lookup(k, 0xffffffff81000200ULL, NULL), "upper_hex");
+	cr_assert_str_eq(kallsyms__lookup(k, 0xffffffff81000fffULL, NULL), "last_fn");
+	kallsyms__free(k);
+	cr_assert_null(kallsyms__load("/nonexistent/kallsyms"));
+	cr_assert_eq(errno, ENOENT);
+}

@@ -49,7 +49,8 @@ Test(kernel_plan, wall_mode_takes_the_best_path_each_kernel_has)
 	struct kernel_plan p;
 	char why[256] = "";
 	const char *notes[3];
-	struct kernel_features k618 = kernel(618), k72 = kernel(702), k612 = kernel(612), k61 = kernel(601);
+	struct kernel_features k618 = kernel(618), k72 = kernel(702), k612 = kernel(612), k61 = kernel(601),
+			       k510 = kernel(510);
 
 	cr_assert_eq(kernel_plan(&k618, true, false, &p, why, sizeof(why)), 0);
 	cr_assert_eq(p.wall, WALL_TASK_WORK);
@@ -67,6 +68,13 @@ Test(kernel_plan, wall_mode_takes_the_best_path_each_kernel_has)
 	cr_assert_str_eq(notes[0], "off-CPU samples are sent from a kprobe on finish_task_switch (no "
 				   "bpf_task_work_schedule_resume before Linux 6.18)");
 
+	/* 5.10: the compat build, its switch times kept by tid, the kprobe path. */
+	cr_assert_eq(kernel_plan(&k510, true, false, &p, why, sizeof(why)), 0, "%s", why);
+	cr_assert_eq(p.build, BPF_BUILD_COMPAT);
+	cr_assert_eq(p.wall, WALL_KPROBE);
+	cr_assert_not(p.flush);
+	cr_assert_eq(kernel_plan_notes(&p, true, notes), 3);
+
 	cr_assert_eq(kernel_plan(&k61, true, false, &p, why, sizeof(why)), 0);
 	cr_assert_eq(p.wall, WALL_KPROBE);
 	cr_assert_not(p.flush);
@@ -81,9 +89,10 @@ Test(kernel_plan, what_a_kernel_cannot_do_is_one_line)
 	const char *notes[3];
 	struct kernel_features k510 = kernel(510), no_kprobe = kernel(612), no_btf = kernel(612);
 
+	k510.switch_done = false; /* kprobes not built in: no wall path at all */
 	cr_assert_eq(kernel_plan(&k510, true, false, &p, why, sizeof(why)), -1);
-	cr_assert_str_eq(why, "--mode wall/off-cpu needs BPF task storage and bpf_loop (Linux 5.17); this kernel can "
-			      "do --mode cpu");
+	cr_assert_str_eq(why, "--mode wall/off-cpu needs the kernel function bpf_task_work_schedule_resume (Linux "
+			      "6.18) or a kprobe on finish_task_switch; this kernel can do --mode cpu");
 	cr_assert_eq(kernel_plan(&k510, false, true, &p, why, sizeof(why)), -1);
 	cr_assert_str_eq(why, "--native needs the BPF helper bpf_task_pt_regs (Linux 5.15); this kernel can do "
 			      "--mode cpu without --native");

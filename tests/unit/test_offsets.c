@@ -12,6 +12,7 @@
 #include "unit.h"
 
 #include <gelf.h>
+#include <glob.h>
 #include <libelf.h>
 
 #include "../pythons.h"
@@ -40,6 +41,47 @@ static void expect_size(const struct python *py, Dwarf *dw, uint32_t have, const
 
 	cr_assert_eq((long)have, want, "%s: sizeof(%s) is %ld, the table says %u", py->lib, type, want, have);
 	checked++;
+}
+
+/* The asyncio offsets of 3.11–3.13 (task_sampler reads their tasks through
+ * them): libpython's types here, TaskObj in the _asyncio extension's DWARF. */
+static void check_asyncio(const struct python *py, const struct py_layout *l, Dwarf *dw)
+{
+	const struct py_asyncio_offsets *a = &l->asyncio;
+	int v = py->major * 100 + py->minor;
+	char pattern[700], dir[600], *slash;
+	glob_t g;
+
+	if (v < 311 || v > 313 || py->free_threaded) {
+		cr_assert_eq(a->task_coro, 0, "%s: asyncio offsets for a version read otherwise", py->lib);
+		return;
+	}
+	expect(py, dw, a->interp_modules, "PyInterpreterState", v == 311 ? "modules" : "imports.modules");
+	expect(py, dw, a->gi_iframe, "PyGenObject", "gi_iframe");
+	expect(py, dw, a->gi_frame_state, "PyGenObject", "gi_frame_state");
+	expect(py, dw, a->frame_stacktop, "_PyInterpreterFrame", "stacktop");
+	expect(py, dw, a->wr_object, "PyWeakReference", "wr_object");
+	expect(py, dw, a->set_mask, "PySetObject", "mask");
+	expect(py, dw, a->set_table, "PySetObject", "table");
+	expect(py, dw, a->md_dict, "PyModuleObject", "md_dict");
+	cr_assert_eq(a->suspended_yield_from, -1);
+	/* lib: PREFIX/lib/libpython3.X.so; the extension: PREFIX/lib/python3.X/lib-dynload/_asyncio*.so */
+	snprintf(dir, sizeof(dir), "%s", py->lib);
+	slash = strrchr(dir, '/');
+	cr_assert(slash, "%s: no directory", py->lib);
+	*slash = '\0';
+	snprintf(pattern, sizeof(pattern), "%s/python%d.%d/lib-dynload/_asyncio*.so", dir, py->major, py->minor);
+	cr_assert_eq(glob(pattern, 0, NULL, &g), 0, "%s: no _asyncio extension", pattern);
+	int fd = open(g.gl_pathv[0], O_RDONLY);
+	Dwarf *adw = fd >= 0 ? dwarf_begin(fd, DWARF_C_READ) : NULL;
+
+	cr_assert(adw, "%s: no DWARF", g.gl_pathv[0]);
+	expect(py, adw, a->task_fut_waiter, "TaskObj", "task_fut_waiter");
+	expect(py, adw, a->task_coro, "TaskObj", "task_coro");
+	expect(py, adw, a->task_name, "TaskObj", "task_name");
+	dwarf_end(adw);
+	close(fd);
+	globfree(&g);
 }
 
 static void check_layout(const struct python *py, const struct py_layout *l, Dwarf *dw)
@@ -106,10 +148,34 @@ static void check_layout(const struct python *py, const struct py_layout *l, Dwa
 	expect(py, dw, l->co_name, "PyCodeObject", "co_name");
 	expect(py, dw, l->co_firstlineno, "PyCodeObject", "co_firstlineno");
 	expect(py, dw, l->co_linetable, "PyCodeObject", v >= 310 ? "co_linetable" : "co_lnotab");
+	if (v >= 311) {
+		expect(py, dw, l->co_localsplusnames, "PyCodeObject", "co_localsplusnames");
+		expect(py, dw, l->co_localspluskinds, "PyCodeObject", "co_localspluskinds");
+		cr_assert_eq(l->co_varnames, NO);
+	} else {
+		expect(py, dw, l->co_nlocals, "PyCodeObject", "co_nlocals");
+		expect(py, dw, l->co_varnames, "PyCodeObject", "co_varnames");
+		cr_assert_eq(l->co_localsplusnames, NO);
+	}
+	expect(py, dw, l->tuple_size, "PyTupleObject", py->major == 2 ? "ob_size" : "ob_base.ob_size");
+	expect(py, dw, l->tuple_items, "PyTupleObject", "ob_item");
+	expect(py, dw, l->tp_name, "PyTypeObject", "tp_name");
+	expect(py, dw, l->tp_flags, "PyTypeObject", "tp_flags");
+	expect(py, dw, l->float_value, "PyFloatObject", "ob_fval");
+	if (py->major == 2)
+		expect(py, dw, l->int_value, "PyIntObject", "ob_ival");
+	if (v >= 312) {
+		expect(py, dw, l->long_size, "PyLongObject", "long_value.lv_tag");
+		expect(py, dw, l->long_digits, "PyLongObject", "long_value.ob_digit");
+	} else {
+		expect(py, dw, l->long_size, "PyLongObject", py->major == 2 ? "ob_size" : "ob_base.ob_size");
+		expect(py, dw, l->long_digits, "PyLongObject", "ob_digit");
+	}
 	if (v >= 311)
 		expect(py, dw, l->co_qualname, "PyCodeObject", "co_qualname");
 	else
 		cr_assert_eq(l->co_qualname, NO);
+	check_asyncio(py, l, dw);
 	if (py->major == 2) {
 		expect(py, dw, l->str_size, "PyStringObject", "ob_size");
 		expect(py, dw, l->str_data, "PyStringObject", "ob_sval");

@@ -173,9 +173,9 @@ Test(speedscope, golden_output_one_profile_per_thread)
 			 "{\"name\":\"<module> (/app/tëst.py:3)\",\"file\":\"/app/tëst.py\",\"line\":3},"
 			 "{\"name\":\"work \\\"quoted\\\" (/app/tëst.py:9)\",\"file\":\"/app/tëst.py\",\"line\":9},"
 			 "{\"name\":\"do_syscall_64_[k]\"}]},\"profiles\":["
-			 "{\"type\":\"sampled\",\"name\":\"py pid 5: MainThread (tid 5)\",\"unit\":\"nanoseconds\","
+			 "{\"type\":\"sampled\",\"name\":\"py [pid 5]: MainThread [tid 5]\",\"unit\":\"nanoseconds\","
 			 "\"startValue\":0,\"endValue\":1000,\"samples\":[[0,1,2]],\"weights\":[1000]},"
-			 "{\"type\":\"sampled\",\"name\":\"py pid 5: w1 (tid 6)\",\"unit\":\"nanoseconds\","
+			 "{\"type\":\"sampled\",\"name\":\"py [pid 5]: w1 [tid 6]\",\"unit\":\"nanoseconds\","
 			 "\"startValue\":0,\"endValue\":2000,\"samples\":[[0,1]],\"weights\":[2000]}]}\n");
 	free(buf);
 	profile__free(p);

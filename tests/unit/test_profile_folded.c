@@ -81,15 +81,23 @@ Test(folded, golden_output)
 	profile__add(p, &a, s3, 2, 3);
 	profile__add(p, &a, s1, 0, 4); /* no frames at all */
 
-	struct folded_opts merged = { .processes = PROCESSES_MERGED };
-	char *text = folded_text_opts(p, &merged);
-	cr_assert_str_eq(text, "python3 4\n"
-			       "python3;[truncated];main;libfoo.so.1+0x1a2b;[unknown] 1\n"
-			       "python3;main;Model.fit (/srv/app/model.py:42);do_syscall_64_[k];__x64_sys_read_[k] 7\n"
-			       "python3;main;std::map<int:int>\\x0afoo 3\n");
+	/* By default processes of one command are one tree: a stack two
+	 * processes share is one line. */
+	static const char merged_text[] =
+		"python3 4\n"
+		"python3;[truncated];main;libfoo.so.1+0x1a2b;[unknown] 1\n"
+		"python3;main;Model.fit (/srv/app/model.py:42);do_syscall_64_[k];__x64_sys_read_[k] 7\n"
+		"python3;main;std::map<int:int>\\x0afoo 3\n";
+	char *text = folded_text(p);
+	cr_assert_str_eq(text, merged_text);
 	free(text);
-	/* By default two processes of one command are told apart. */
-	text = folded_text(p);
+	struct folded_opts merged = { .processes = PROCESSES_MERGED };
+	text = folded_text_opts(p, &merged);
+	cr_assert_str_eq(text, merged_text);
+	free(text);
+	/* --processes each tells them apart. */
+	struct folded_opts each = { .processes = PROCESSES_EACH };
+	text = folded_text_opts(p, &each);
 	cr_assert_str_eq(
 		text, "python3 [pid 1] 4\n"
 		      "python3 [pid 1];[truncated];main;libfoo.so.1+0x1a2b;[unknown] 1\n"
@@ -110,40 +118,68 @@ Test(folded, empty_profile_writes_nothing)
 	profile__free(p);
 }
 
-/* auto splits a command into processes only from 2 up to PROCESSES_AUTO_MAX of them. */
-Test(folded, process_frames_auto_each_merged)
+/* Three identical workers of one master (gunicorn): by default one tree
+ * under their command, so the endpoint they all serve is one tower of all
+ * their samples; --processes each gives each worker its tree. */
+Test(folded, workers_of_one_command_are_one_tree_unless_each)
 {
 	struct profile *p = profile__new();
-	uint32_t py = profile__str(p, "python3"), sh = profile__str(p, "sh");
-	uint32_t f = frame(p, FRAME_NATIVE, "main", "/bin/x", 0, 0);
-	struct process_split *s;
+	uint32_t gu = profile__str(p, "gunicorn");
+	uint32_t run = frame(p, FRAME_PYTHON, "Arbiter.run", "/g/arbiter.py", 10, 1);
+	uint32_t handle = frame(p, FRAME_PYTHON, "SyncWorker.handle", "/g/sync.py", 20, 1);
+	uint32_t view = frame(p, FRAME_PYTHON, "report", "/srv/app.py", 9, 5);
+	uint32_t master[] = { run }, worker[] = { handle, view };
 
-	for (uint32_t pid = 100; pid < 100 + PROCESSES_AUTO_MAX + 1; pid++) {
-		struct sample_labels l = { .pid = pid, .tid = pid, .comm = sh };
-		profile__add(p, &l, &f, 1, 1);
+	struct sample_labels m = { .pid = 100, .tid = 100, .comm = gu };
+	profile__add(p, &m, master, 1, 2);
+	for (uint32_t pid = 101; pid <= 103; pid++) {
+		struct sample_labels l = { .pid = pid, .tid = pid, .comm = gu };
+		profile__add(p, &l, worker, 2, pid - 100);
 	}
-	struct sample_labels one = { .pid = 7, .tid = 7, .comm = py };
-	profile__add(p, &one, &f, 1, 1);
-	s = process_split__new(p, PROCESSES_AUTO);
-	cr_assert_not(process_split__by_pid(s, sh, 100), "17 processes of sh: one tree");
-	cr_assert_not(process_split__by_pid(s, py, 7), "a single process needs no pid");
+	char *text = folded_text(p);
+	cr_assert_str_eq(text, "gunicorn;Arbiter.run (/g/arbiter.py:10) 2\n"
+			       "gunicorn;SyncWorker.handle (/g/sync.py:20);report (/srv/app.py:9) 6\n");
+	free(text);
+	struct folded_opts each = { .processes = PROCESSES_EACH };
+	text = folded_text_opts(p, &each);
+	cr_assert_str_eq(text, "gunicorn [pid 100];Arbiter.run (/g/arbiter.py:10) 2\n"
+			       "gunicorn [pid 101];SyncWorker.handle (/g/sync.py:20);report (/srv/app.py:9) 1\n"
+			       "gunicorn [pid 102];SyncWorker.handle (/g/sync.py:20);report (/srv/app.py:9) 2\n"
+			       "gunicorn [pid 103];SyncWorker.handle (/g/sync.py:20);report (/srv/app.py:9) 3\n");
+	free(text);
+
+	struct process_split *s = process_split__new(p, PROCESSES_MERGED);
+	char name[64];
+	cr_assert_not(process_split__by_pid(s));
+	process_split__name(s, p, gu, 101, name, sizeof(name));
+	cr_assert_str_eq(name, "gunicorn");
 	process_split__free(s);
 	s = process_split__new(p, PROCESSES_EACH);
-	char name[64];
-	process_split__name(s, p, py, 7, name, sizeof(name));
-	cr_assert_str_eq(name, "python3 [pid 7]");
+	cr_assert(process_split__by_pid(s));
+	process_split__name(s, p, gu, 101, name, sizeof(name));
+	cr_assert_str_eq(name, "gunicorn [pid 101]");
 	process_split__free(s);
-	enum process_frames m;
+	profile__free(p);
+}
+
+Test(folded, processes_option_values)
+{
+	enum process_frames m = PROCESSES_EACH;
+
 	cr_assert_eq(process_frames_parse("merged", &m), 0);
 	cr_assert_eq(m, PROCESSES_MERGED);
+	cr_assert_eq(process_frames_parse("each", &m), 0);
+	cr_assert_eq(m, PROCESSES_EACH);
+	/* The old default's name: scripts that pass it get today's default. */
+	cr_assert_eq(process_frames_parse("auto", &m), 0);
+	cr_assert_eq(m, PROCESSES_MERGED);
 	cr_assert_eq(process_frames_parse("every", &m), -1);
-	profile__free(p);
 }
 
 /* With --threads a thread has one frame, named as its latest sample names
  * it (its first ones may predate its Python name); a process that named
- * itself (multiprocessing) shows that name beside its pid, for all its
- * samples. */
+ * itself (multiprocessing) shows that name beside its pid (--processes
+ * each), for all its samples. */
 Test(folded, one_name_per_thread_and_the_process_s_own_name)
 {
 	struct profile *p = profile__new();
@@ -157,10 +193,16 @@ Test(folded, one_name_per_thread_and_the_process_s_own_name)
 	profile__add_at(p, &early, &f, 1, 1, 1000);
 	profile__add_at(p, &late, &f, 1, 2, 2000);
 	profile__add_at(p, &other, &f, 1, 1, 3000);
-	struct folded_opts o = { .threads = 1 };
+	struct folded_opts o = { .threads = 1, .processes = PROCESSES_EACH };
 	char *text = folded_text_opts(p, &o);
 	cr_assert_str_eq(text, "python3.12 [pid 7, SpawnPoolWorker-1];MainThread [tid 7];main 3\n"
 			       "python3.12 [pid 8];MainThread [tid 8];main 1\n");
+	free(text);
+	/* Merged, the name goes with the pid: the thread frames keep the tids. */
+	o.processes = PROCESSES_MERGED;
+	text = folded_text_opts(p, &o);
+	cr_assert_str_eq(text, "python3.12;MainThread [tid 7];main 3\n"
+			       "python3.12;MainThread [tid 8];main 1\n");
 	free(text);
 	profile__free(p);
 }

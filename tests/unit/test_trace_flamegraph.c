@@ -50,8 +50,8 @@ Test(trace, merged_slices_gaps_and_names)
 		got,
 		"{\"displayTimeUnit\":\"ms\",\"otherData\":{\"producer\":\"pyebpf\",\"start_epoch_ns\":0,"
 		"\"period_ns\":10000000},\n\"traceEvents\":[\n"
-		"{\"ph\":\"M\",\"pid\":1,\"tid\":0,\"name\":\"process_name\",\"args\":{\"name\":\"py (pid 1)\"}},\n"
-		"{\"ph\":\"M\",\"pid\":1,\"tid\":2,\"name\":\"thread_name\",\"args\":{\"name\":\"main (tid 2)\"}},\n"
+		"{\"ph\":\"M\",\"pid\":1,\"tid\":0,\"name\":\"process_name\",\"args\":{\"name\":\"py [pid 1]\"}},\n"
+		"{\"ph\":\"M\",\"pid\":1,\"tid\":2,\"name\":\"thread_name\",\"args\":{\"name\":\"main [tid 2]\"}},\n"
 		"{\"ph\":\"B\",\"pid\":1,\"tid\":2,\"ts\":0.000,\"cat\":\"python\",\"name\":\"a (/x.py:1)\"},\n"
 		"{\"ph\":\"B\",\"pid\":1,\"tid\":2,\"ts\":0.000,\"cat\":\"native\",\"name\":\"b\\\"q\"},\n"
 		"{\"ph\":\"E\",\"pid\":1,\"tid\":2,\"ts\":20000.000,\"cat\":\"native\",\"name\":\"b\\\"q\"},\n"
@@ -72,6 +72,76 @@ static size_t count(const char *s, const char *needle)
 	for (const char *q = strstr(s, needle); q; q = strstr(q + 1, needle))
 		n++;
 	return n;
+}
+
+/* A process track is named as --processes each names the process frame:
+ * a multiprocessing child with the name multiprocessing gave it (in any of
+ * its samples, the latest), escaped for JSON; one track per process even
+ * when the flame graphs merge processes of one command. */
+Test(trace, process_tracks_named_as_process_frames)
+{
+	struct profile *p = profile__new();
+	uint32_t a = frame(p, FRAME_PYTHON, "worker", "/mp.py", 5, 4);
+	struct sample_labels before = {
+		.pid = 25477, .tid = 25477, .comm = profile__str(p, "python3"), .thread = profile__str(p, "MainThread")
+	};
+	struct sample_labels named = before, other = before, odd = before;
+
+	named.process = profile__str(p, "Worker-1");
+	other.pid = other.tid = 25478;
+	odd.pid = odd.tid = 25479;
+	odd.process = profile__str(p, "evil\"\n\x01");
+	odd.thread = profile__str(p, "t\"1");
+	profile__meta(p)->period_ns = 10 * MS;
+	profile__add_at(p, &before, &a, 1, 1, 0); /* before its name was read */
+	profile__add_at(p, &named, &a, 1, 1, 10 * MS);
+	profile__add_at(p, &other, &a, 1, 1, 0);
+	profile__add_at(p, &odd, &a, 1, 1, 0);
+	char *got = run_writer(p, trace__write);
+	cr_assert(strstr(got, "{\"ph\":\"M\",\"pid\":25477,\"tid\":0,\"name\":\"process_name\","
+			      "\"args\":{\"name\":\"python3 [pid 25477, Worker-1]\"}}"),
+		  "%s", got);
+	cr_assert(strstr(got, "\"args\":{\"name\":\"python3 [pid 25478]\"}}"), "%s", got);
+	cr_assert(strstr(got, "\"args\":{\"name\":\"python3 [pid 25479, evil\\\"\\u000a\\u0001]\"}}"), "%s", got);
+	cr_assert(strstr(got, "\"args\":{\"name\":\"t\\\"1 [tid 25479]\"}}"), "%s", got);
+	cr_assert(strstr(got, "\"args\":{\"name\":\"MainThread [tid 25477]\"}}"), "%s", got);
+	cr_assert_eq(count(got, "\"process_name\""), 3, "one track per process");
+	free(got);
+	profile__free(p);
+}
+
+/* The flame graph merges processes of one command by default, as folded
+ * does; --processes each gives each its frame, with its own name. */
+Test(flamegraph, processes_merged_by_default_each_apart)
+{
+	struct profile *p = profile__new();
+	uint32_t w = frame(p, FRAME_PYTHON, "view", "/app.py", 9, 8);
+	uint32_t gu = profile__str(p, "gunicorn");
+
+	for (uint32_t pid = 11; pid <= 13; pid++) {
+		struct sample_labels l = { .pid = pid, .tid = pid, .comm = gu };
+
+		if (pid == 12)
+			l.process = profile__str(p, "Worker<2>");
+		profile__add(p, &l, &w, 1, 1);
+	}
+	char *svg = run_writer(p, write_svg);
+	cr_assert(strstr(svg, "<title>gunicorn (3 samples, 100.00%)</title>"), "%s", svg);
+	cr_assert(strstr(svg, "<title>view (/app.py:9) (3 samples, 100.00%)</title>"), "one tower");
+	cr_assert_not(strstr(svg, "[pid "));
+	free(svg);
+
+	struct flamegraph_opts each = { .processes = PROCESSES_EACH };
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	cr_assert_eq(flamegraph__write(p, &each, f), 0);
+	fclose(f);
+	cr_assert(strstr(buf, "<title>gunicorn [pid 11] (1 samples, 33.33%)</title>"), "%s", buf);
+	cr_assert(strstr(buf, "<title>gunicorn [pid 12, Worker&lt;2&gt;] (1 samples, 33.33%)</title>"), "%s", buf);
+	cr_assert(strstr(buf, "<title>gunicorn [pid 13] (1 samples, 33.33%)</title>"), "%s", buf);
+	free(buf);
+	profile__free(p);
 }
 
 Test(flamegraph, frames_shares_colours_and_escaping)
@@ -129,6 +199,52 @@ Test(flamegraph, hundred_thousand_distinct_stacks_stay_small)
 	cr_assert_lt(frames, 30000, "%zu frames drawn", frames);
 	cr_assert_lt(len, 8u << 20, "%zu bytes", len);
 	free(svg);
+	profile__free(p);
+}
+
+#include <sys/resource.h>
+
+/* Thousands of processes, each one sample 4096 frames deep and each wide
+ * enough to draw (0.29 px): 16 million frames took 2.6 GB and a 1.6 GB SVG.
+ * The graph stops at the depth that passes a million frames and says so. */
+Test(flamegraph, thousands_of_deep_towers_stop_at_a_million_frames, .timeout = 120)
+{
+	enum {
+		TOWERS = 300,
+		DEPTH = 4096
+	};
+	struct profile *p = profile__new();
+	uint32_t *fr = malloc(DEPTH * sizeof(*fr));
+	struct flamegraph_opts o = { 0 };
+	char name[32], *head = malloc(1 << 20); /* the script comes before the title */
+	FILE *out = tmpfile();
+	struct rusage ru;
+
+	for (int i = 0; i < DEPTH; i++) {
+		snprintf(name, sizeof(name), "f%d", i);
+		fr[i] = frame(p, FRAME_PYTHON, name, "/x.py", (uint32_t)i + 1, 1);
+	}
+	for (int i = 0; i < TOWERS; i++) {
+		struct sample_labels l = { .pid = 1, .tid = 1 };
+
+		snprintf(name, sizeof(name), "p%d", i);
+		l.comm = profile__str(p, name);
+		profile__add(p, &l, fr, DEPTH, 1);
+	}
+	cr_assert_eq(flamegraph__write(p, &o, out), 0);
+	rewind(out);
+	head[fread(head, 1, (1 << 20) - 1, out)] = 0;
+	/* Levels of 300 frames: the process and 3332 frames are 999,901 with the root. */
+	cr_assert(strstr(head, "pyebpf (frames from depth 3334 on left out: a graph draws at most 1000000)"), "%s",
+		  strstr(head, "id=\"title\""));
+	fseek(out, 0, SEEK_END);
+	long size = ftell(out);
+	cr_assert_lt(size, 400L << 20);
+	getrusage(RUSAGE_SELF, &ru);
+	cr_log_info("300 towers of 4096: %ld MiB of SVG, peak RSS %ld MiB\n", size >> 20, ru.ru_maxrss >> 10);
+	fclose(out);
+	free(head);
+	free(fr);
 	profile__free(p);
 }
 
@@ -215,7 +331,7 @@ Test(escape, control_characters_never_reach_a_terminal)
 
 /* Every writer and the reader take any depth their format can hold: none
  * recurses once per frame (100,000 frames crashed the flame graph before). */
-Test(deep, every_writer_and_the_reader_take_100000_frames, .timeout = 120)
+Test(deep, every_writer_takes_100000_frames_and_the_reader_cuts_them, .timeout = 120)
 {
 	enum {
 		DEPTH = 100000
@@ -247,9 +363,14 @@ Test(deep, every_writer_and_the_reader_take_100000_frames, .timeout = 120)
 	back = pprof__read((const uint8_t *)buf, len, why, sizeof(why));
 	cr_assert_not_null(back, "%s", why);
 	cr_assert_eq(profile__total(back), 3);
+	/* The reader keeps the leaf end under a mark (read/pprof.h: PPROF_MAX_DEPTH). */
 	struct profile_entry e;
 	profile__entry(back, 0, &e);
-	cr_assert_eq(e.nframes, DEPTH);
+	cr_assert_eq(e.nframes, PPROF_MAX_DEPTH);
+	cr_assert_str_eq(profile__str_at(back, profile__frame_at(back, e.frames[0])->name), "[truncated]");
+	cr_assert_eq(profile__frame_at(back, e.frames[PPROF_MAX_DEPTH - 1])->line,
+		     profile__frame_at(p, frames[DEPTH - 1])->line);
+	cr_assert_eq(profile__frame_at(back, e.frames[1])->line, profile__frame_at(p, frames[DEPTH - 4095])->line);
 	profile__free(back);
 	free(buf);
 	fclose(null);

@@ -78,11 +78,13 @@ static pid_t next_thread(Dwfl *dwfl, void *dwfl_arg, void **thread_argp)
 /* Only the copied stack: the live process has moved on since the sample. */
 static bool memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *arg)
 {
-	uint64_t sp = cur.regs->sp;
+	uint64_t sp = cur.regs->sp, copied = cur.regs->copied;
 
 	(void)dwfl;
 	(void)arg;
-	if (addr < sp || addr - sp + sizeof(*result) > (uint64_t)cur.regs->copied) {
+	/* Compared without adding to addr - sp: an address just below 2^64
+	 * above sp would wrap past the copy's end and read before its start. */
+	if (addr < sp || addr - sp > copied || copied - (addr - sp) < sizeof(*result)) {
 		/* Above the stack pointer: a caller's frame the copy did not reach,
 		 * however far (OpenBLAS's dgetrf_parallel keeps 540 KB of locals). */
 		if (addr >= sp && addr - sp < STACK_SPAN)

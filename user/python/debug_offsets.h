@@ -239,7 +239,17 @@ struct py_debug_offsets_315 {
 	X(BYTES_SVAL, bytes_object.ob_sval)                       \
 	X(UNI_STATE, unicode_object.state)                        \
 	X(UNI_LENGTH, unicode_object.length)                      \
-	X(UNI_ASCII_SIZE, unicode_object.asciiobject_size)
+	X(UNI_ASCII_SIZE, unicode_object.asciiobject_size)        \
+	X(CO_LOCALSPLUSNAMES, code_object.localsplusnames)        \
+	X(CO_LOCALSPLUSKINDS, code_object.localspluskinds)        \
+	X(TP_NAME, type_object.tp_name)                           \
+	X(TP_FLAGS, type_object.tp_flags)                         \
+	X(TUPLE_ITEM, tuple_object.ob_item)                       \
+	X(TUPLE_SIZE, tuple_object.ob_size)                       \
+	X(FLOAT_FVAL, float_object.ob_fval)                       \
+	X(LONG_TAG, long_object.lv_tag)                           \
+	X(LONG_DIGIT, long_object.ob_digit)                       \
+	X(IMPORTS_MODULES, interpreter_state.imports_modules)
 #define PY_DEBUG_FIELDS_314(X)                         \
 	X(FR_TLBC_INDEX, interpreter_frame.tlbc_index) \
 	X(CO_TLBC, code_object.co_tlbc)

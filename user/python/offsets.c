@@ -31,13 +31,15 @@
 
 /* Object headers of 16 bytes (every build with a GIL): PyObject.ob_type,
  * PyTypeObject, PyDictObject, PEP 393's state bits. */
-#define OBJECTS_16 \
-	.ob_type = 8, .tp_basicsize = 32, .tp_dictoffset = 288, .ma_keys = 32, .ma_values = 40, .uni_kind_shift = 2
+#define OBJECTS_16                                                                                                   \
+	.ob_type = 8, .tp_basicsize = 32, .tp_dictoffset = 288, .ma_keys = 32, .ma_values = 40, .uni_kind_shift = 2, \
+	.tuple_size = 16, .tp_name = 24, .tp_flags = 168, .float_value = 16, .long_size = 16, .long_digits = 24
 /* Free-threaded builds: 32-byte headers (ob_tid, ob_flags, ob_mutex,
  * ob_gc_bits, ob_ref_local, ob_ref_shared before ob_type). From 3.14 the
  * string's `interned` is a byte of its own (uni_kind_shift 8). */
-#define OBJECTS_32 \
-	.free_threaded = 1, .ob_type = 24, .tp_basicsize = 48, .tp_dictoffset = 304, .ma_keys = 48, .ma_values = 56
+#define OBJECTS_32                                                                                                   \
+	.free_threaded = 1, .ob_type = 24, .tp_basicsize = 48, .tp_dictoffset = 304, .ma_keys = 48, .ma_values = 56, \
+	.tuple_size = 32, .tp_name = 40, .tp_flags = 184, .float_value = 32, .long_size = 32, .long_digits = 40
 
 /* PyFrameObject (<= 3.10): f_back and f_code; f_lasti varies. */
 #define FRAME_OBJECT(lasti, mult)                                                                       \
@@ -65,6 +67,12 @@ static const struct py_layout layouts[] = {
 	  .co_qualname = NO,
 	  .co_firstlineno = 96,
 	  .co_linetable = 104,
+	  .co_nlocals = 20,
+	  .co_varnames = 56,
+	  .co_localsplusnames = NO,
+	  .co_localspluskinds = NO,
+	  .tuple_items = 24,
+	  .int_value = 16,
 	  .linetable = PY_LNOTAB_27,
 	  .str = PY_STR_BYTES_27,
 	  .str_size = 16,
@@ -90,6 +98,11 @@ static const struct py_layout layouts[] = {
 	  .co_qualname = NO,
 	  .co_firstlineno = 36,
 	  .co_linetable = 112,
+	  .co_nlocals = 24,
+	  .co_varnames = 64,
+	  .co_localsplusnames = NO,
+	  .co_localspluskinds = NO,
+	  .tuple_items = 24,
 	  .linetable = PY_LNOTAB_36,
 	  UNICODE_311,
 	  .frame_localsplus = 376,
@@ -114,6 +127,11 @@ static const struct py_layout layouts[] = {
 	  .co_qualname = NO,
 	  .co_firstlineno = 36,
 	  .co_linetable = 112,
+	  .co_nlocals = 24,
+	  .co_varnames = 64,
+	  .co_localsplusnames = NO,
+	  .co_localspluskinds = NO,
+	  .tuple_items = 24,
 	  .linetable = PY_LNOTAB_36,
 	  UNICODE_311,
 	  .frame_localsplus = 360,
@@ -138,6 +156,11 @@ static const struct py_layout layouts[] = {
 	  .co_qualname = NO,
 	  .co_firstlineno = 40,
 	  .co_linetable = 120,
+	  .co_nlocals = 28,
+	  .co_varnames = 72,
+	  .co_localsplusnames = NO,
+	  .co_localspluskinds = NO,
+	  .tuple_items = 24,
 	  .linetable = PY_LNOTAB_36,
 	  UNICODE_311,
 	  .frame_localsplus = 360,
@@ -162,6 +185,11 @@ static const struct py_layout layouts[] = {
 	  .co_qualname = NO,
 	  .co_firstlineno = 40,
 	  .co_linetable = 120,
+	  .co_nlocals = 28,
+	  .co_varnames = 72,
+	  .co_localsplusnames = NO,
+	  .co_localspluskinds = NO,
+	  .tuple_items = 24,
 	  .linetable = PY_LNOTAB_36,
 	  UNICODE_311,
 	  .frame_localsplus = 360,
@@ -186,6 +214,11 @@ static const struct py_layout layouts[] = {
 	  .co_qualname = NO,
 	  .co_firstlineno = 40,
 	  .co_linetable = 120,
+	  .co_nlocals = 28,
+	  .co_varnames = 72,
+	  .co_localsplusnames = NO,
+	  .co_localspluskinds = NO,
+	  .tuple_items = 24,
 	  .linetable = PY_LINETABLE_310,
 	  UNICODE_311,
 	  .frame_localsplus = 352,
@@ -218,12 +251,29 @@ static const struct py_layout layouts[] = {
 	  .co_qualname = 128,
 	  .co_firstlineno = 72,
 	  .co_linetable = 136,
+	  .co_nlocals = NO,
+	  .co_varnames = NO,
+	  .co_localsplusnames = 96,
+	  .co_localspluskinds = 104,
+	  .tuple_items = 24,
 	  .linetable = PY_LOCATIONS_311,
 	  UNICODE_311,
 	  .frame_localsplus = 72,
 	  .ht_cached_keys = 872,
 	  .dict = PY_DICT_311,
-	  .managed = PY_MANAGED_311 },
+	  .managed = PY_MANAGED_311,
+	  .asyncio = { .interp_modules = 888,
+		       .gi_iframe = 80,
+		       .gi_frame_state = 75,
+		       .frame_stacktop = 64,
+		       .task_fut_waiter = 128,
+		       .task_coro = 136,
+		       .task_name = 144,
+		       .wr_object = 16,
+		       .set_mask = 32,
+		       .set_table = 40,
+		       .md_dict = 16,
+		       .suspended_yield_from = -1 } },
 	{ .major = 3,
 	  .minor = 12,
 	  OBJECTS_16,
@@ -254,12 +304,29 @@ static const struct py_layout layouts[] = {
 	  .co_qualname = 128,
 	  .co_firstlineno = 68,
 	  .co_linetable = 136,
+	  .co_nlocals = NO,
+	  .co_varnames = NO,
+	  .co_localsplusnames = 96,
+	  .co_localspluskinds = 104,
+	  .tuple_items = 24,
 	  .linetable = PY_LOCATIONS_311,
 	  UNICODE_312,
 	  .frame_localsplus = 72,
 	  .ht_cached_keys = 880,
 	  .dict = PY_DICT_311,
-	  .managed = PY_MANAGED_312 },
+	  .managed = PY_MANAGED_312,
+	  .asyncio = { .interp_modules = 944,
+		       .gi_iframe = 72,
+		       .gi_frame_state = 67,
+		       .frame_stacktop = 64,
+		       .task_fut_waiter = 128,
+		       .task_coro = 136,
+		       .task_name = 144,
+		       .wr_object = 16,
+		       .set_mask = 32,
+		       .set_table = 40,
+		       .md_dict = 16,
+		       .suspended_yield_from = -1 } },
 	{ .major = 3,
 	  .minor = 13,
 	  OBJECTS_16,
@@ -290,13 +357,30 @@ static const struct py_layout layouts[] = {
 	  .co_qualname = 128,
 	  .co_firstlineno = 68,
 	  .co_linetable = 136,
+	  .co_nlocals = NO,
+	  .co_varnames = NO,
+	  .co_localsplusnames = 96,
+	  .co_localspluskinds = 104,
+	  .tuple_items = 24,
 	  .linetable = PY_LOCATIONS_311,
 	  UNICODE_312,
 	  .frame_localsplus = 72,
 	  .ht_cached_keys = 880,
 	  .dict_values = 8,
 	  .dict = PY_DICT_311,
-	  .managed = PY_MANAGED_313 },
+	  .managed = PY_MANAGED_313,
+	  .asyncio = { .interp_modules = 7656,
+		       .gi_iframe = 72,
+		       .gi_frame_state = 67,
+		       .frame_stacktop = 64,
+		       .task_fut_waiter = 112,
+		       .task_coro = 120,
+		       .task_name = 128,
+		       .wr_object = 16,
+		       .set_mask = 32,
+		       .set_table = 40,
+		       .md_dict = 16,
+		       .suspended_yield_from = -1 } },
 	{ .major = 3,
 	  .minor = 14,
 	  OBJECTS_16,
@@ -328,6 +412,11 @@ static const struct py_layout layouts[] = {
 	  .co_qualname = 128,
 	  .co_firstlineno = 68,
 	  .co_linetable = 136,
+	  .co_nlocals = NO,
+	  .co_varnames = NO,
+	  .co_localsplusnames = 96,
+	  .co_localspluskinds = 104,
+	  .tuple_items = 32,
 	  .linetable = PY_LOCATIONS_311,
 	  UNICODE_312,
 	  .frame_localsplus = 80,
@@ -366,6 +455,11 @@ static const struct py_layout layouts[] = {
 	  .co_qualname = 128,
 	  .co_firstlineno = 68,
 	  .co_linetable = 136,
+	  .co_nlocals = NO,
+	  .co_varnames = NO,
+	  .co_localsplusnames = 96,
+	  .co_localspluskinds = 104,
+	  .tuple_items = 32,
 	  .linetable = PY_LOCATIONS_311,
 	  UNICODE_312,
 	  .frame_localsplus = 80,
@@ -406,6 +500,11 @@ static const struct py_layout layouts[] = {
 	  .co_qualname = 144,
 	  .co_firstlineno = 84,
 	  .co_linetable = 152,
+	  .co_nlocals = NO,
+	  .co_varnames = NO,
+	  .co_localsplusnames = 112,
+	  .co_localspluskinds = 120,
+	  .tuple_items = 40,
 	  .linetable = PY_LOCATIONS_311,
 	  UNICODE_312_FT,
 	  .frame_localsplus = 72,
@@ -447,6 +546,11 @@ static const struct py_layout layouts[] = {
 	  .co_qualname = 144,
 	  .co_firstlineno = 84,
 	  .co_linetable = 152,
+	  .co_nlocals = NO,
+	  .co_varnames = NO,
+	  .co_localsplusnames = 112,
+	  .co_localspluskinds = 120,
+	  .tuple_items = 48,
 	  .linetable = PY_LOCATIONS_311,
 	  UNICODE_312_FT,
 	  .frame_localsplus = 80,
@@ -488,6 +592,11 @@ static const struct py_layout layouts[] = {
 	  .co_qualname = 144,
 	  .co_firstlineno = 84,
 	  .co_linetable = 152,
+	  .co_nlocals = NO,
+	  .co_varnames = NO,
+	  .co_localsplusnames = 112,
+	  .co_localspluskinds = 120,
+	  .tuple_items = 48,
 	  .linetable = PY_LOCATIONS_311,
 	  UNICODE_312_FT,
 	  .frame_localsplus = 80,
@@ -646,6 +755,9 @@ int py_layout_from_debug_offsets(const uint8_t *buf, size_t len, struct py_layou
 		return -1;
 	}
 	out->runtime_interp_head = v[PY_DBG_INTERP_HEAD];
+	/* sys.modules, where 3.13's asyncio tasks are found from. */
+	if (out->asyncio.task_coro && v[PY_DBG_IMPORTS_MODULES])
+		out->asyncio.interp_modules = v[PY_DBG_IMPORTS_MODULES];
 	out->co_filename = v[PY_DBG_CO_FILENAME];
 	out->co_name = v[PY_DBG_CO_NAME];
 	out->co_qualname = v[PY_DBG_CO_QUALNAME];
@@ -662,6 +774,15 @@ int py_layout_from_debug_offsets(const uint8_t *buf, size_t len, struct py_layou
 	out->ob_type = v[PY_DBG_OB_TYPE];
 	out->ma_keys = v[PY_DBG_MA_KEYS];
 	out->ma_values = v[PY_DBG_MA_VALUES];
+	out->co_localsplusnames = v[PY_DBG_CO_LOCALSPLUSNAMES];
+	out->co_localspluskinds = v[PY_DBG_CO_LOCALSPLUSKINDS];
+	out->tp_name = v[PY_DBG_TP_NAME];
+	out->tp_flags = v[PY_DBG_TP_FLAGS];
+	out->tuple_items = v[PY_DBG_TUPLE_ITEM];
+	out->tuple_size = v[PY_DBG_TUPLE_SIZE];
+	out->float_value = v[PY_DBG_FLOAT_FVAL];
+	out->long_size = v[PY_DBG_LONG_TAG];
+	out->long_digits = v[PY_DBG_LONG_DIGIT];
 	if (d->pos[PY_DBG_TP_BASICSIZE]) {
 		out->tp_basicsize = v[PY_DBG_TP_BASICSIZE];
 		out->tp_dictoffset = v[PY_DBG_TP_DICTOFFSET];

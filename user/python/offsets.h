@@ -68,6 +68,29 @@ struct py_layout {
 	uint32_t dict_values;      /* offset of values[] in PyDictValues */
 	enum py_dict_format dict;
 	enum py_managed_dict managed;
+	/* `pyebpf dump --locals`: a frame's local names and values. <= 3.10:
+	 * co_nlocals (an int) names in co_varnames; 3.11+: every fast local in
+	 * co_localsplusnames with its kind in co_localspluskinds; else NO. */
+	uint32_t co_nlocals, co_varnames, co_localsplusnames, co_localspluskinds;
+	uint32_t tuple_size, tuple_items; /* PyTupleObject: ob_size, ob_item */
+	uint32_t tp_name, tp_flags;       /* PyTypeObject */
+	uint32_t float_value;             /* PyFloatObject.ob_fval */
+	/* PyLongObject: ob_size (<= 3.11: signed digit count) or long_value.lv_tag
+	 * (3.12+), and its 30-bit digits; 2.7's PyIntObject.ob_ival at int_value. */
+	uint32_t long_size, long_digits, int_value;
+	/* asyncio tasks where no .AsyncioDebug section says where they are
+	 * (3.11–3.13; 0 elsewhere): the modules dict (interp->modules, 3.12+
+	 * interp->imports.modules), a coroutine's embedded frame and state, the
+	 * frame's stack top (an index into localsplus), the TaskObj fields of
+	 * _asyncio (FutureObj_HEAD then the task's own), a weakref's referent and
+	 * a set's table. */
+	struct py_asyncio_offsets {
+		uint32_t interp_modules;
+		uint32_t gi_iframe, gi_frame_state, frame_stacktop;
+		uint32_t task_fut_waiter, task_coro, task_name;
+		uint32_t wr_object, set_mask, set_table, md_dict;
+		int8_t suspended_yield_from; /* gi_frame_state of a coroutine inside an await */
+	} asyncio;
 };
 
 /* The built-in layout of a version (free_threaded: its --disable-gil build), or NULL. */

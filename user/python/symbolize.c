@@ -195,6 +195,25 @@ void pyprocs__forget(struct pyprocs *t, uint32_t pid)
 	hashmap__remove(t->procs, &pid, sizeof(pid));
 }
 
+bool pyprocs__next(const struct pyprocs *t, size_t *pos, struct py_proc **p)
+{
+	const void *key;
+	size_t len;
+	void *v;
+
+	while (hashmap__next_ptr(t->procs, pos, &key, &len, &v)) {
+		*p = v;
+		if ((*p)->python)
+			return true;
+	}
+	return false;
+}
+
+uint32_t py_proc__pid(const struct py_proc *p)
+{
+	return p->pid;
+}
+
 const struct py_interp *py_proc__interp(const struct py_proc *p)
 {
 	return &p->interp;

@@ -33,6 +33,9 @@ struct py_proc *pyprocs__lookup(struct pyprocs *t, uint32_t pid, uint64_t maps_g
 /* The process exec'd or exited. */
 void pyprocs__forget(struct pyprocs *t, uint32_t pid);
 
+/* The supported Python processes known: start with *pos = 0. */
+bool pyprocs__next(const struct pyprocs *t, size_t *pos, struct py_proc **p);
+uint32_t py_proc__pid(const struct py_proc *p);
 const struct py_interp *py_proc__interp(const struct py_proc *p);
 /* Where its GIL lives (read from the process the first time), or NULL. */
 const struct gil_range *py_proc__gil(struct py_proc *p);

@@ -5,10 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "frames.h"
 #include "procmem.h"
 
 #define MAX_WALK 4096
-#define MAX_ENTRIES 512
+#define MAX_ENTRIES 8192 /* sys.modules of a large service: a thousand or two */
 
 struct reader {
 	pid_t pid;
@@ -31,13 +32,34 @@ static uint8_t rd8(const struct reader *r, uint64_t addr)
 	return v;
 }
 
+/*
+ * Whether a str object is `want`, remembered by (pid, object, want): the
+ * attribute names an instance dict holds are interned strings, the same
+ * objects in every Thread of a process, and a stop with thousands of
+ * blocked threads would read each of them thousands of times. A string
+ * freed and its address reused within a process is possible but rare, and
+ * costs a thread name.
+ */
+#define STR_MEMO 256
+
+static struct str_memo {
+	uint64_t obj;
+	const char *want;
+	pid_t pid;
+	bool eq;
+} str_memo[STR_MEMO];
+
 static bool str_is(const struct reader *r, uint64_t obj, const char *want)
 {
-	char *s = py_read_str(r->pid, r->l, obj, 64);
-	bool eq = s && strcmp(s, want) == 0;
+	struct str_memo *m = &str_memo[(obj >> 4 ^ (uint64_t)r->pid ^ (uintptr_t)want) % STR_MEMO];
+	char *s;
 
+	if (m->pid == r->pid && m->obj == obj && m->want == want)
+		return m->eq;
+	s = py_read_str(r->pid, r->l, obj, 64);
+	*m = (struct str_memo){ .obj = obj, .want = want, .pid = r->pid, .eq = s && strcmp(s, want) == 0 };
 	free(s);
-	return eq;
+	return m->eq;
 }
 
 /*
@@ -105,6 +127,11 @@ static uint64_t attr(const struct reader *r, uint64_t obj, const char *name)
 
 	if (!type)
 		return 0;
+	/* A subclass of a C type with its own dict slot (asyncio's Future) keeps
+	 * that slot: no managed dict (Py_TPFLAGS_MANAGED_DICT, 1 << 4). */
+	if (r->l->managed != PY_MANAGED_NONE && !(rd(r, type + r->l->tp_flags) & (1UL << 4)) &&
+	    (dictoffset = (int64_t)rd(r, type + r->l->tp_dictoffset)) > 0)
+		return dict_get(r, rd(r, obj + dictoffset), name);
 	switch (r->l->managed) {
 	case PY_MANAGED_NONE:
 		dictoffset = (int64_t)rd(r, type + r->l->tp_dictoffset);
@@ -126,14 +153,45 @@ static uint64_t attr(const struct reader *r, uint64_t obj, const char *name)
 	return 0;
 }
 
-/* The code object of a frame (0: a 3.12+ C-stack shim, or unreadable). */
-static uint64_t frame_code(const struct reader *r, uint64_t frame)
+uint64_t py_dict_lookup(pid_t pid, const struct py_layout *l, uint64_t dict, const char *name)
 {
-	const struct pyebpf_py_offsets *o = &r->l->bpf;
+	struct reader r = { pid, l };
 
-	if (o->frame_kind == PYEBPF_FRAMES_312 && rd8(r, frame + o->frame_owner) >= 3)
-		return 0;
-	return rd(r, frame + o->frame_code) & ~(uint64_t)o->executable_mask;
+	return dict_get(&r, dict, name);
+}
+
+uint64_t py_attr_lookup(pid_t pid, const struct py_layout *l, uint64_t obj, const char *name)
+{
+	struct reader r = { pid, l };
+
+	return obj ? attr(&r, obj, name) : 0;
+}
+
+/*
+ * Whether a code object is a bootstrap function, remembered across threads
+ * (thousands of threads run the same Thread._bootstrap: reading its name
+ * and file for each costs a stop with many blocked threads seconds). By
+ * (pid, code, test): a code object freed and its address reused for
+ * another within a process is possible but rare, and costs a thread name.
+ */
+#define BOOT_MEMO 256
+
+static struct boot_memo {
+	uint64_t code;
+	const void *test;
+	pid_t pid;
+	bool yes;
+} boot_memo[BOOT_MEMO];
+
+static bool memo_is_boot(const struct reader *r, uint64_t code, bool (*is_boot_code)(const struct reader *, uint64_t))
+{
+	struct boot_memo *m = &boot_memo[(code >> 4 ^ (uint64_t)r->pid) % BOOT_MEMO];
+
+	if (m->pid != r->pid || m->code != code || m->test != (const void *)is_boot_code)
+		*m = (struct boot_memo){
+			.pid = r->pid, .code = code, .test = (const void *)is_boot_code, .yes = is_boot_code(r, code)
+		};
+	return m->yes;
 }
 
 #define CODE_MEMO 8
@@ -175,15 +233,12 @@ static bool is_process_bootstrap(const struct reader *r, uint64_t code)
 static uint64_t find_bootstrap(const struct reader *r, uint64_t tstate,
 			       bool (*is_boot_code)(const struct reader *, uint64_t), uint64_t *boot_code, bool *rooted)
 {
-	const struct pyebpf_py_offsets *o = &r->l->bpf;
-	uint64_t frame = rd(r, tstate + o->tstate_frame), boot = 0, seen[CODE_MEMO] = { 0 };
+	uint64_t frame = py_frame_first(r->pid, r->l, tstate), boot = 0, seen[CODE_MEMO] = { 0 };
 	bool is_boot[CODE_MEMO] = { false };
 	unsigned next = 0;
 
-	if (o->cframe_current_frame != PYEBPF_NO_OFFSET && frame)
-		frame = rd(r, frame + o->cframe_current_frame);
 	for (int i = 0; frame && i < MAX_WALK; i++) {
-		uint64_t code = frame_code(r, frame);
+		uint64_t back, code = py_frame_step(r->pid, r->l, frame, &back);
 		int k = -1;
 
 		for (int j = 0; j < CODE_MEMO && code; j++)
@@ -192,13 +247,13 @@ static uint64_t find_bootstrap(const struct reader *r, uint64_t tstate,
 		if (code && k < 0) {
 			k = (int)(next++ % CODE_MEMO);
 			seen[k] = code;
-			is_boot[k] = is_boot_code(r, code);
+			is_boot[k] = memo_is_boot(r, code, is_boot_code);
 		}
 		if (k >= 0 && is_boot[k]) {
 			boot = frame;
 			*boot_code = code;
 		}
-		frame = rd(r, frame + o->frame_back);
+		frame = back;
 		*rooted = !frame;
 	}
 	return boot;
@@ -214,7 +269,7 @@ char *py_thread_name(pid_t pid, const struct py_interp *in, uint64_t tstate, str
 	if (hint && hint->none) /* a whole stack without one: not a threading.Thread */
 		return NULL;
 	/* Where it was last time, if that frame still runs the same code. */
-	if (hint && hint->frame && frame_code(&r, hint->frame) == hint->code) {
+	if (hint && hint->frame && py_frame_code(pid, l, hint->frame) == hint->code) {
 		boot = hint->frame;
 		code = hint->code;
 	} else {

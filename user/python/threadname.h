@@ -35,4 +35,9 @@ char *py_thread_name(pid_t pid, const struct py_interp *in, uint64_t tstate, str
  * new string, or NULL. One walk of the stack: asked rarely. */
 char *py_process_name(pid_t pid, const struct py_interp *in, uint64_t tstate);
 
+/* dict[name] of a dict with str keys (a module's dict, sys.modules), and
+ * obj.name from an instance's attributes: the object, or 0. */
+uint64_t py_dict_lookup(pid_t pid, const struct py_layout *l, uint64_t dict, const char *name);
+uint64_t py_attr_lookup(pid_t pid, const struct py_layout *l, uint64_t obj, const char *name);
+
 #endif

@@ -11,6 +11,7 @@
 #include "../hashmap.h"
 #include "../offcpu.h"
 #include "../util.h"
+#include "pprof_cost.h"
 #include "profile.pb-c.h"
 
 typedef Perftools__Profiles__Profile Profile;
@@ -29,6 +30,10 @@ struct reader {
 	struct hashmap *locs;  /* location id → index + 1 */
 	uint32_t **loc_frames; /* per location: its frames, root first */
 	uint32_t *loc_nframes;
+	uint64_t frames; /* in the samples so far, for PPROF_MAX_FRAMES */
+	uint64_t cut;    /* samples cut to PPROF_MAX_DEPTH */
+	uint64_t total;  /* samples counted so far: at most INT64_MAX, as pprof's values */
+	uint64_t splits; /* adds beyond one a sample: counts above UINT32_MAX take several */
 	char *why;
 	size_t whylen;
 	bool failed;
@@ -270,12 +275,56 @@ static void replay_timeline(struct reader *r, const struct sample_labels *labels
 		}
 }
 
+/*
+ * Sample i's frames into out (PPROF_MAX_DEPTH of room), root first. pprof
+ * lists locations leaf first, and a location's frames are root first. A
+ * deeper stack keeps its leaf end (where the time was spent) under a
+ * "[truncated]" mark, as the recorder cuts deep stacks.
+ */
+static uint32_t sample_frames(struct reader *r, size_t i, const Sample *s, uint32_t *out)
+{
+	uint32_t n = 0;
+	bool cut = false;
+
+	for (size_t k = 0; k < s->n_location_id; k++) {
+		uint64_t *idx = hashmap__get(r->locs, &s->location_id[k], sizeof(uint64_t));
+
+		if (!idx) {
+			fail(r, "sample %zu: location id %" PRIu64 " does not exist", i, s->location_id[k]);
+			return 0;
+		}
+		const uint32_t *lf = r->loc_frames[*idx - 1];
+		for (uint32_t j = r->loc_nframes[*idx - 1]; j-- > 0 && !cut;) {
+			if (n == PPROF_MAX_DEPTH) {
+				cut = true;
+				break;
+			}
+			out[n++] = lf[j];
+		}
+	}
+	if (cut) {
+		struct frame mark = { .kind = FRAME_MARK, .name = profile__str(r->p, "[truncated]") };
+
+		out[PPROF_MAX_DEPTH - 1] = profile__frame(r->p, &mark);
+		r->cut++;
+	}
+	for (uint32_t a = 0, b = n; a + 1 < b; a++, b--) { /* root first */
+		uint32_t t = out[a];
+
+		out[a] = out[b - 1];
+		out[b - 1] = t;
+	}
+	r->frames += n;
+	if (r->frames > PPROF_MAX_FRAMES)
+		fail(r, "its samples hold more than %llu frames in all", PPROF_MAX_FRAMES);
+	return n;
+}
+
 /* Samples; value vi counts them (in periods when by_period). */
 static void read_samples(struct reader *r, int vi, bool by_period)
 {
 	const Profile *pp = r->pp;
-	uint32_t *frames = NULL;
-	size_t cap = 0;
+	uint32_t *frames = xcalloc(PPROF_MAX_DEPTH, sizeof(*frames));
 	bool timeline = pp->pyebpf_timeline.len > 0;
 	struct sample_labels *labels = timeline ? xcalloc(pp->n_sample + 1, sizeof(*labels)) : NULL;
 	uint32_t *stacks = timeline ? xcalloc(pp->n_sample + 1, sizeof(*stacks)) : NULL;
@@ -286,16 +335,19 @@ static void read_samples(struct reader *r, int vi, bool by_period)
 		struct sample_labels l = { 0 };
 		uint64_t time = PROFILE_NO_TIME;
 		int64_t v;
-		size_t n = 0;
+		uint32_t n;
 
 		if ((size_t)vi >= s->n_value) {
 			fail(r, "sample %zu has %zu values, not %zu", i, s->n_value, pp->n_sample_type);
 			break;
 		}
 		v = s->value[vi];
-		if (by_period)
-			v = (v + pp->period / 2) / pp->period;
-		if (v < 0 || v > UINT32_MAX) {
+		if (by_period && v > 0) { /* rounded to the nearest period, without overflow */
+			uint64_t u = (uint64_t)v, per = (uint64_t)pp->period;
+
+			v = (int64_t)(u / per + (u % per >= per - per / 2));
+		}
+		if (v < 0 || (uint64_t)v > (uint64_t)INT64_MAX - r->total) {
 			fail(r, "sample %zu has a count of %" PRId64, i, v);
 			break;
 		}
@@ -326,6 +378,8 @@ static void read_samples(struct reader *r, int vi, bool by_period)
 				l.container = profile__str(r->p, sv);
 			else if (!strcmp(key, "off_cpu_reason"))
 				l.offcpu = offcpu_reason_parse(sv);
+			else if (!strcmp(key, "time_kind") && !strcmp(sv, "task"))
+				l.flags |= LABEL_TASK;
 			else if (!strcmp(key, "process_name"))
 				l.process = profile__str(r->p, sv);
 			else if (!strcmp(key, "ns_pid"))
@@ -333,31 +387,27 @@ static void read_samples(struct reader *r, int vi, bool by_period)
 			else if (!strcmp(key, "time") && num >= 0) /* files of pyebpf before the timeline field */
 				time = (uint64_t)num;
 		}
-		/* Locations are leaf first; the profile wants root first. */
-		for (size_t k = s->n_location_id; k-- > 0 && !r->failed;) {
-			uint64_t *idx = hashmap__get(r->locs, &s->location_id[k], sizeof(uint64_t));
-
-			if (!idx) {
-				fail(r, "sample %zu: location id %" PRIu64 " does not exist", i, s->location_id[k]);
-				break;
-			}
-			uint32_t m = r->loc_nframes[*idx - 1];
-			if (n + m > UINT32_MAX) {
-				fail(r, "sample %zu is too deep", i);
-				break;
-			}
-			xgrow(&frames, &cap, n + m, sizeof(*frames));
-			memcpy(frames + n, r->loc_frames[*idx - 1], m * sizeof(*frames));
-			n += m;
-		}
+		n = sample_frames(r, i, s, frames);
 		if (r->failed)
 			break;
+		r->total += (uint64_t)v;
+		if (!timeline && (r->splits += (uint64_t)v / UINT32_MAX) > PPROF_MAX_SPLITS) {
+			fail(r, "its samples count more than %llu adds of %u", PPROF_MAX_SPLITS, UINT32_MAX);
+			break;
+		}
 		if (timeline) { /* added as the timeline says */
 			labels[i] = l;
-			stacks[i] = profile__stack(r->p, frames, (uint32_t)n);
+			stacks[i] = profile__stack(r->p, frames, n);
 			counts[i] = (uint64_t)v;
-		} else if (v) {
-			profile__add_at(r->p, &l, frames, (uint32_t)n, (uint32_t)v, time);
+		} else if (v) { /* one add counts at most UINT32_MAX (a merge of far-apart frequencies has more) */
+			uint32_t stack = profile__stack(r->p, frames, n);
+
+			for (uint64_t left = (uint64_t)v; left;) {
+				uint32_t part = left > UINT32_MAX ? UINT32_MAX : (uint32_t)left;
+
+				profile__add_stack_at(r->p, &l, stack, part, time);
+				left -= part;
+			}
 		}
 	}
 	if (timeline && !r->failed)
@@ -377,6 +427,11 @@ static struct profile *convert(const Profile *pp, char *why, size_t whylen)
 
 	if (!pp->n_string_table || strcmp(pp->string_table[0] ? pp->string_table[0] : "", "") != 0) {
 		snprintf(why, whylen, "the string table does not start with \"\"");
+		return NULL;
+	}
+	if (pp->period < 0 || pp->period > PPROF_MAX_PERIOD) {
+		snprintf(why, whylen, "its sampling period of %" PRId64 " ns is not a period (0 to one hour)",
+			 pp->period);
 		return NULL;
 	}
 	r.p = profile__new();
@@ -400,6 +455,15 @@ static struct profile *convert(const Profile *pp, char *why, size_t whylen)
 		read_locations(&r);
 	if (!r.failed)
 		read_samples(&r, vi, by_period);
+	if (!r.failed && r.cut) {
+		char note[160];
+
+		snprintf(note, sizeof(note),
+			 "pyebpf report: %" PRIu64 " samples deeper than %d frames were cut to their leaf end (marked "
+			 "[truncated])",
+			 r.cut, PPROF_MAX_DEPTH);
+		profile__add_comment(r.p, note);
+	}
 	for (size_t i = 0; i < pp->n_comment && !r.failed; i++) {
 		const char *c = str(&r, pp->comment[i]);
 
@@ -418,6 +482,28 @@ static struct profile *convert(const Profile *pp, char *why, size_t whylen)
 		return NULL;
 	}
 	return r.p;
+}
+
+/* Would protobuf-c's unpack of these bytes stay within the budget? */
+static int within_cost(const uint8_t *data, size_t len, char *why, size_t whylen)
+{
+	struct pprof_cost c;
+
+	if (pprof_cost__scan(&perftools__profiles__profile__descriptor, data, len, &c)) {
+		snprintf(why, whylen, "not a pprof profile (the protobuf does not parse)");
+		return -1;
+	}
+	if (c.bytes > PPROF_MAX_DECODE || c.bytes + len > PPROF_MAX_HELD) {
+		bool alone = c.bytes > PPROF_MAX_DECODE;
+
+		snprintf(why, whylen,
+			 "decoding it would take %" PRIu64 " MiB, more than the %llu MiB a recording may (%" PRIu64
+			 " entries of '%s')",
+			 (alone ? c.bytes : c.bytes + len) >> 20, (alone ? PPROF_MAX_DECODE : PPROF_MAX_HELD) >> 20,
+			 c.top_count, c.top_field ? c.top_field : "?");
+		return -1;
+	}
+	return 0;
 }
 
 struct profile *pprof__read(const uint8_t *data, size_t len, char *why, size_t whylen)
@@ -445,6 +531,10 @@ struct profile *pprof__read(const uint8_t *data, size_t len, char *why, size_t w
 	if (!rawlen) {
 		free(raw);
 		snprintf(why, whylen, "empty profile (the gzip data holds nothing)");
+		return NULL;
+	}
+	if (within_cost(data, rawlen, why, whylen)) {
+		free(raw);
 		return NULL;
 	}
 	pp = perftools__profiles__profile__unpack(NULL, rawlen, data);

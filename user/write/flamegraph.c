@@ -19,6 +19,10 @@
 #define TOP 56    /* title, buttons and legend above the frames */
 #define BOTTOM 24 /* the details line below */
 #define MIN_PX 0.1
+/* Frames drawn at most: thousands of distinct deep stacks, each wide enough
+ * to draw, would make a picture of gigabytes no viewer opens. The graph
+ * stops at the depth that would pass this, and says so. */
+#define MAX_NODES 1000000
 
 /* A node's identity under its parent: a frame, a process or a thread. */
 enum node_kind {
@@ -47,20 +51,22 @@ struct node {
 
 struct tree {
 	const struct profile *p;
-	struct hashmap *ids; /* node_key → index */
 	struct node *v;
 	size_t n, cap;
 	struct process_split *split; /* the process frames' names */
 	bool diff;
-	double max_change; /* the largest change of share of a drawn node */
+	double max_change;  /* the largest change of share of a drawn node */
+	uint32_t cut_depth; /* 0, or the first depth left out (MAX_NODES) */
 };
 
-static uint32_t child(struct tree *t, uint32_t parent, uint32_t kind, uint32_t id, uint32_t tid, uint64_t count,
-		      bool base)
+/* A node of this level, under a parent of the level above (h: this level's
+ * nodes by key). */
+static uint32_t child(struct tree *t, struct hashmap *h, uint32_t parent, uint32_t kind, uint32_t id, uint32_t tid,
+		      uint64_t count, bool base)
 {
 	struct node_key k = { parent, kind, id, tid };
 	bool created;
-	uint64_t *v = hashmap__put(t->ids, &k, sizeof(k), &created);
+	uint64_t *v = hashmap__put(h, &k, sizeof(k), &created);
 
 	if (created) {
 		xgrow(&t->v, &t->cap, t->n + 1, sizeof(*t->v));
@@ -255,29 +261,98 @@ static void draw(struct drawer *d, uint32_t root, double x0)
 	free(stack);
 }
 
+/* An entry on its way down the tree: the node it has reached. */
+struct walker {
+	uint32_t entry, at;
+};
+
+/* Step `level` of an entry's path: its process, container, thread, then its
+ * frames root first; false past its end. */
+static bool step(const struct tree *t, const struct flamegraph_opts *o, struct hashmap *names,
+		 const struct profile_entry *e, uint32_t level, struct node_key *k)
+{
+	bool container = o->containers && e->labels.container;
+
+	if (level-- == 0) {
+		bool split = process_split__by_pid(t->split);
+
+		*k = (struct node_key){ .kind = NODE_PROCESS, .id = e->labels.comm, .tid = split ? e->labels.pid : 0 };
+		return true;
+	}
+	if (container && level-- == 0) {
+		*k = (struct node_key){ .kind = NODE_CONTAINER, .id = e->labels.container };
+		return true;
+	}
+	if (o->threads && level-- == 0) {
+		*k = (struct node_key){ .kind = NODE_THREAD,
+					.id = thread_names__of(names, &e->labels),
+					.tid = e->labels.tid };
+		return true;
+	}
+	if (level >= e->nframes)
+		return false;
+	*k = (struct node_key){ .kind = NODE_FRAME, .id = e->frames[level] };
+	return true;
+}
+
+/*
+ * The tree one level at a time, keeping only nodes wide enough to be drawn
+ * (the test draw_node makes): an entry stops where its path gets too
+ * narrow. The tree then holds what the picture shows (at most ~12,000
+ * nodes a level), not one node per frame of every distinct stack, which
+ * for thousands of deep stacks of distinct processes took gigabytes.
+ */
 static void build(struct tree *t, const struct flamegraph_opts *o)
 {
-	size_t pos = 0;
+	size_t pos = 0, nw = 0;
 	struct profile_entry e;
+	struct walker *w = xcalloc(profile__nstacks(t->p) + 1, sizeof(*w));
+	struct hashmap *names = o->threads ? thread_names__latest(t->p) : NULL;
+	double scale;
 
 	xgrow(&t->v, &t->cap, 1, sizeof(*t->v));
 	t->v[0] = (struct node){ .key = { .kind = NODE_ROOT } };
 	t->n = 1;
 	t->split = process_split__new(t->p, o->processes);
-	struct hashmap *names = o->threads ? thread_names__latest(t->p) : NULL;
 	while (profile__next(t->p, &pos, &e)) {
-		uint32_t pid = process_split__by_pid(t->split, e.labels.comm, e.labels.pid) ? e.labels.pid : 0;
-		bool base = e.labels.flags & LABEL_BASE;
-		uint32_t at = child(t, 0, NODE_PROCESS, e.labels.comm, pid, e.count, base);
-
-		*(base ? &t->v[0].base : &t->v[0].total) += e.count;
-		if (o->containers && e.labels.container)
-			at = child(t, at, NODE_CONTAINER, e.labels.container, 0, e.count, base);
-		if (o->threads)
-			at = child(t, at, NODE_THREAD, thread_names__of(names, &e.labels), e.labels.tid, e.count, base);
-		for (uint32_t i = 0; i < e.nframes; i++)
-			at = child(t, at, NODE_FRAME, e.frames[i], 0, e.count, base);
+		*((e.labels.flags & LABEL_BASE) ? &t->v[0].base : &t->v[0].total) += e.count;
+		w[nw++] = (struct walker){ .entry = (uint32_t)(pos - 1) };
 	}
+	scale = t->v[0].total ? (WIDTH - 2.0 * PAD) / t->v[0].total : 0;
+	for (uint32_t level = 0; nw; level++) {
+		struct hashmap *h = hashmap__new();
+		size_t first = t->n, kept = first, alive = 0;
+
+		for (size_t i = 0; i < nw; i++) {
+			struct node_key k;
+
+			profile__entry(t->p, w[i].entry, &e);
+			if (!step(t, o, names, &e, level, &k))
+				continue;
+			w[i].at = child(t, h, w[i].at, k.kind, k.id, k.tid, e.count, e.labels.flags & LABEL_BASE);
+			w[alive++] = w[i];
+		}
+		hashmap__free(h);
+		/* This level's nodes too narrow to draw go, and the entries in them. */
+		uint32_t *to = xcalloc(t->n - first + 1, sizeof(*to));
+		for (size_t i = first; i < t->n; i++) {
+			to[i - first] = t->v[i].total * scale >= MIN_PX ? (uint32_t)kept : UINT32_MAX;
+			if (to[i - first] != UINT32_MAX)
+				t->v[kept++] = t->v[i];
+		}
+		nw = 0;
+		for (size_t i = 0; i < alive; i++)
+			if ((w[i].at = to[w[i].at - first]) != UINT32_MAX)
+				w[nw++] = w[i];
+		free(to);
+		if (kept > MAX_NODES) {           /* this level is one too many */
+			t->cut_depth = level + 1; /* the depth of this level's nodes */
+			kept = first;
+			nw = 0;
+		}
+		t->n = kept;
+	}
+	free(w);
 	hashmap__free(names);
 	/* Link children once, now that the tree is complete. */
 	for (size_t i = t->n; i-- > 1;) {
@@ -317,12 +392,10 @@ static double max_change(const struct tree *t, double scale)
 
 int flamegraph__write(const struct profile *p, const struct flamegraph_opts *o, FILE *out)
 {
-	struct tree t = { .p = p, .ids = hashmap__new(), .diff = o->diff };
+	struct tree t = { .p = p, .diff = o->diff };
 	struct drawer d = { .t = &t, .out = out };
 	const char *title = o->title ? o->title : "pyebpf";
 
-	if (!t.ids)
-		die("out of memory");
 	build(&t, o);
 	d.total = t.v[0].total;
 	d.scale = d.total ? (WIDTH - 2.0 * PAD) / d.total : 0;
@@ -346,6 +419,8 @@ int flamegraph__write(const struct profile *p, const struct flamegraph_opts *o, 
 		"<text id=\"title\" x=\"%d\" y=\"22\">",
 		WIDTH, d.height, WIDTH / 2);
 	xml_text(out, title);
+	if (t.cut_depth)
+		fprintf(out, " (frames from depth %u on left out: a graph draws at most %d)", t.cut_depth, MAX_NODES);
 	fprintf(out,
 		"</text>\n"
 		"<text id=\"unzoom\" class=\"button hide\" x=\"%d\" y=\"22\">Reset Zoom</text>\n"
@@ -388,7 +463,6 @@ int flamegraph__write(const struct profile *p, const struct flamegraph_opts *o, 
 		draw(&d, 0, PAD);
 	fputs("</g>\n</svg>\n", out);
 
-	hashmap__free(t.ids);
 	process_split__free(t.split);
 	free(t.v);
 	return stream_finish(out);

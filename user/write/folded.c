@@ -53,7 +53,7 @@ int folded__write(const struct profile *p, const struct folded_opts *o, FILE *ou
 	char name[4096];
 	int ret = 0;
 
-	struct process_split *split = process_split__new(p, o ? o->processes : PROCESSES_AUTO);
+	struct process_split *split = process_split__new(p, o ? o->processes : PROCESSES_MERGED);
 	struct hashmap *names = o && o->threads ? thread_names__latest(p) : NULL;
 
 	while (profile__next(p, &pos, &e)) {

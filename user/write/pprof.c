@@ -66,7 +66,13 @@ static uint64_t mapping_id(struct builder *b, const char *module)
 	return *v;
 }
 
-static uint64_t function_id(struct builder *b, const char *name, const char *file, int64_t start_line)
+/*
+ * A function's id. Python functions have no system (mangled) name: pprof
+ * demangles a function whose system name is its name, and takes any name
+ * with <> in it for a C++ template, so `<module>` and `<listcomp>` came out
+ * as "<unknown>" in `go tool pprof -top`.
+ */
+static uint64_t function_id(struct builder *b, const char *name, const char *file, int64_t start_line, bool python)
 {
 	char key[8192];
 	int n = snprintf(key, sizeof(key), "%s%c%s%c%" PRId64, name, 0, file, 0, start_line);
@@ -79,7 +85,8 @@ static uint64_t function_id(struct builder *b, const char *name, const char *fil
 
 		perftools__profiles__function__init(f);
 		f->id = b->nfuncs + 1;
-		f->name = f->system_name = str_id(&b->strs, name);
+		f->name = str_id(&b->strs, name);
+		f->system_name = python ? 0 : f->name;
 		f->filename = str_id(&b->strs, file);
 		f->start_line = start_line;
 		xgrow(&b->funcs, &b->funcs_cap, b->nfuncs + 1, sizeof(*b->funcs));
@@ -137,13 +144,13 @@ static uint64_t location_id(struct builder *b, uint32_t frame_id)
 	perftools__profiles__line__init(line);
 	l->id = b->nlocs + 1;
 	if (f->kind == FRAME_PYTHON) {
-		line->function_id = function_id(b, profile__str_at(b->p, f->name), module, f->start_line);
+		line->function_id = function_id(b, profile__str_at(b->p, f->name), module, f->start_line, true);
 		line->line = f->line;
 	} else {
 		frame__format(b->p, f, name, sizeof(name));
 		if (f->kind == FRAME_KERNEL)
 			module = "[kernel.kallsyms]";
-		line->function_id = function_id(b, name, f->kind == FRAME_MARK ? "" : module, 0);
+		line->function_id = function_id(b, name, f->kind == FRAME_MARK ? "" : module, 0, false);
 		if (f->kind != FRAME_MARK && *module)
 			l->mapping_id = mapping_id(b, module);
 		l->address = f->offset;
@@ -181,7 +188,7 @@ static ValueType *value_type(struct builder *b, const char *type, const char *un
 }
 
 /* The labels every sample of an entry shares. */
-#define ENTRY_LABELS 12
+#define ENTRY_LABELS 13
 
 struct entry_out {
 	uint64_t *location_ids; /* leaf first */
@@ -224,6 +231,8 @@ static void entry_out(struct builder *b, const struct profile_entry *e, struct e
 		o->labels[o->nlabels++] = label(b, "off_cpu_reason", offcpu_reason_name(e->labels.offcpu), 0);
 	if (e->labels.process)
 		o->labels[o->nlabels++] = label(b, "process_name", profile__str_at(p, e->labels.process), 0);
+	if (e->labels.flags & LABEL_TASK)
+		o->labels[o->nlabels++] = label(b, "time_kind", "task", 0);
 }
 
 /* The samples: one per entry (labels and stack), its adds summed. */
@@ -235,15 +244,34 @@ struct samples_out {
 	int64_t *values;
 };
 
+/* Does the profile hold task time (asyncio tasks, task_sampler.h)? */
+static bool has_tasks(const struct profile *p)
+{
+	struct profile_entry e;
+	size_t pos = 0;
+
+	while (profile__next(p, &pos, &e))
+		if (e.labels.flags & LABEL_TASK)
+			return true;
+	return false;
+}
+
+/*
+ * Values: samples, cpu time (none off the CPU) and, recording wall time,
+ * wall time; with task time, task_wall before wall (wall stays last, what
+ * viewers show first): a thread's samples have no task time, a task's no
+ * cpu or wall time, so no viewer adds one to the other.
+ */
 static void samples_build(struct builder *b, const struct profile_meta *m, struct samples_out *so)
 {
 	struct profile_entry e;
+	bool tasks = m->wall && has_tasks(b->p);
 
 	so->nentries = profile__nstacks(b->p);
 	so->eo = xcalloc(so->nentries + 1, sizeof(*so->eo));
 	so->samples = xcalloc(so->nentries + 1, sizeof(*so->samples));
 	so->ptrs = xcalloc(so->nentries + 1, sizeof(*so->ptrs));
-	so->values = xcalloc((so->nentries + 1) * 3, sizeof(*so->values));
+	so->values = xcalloc((so->nentries + 1) * 4, sizeof(*so->values));
 	for (size_t i = 0; i < so->nentries; i++) {
 		struct entry_out *o = &so->eo[i];
 		Sample *s = &so->samples[i];
@@ -253,12 +281,19 @@ static void samples_build(struct builder *b, const struct profile_meta *m, struc
 		perftools__profiles__sample__init(s);
 		s->n_location_id = e.nframes;
 		s->location_id = o->location_ids;
-		/* samples, cpu time (none off the CPU) and, recording wall time, wall time */
-		s->n_value = m->wall ? 3 : 2;
-		s->value = &so->values[i * 3];
+		bool task = e.labels.flags & LABEL_TASK;
+		int64_t ns = (int64_t)(e.count * m->period_ns);
+
+		s->n_value = tasks ? 4 : m->wall ? 3 : 2;
+		s->value = &so->values[i * 4];
 		s->value[0] = (int64_t)e.count;
-		s->value[1] = e.labels.offcpu ? 0 : (int64_t)(e.count * m->period_ns);
-		s->value[2] = (int64_t)(e.count * m->period_ns);
+		s->value[1] = e.labels.offcpu || task ? 0 : ns;
+		if (tasks) {
+			s->value[2] = task ? ns : 0;
+			s->value[3] = task ? 0 : ns;
+		} else {
+			s->value[2] = ns;
+		}
 		s->label = o->labels;
 		s->n_label = o->nlabels;
 		so->ptrs[i] = s;
@@ -285,12 +320,16 @@ static void header_build(struct builder *b, const struct profile_meta *m, Profil
 
 	/* The last type is what viewers show first: wall time when it was
 	 * recorded (Pyroscope also tells a wall profile by it). */
-	prof->n_sample_type = m->wall ? 3 : 2;
-	prof->sample_type = xcalloc(3, sizeof(*prof->sample_type));
+	bool tasks = m->wall && has_tasks(b->p);
+
+	prof->n_sample_type = tasks ? 4 : m->wall ? 3 : 2;
+	prof->sample_type = xcalloc(4, sizeof(*prof->sample_type));
 	prof->sample_type[0] = value_type(b, "samples", "count");
 	prof->sample_type[1] = value_type(b, "cpu", "nanoseconds");
+	if (tasks)
+		prof->sample_type[2] = value_type(b, "task_wall", "nanoseconds");
 	if (m->wall)
-		prof->sample_type[2] = value_type(b, "wall", "nanoseconds");
+		prof->sample_type[tasks ? 3 : 2] = value_type(b, "wall", "nanoseconds");
 	prof->period_type = value_type(b, m->wall ? "wall" : "cpu", "nanoseconds");
 	prof->period = (int64_t)m->period_ns;
 	prof->time_nanos = m->start_epoch_ns;

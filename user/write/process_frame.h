@@ -1,9 +1,18 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
 /*
- * The process frame at the root of folded stacks and flame graphs: the
- * command, and its pid when processes of one command must be told apart
- * (a gunicorn master and its workers, a multiprocessing pool), so that they
- * do not merge into one tree unless asked to.
+ * The process frame at the root of folded stacks and flame graphs, and the
+ * names of process tracks (Chrome trace) and thread profiles (speedscope).
+ *
+ * By default processes of one command share one frame, "comm": N identical
+ * workers (gunicorn, uwsgi, a multiprocessing pool) serve the same code, and
+ * an endpoint should read as one tower, not N towers of 1/N each. A pid
+ * frame under the command would split every tower again one level down, so
+ * the pid stays out of the stack: it is in each sample's labels (pprof
+ * "pid", report -p) and in the names of the outputs that keep one track per
+ * process. --processes each gives every process its own tree,
+ * "comm [pid N]", or "comm [pid N, NAME]" for a process that named itself
+ * (multiprocessing's SpawnPoolWorker-1): the same text that names its trace
+ * track. report --diff-base compares by command, as the default is.
  */
 #ifndef PYEBPF_WRITE_PROCESS_FRAME_H
 #define PYEBPF_WRITE_PROCESS_FRAME_H
@@ -15,27 +24,28 @@
 #include "../profile.h"
 
 enum process_frames {
-	PROCESSES_AUTO = 0, /* "comm [pid N]" for a command with 2 to PROCESSES_AUTO_MAX processes */
-	PROCESSES_EACH,     /* always "comm [pid N]" */
-	PROCESSES_MERGED,   /* always "comm": one tree per command */
+	PROCESSES_MERGED = 0, /* "comm": one tree per command (the default) */
+	PROCESSES_EACH,       /* "comm [pid N]" or "comm [pid N, NAME]": one tree per process */
 };
 
-/* A command with more processes than this (short-lived helpers, a large
- * pool) reads better as one tree: --processes each splits it anyway. */
-#define PROCESSES_AUTO_MAX 16
-
-/* Parse --processes; -1 (after one error line) when unknown. */
+/* Parse --processes ("auto", the old default's name, reads as the default);
+ * -1 (after one error line) when unknown. */
 int process_frames_parse(const char *arg, enum process_frames *mode);
+
+/* One process's own name: "comm [pid N]", or "comm [pid N, NAME]" when it
+ * named itself (name: a string id, 0 for none). Not escaped: each writer
+ * escapes for its format. */
+void process_frame__format(const struct profile *p, uint32_t comm, uint32_t pid, uint32_t name, char *buf, size_t size);
 
 struct process_split;
 
-/* Which commands of p get a frame per process, under mode. */
+/* The process frames of p under mode. */
 struct process_split *process_split__new(const struct profile *p, enum process_frames mode);
 void process_split__free(struct process_split *s); /* accepts NULL */
-/* Does a sample of (comm, pid) get its pid in its process frame? */
-bool process_split__by_pid(const struct process_split *s, uint32_t comm, uint32_t pid);
-/* The frame's text: "comm", "comm [pid N]", or "comm [pid N, NAME]" for a
- * process that named itself (multiprocessing: SpawnPoolWorker-1). */
+/* Do process frames carry pids (a tree per process)? */
+bool process_split__by_pid(const struct process_split *s);
+/* The frame's text: "comm", or process_frame__format()'s with the name the
+ * process gave itself in any of its samples. */
 void process_split__name(const struct process_split *s, const struct profile *p, uint32_t comm, uint32_t pid, char *buf,
 			 size_t size);
 

@@ -10,6 +10,7 @@
 #include "../hashmap.h"
 #include "../util.h"
 #include "escape.h"
+#include "process_frame.h"
 #include "thread_names.h"
 
 /* One add, or consecutive adds of the same entry merged, on a thread's timeline. */
@@ -110,12 +111,15 @@ int speedscope__write(const struct profile *p, FILE *out)
 			total += v[end++].e.count * period_ns;
 		fputs(i ? ",{\"type\":\"sampled\",\"name\":" : "{\"type\":\"sampled\",\"name\":", out);
 		uint32_t process = 0; /* the name the process gave itself, if any sample has it */
+		size_t len;
 		for (size_t k = i; k < end && !process; k++)
 			process = v[k].e.labels.process;
-		snprintf(name, sizeof(name), "%s pid %u%s%s%s: %s (tid %u)", profile__str_at(p, v[i].e.labels.comm),
-			 v[i].e.labels.pid, process ? " (" : "", process ? profile__str_at(p, process) : "",
-			 process ? ")" : "", profile__str_at(p, thread_names__of(names, &v[i].e.labels)),
-			 v[i].e.labels.tid);
+		/* The process and thread frames as --processes each --threads write
+		 * them, and the trace names its tracks. */
+		process_frame__format(p, v[i].e.labels.comm, v[i].e.labels.pid, process, name, sizeof(name));
+		len = strlen(name);
+		snprintf(name + len, sizeof(name) - len, ": %s [tid %u]",
+			 profile__str_at(p, thread_names__of(names, &v[i].e.labels)), v[i].e.labels.tid);
 		json_str(out, name);
 		fprintf(out, ",\"unit\":\"nanoseconds\",\"startValue\":0,\"endValue\":%" PRIu64 ",\"samples\":[",
 			total);

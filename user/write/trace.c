@@ -10,6 +10,7 @@
 #include "../frame_format.h"
 #include "../util.h"
 #include "escape.h"
+#include "process_frame.h"
 
 /* The output, and whether an event was written yet (JSON wants commas between). */
 struct tout {
@@ -133,6 +134,7 @@ int trace__write(const struct profile *p, FILE *out)
 	struct profile_thread_event *v = profile__events_by_thread(p, true, &n);
 	char name[4096];
 	struct tout o = { .f = out };
+	struct process_split *each = process_split__new(p, PROCESSES_EACH);
 
 	fprintf(out,
 		"{\"displayTimeUnit\":\"ms\",\"otherData\":{\"producer\":\"pyebpf\",\"start_epoch_ns\":%" PRId64
@@ -144,19 +146,21 @@ int trace__write(const struct profile *p, FILE *out)
 		/* A process: name it once. */
 		while (pend < n && v[pend].pid == v[i].pid)
 			pend++;
-		snprintf(name, sizeof(name), "%s (pid %u)", profile__str_at(p, latest_name(p, v, pend, false)),
-			 v[i].pid);
+		/* Named as --processes each names its frame, so that a track and a
+		 * tree of the same process read alike. */
+		process_split__name(each, p, latest_name(p, v, pend, false), v[i].pid, name, sizeof(name));
 		metadata(&o, "process_name", v[i].pid, 0, name);
 		for (; i < pend; i = end) {
 			for (end = i; end < pend && v[end].tid == v[i].tid;)
 				end++;
-			snprintf(name, sizeof(name), "%s (tid %u)", profile__str_at(p, latest_name(p, v, end, true)),
+			snprintf(name, sizeof(name), "%s [tid %u]", profile__str_at(p, latest_name(p, v, end, true)),
 				 v[i].tid);
 			metadata(&o, "thread_name", v[i].pid, v[i].tid, name);
 			thread_slices(&o, p, v, i, end, period);
 		}
 	}
 	fputs("\n]}\n", out);
+	process_split__free(each);
 	free(v);
 	return stream_finish(out);
 }

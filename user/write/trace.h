@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
 /*
  * Chrome trace event format (JSON), loaded by Perfetto's UI and
- * chrome://tracing: one track per thread, named after its process and
- * thread, with the sampled stacks as nested slices. Consecutive samples that
+ * chrome://tracing: a process track per process with a track per thread,
+ * named as --processes each and --threads name their frames ("comm [pid N,
+ * NAME]", "thread [tid M]"), with the sampled stacks as nested slices. Consecutive samples that
  * share frames extend the same slices; a thread not sampled for two periods
  * closes them. Untimed samples (from foreign pprof files) are left out.
  */

@@ -1,0 +1,224 @@
+/*
+ * Task time of asyncio tasks (--mode wall, CPython 3.11+): every pending task
+ * sampled at -F Hz with its await chain, the chain continued through the task
+ * awaiting it, and what it awaits as the leaf. 3.14+ describe asyncio to
+ * outside readers; 3.11–3.13 are read from _asyncio's sets of tasks (pyenv's
+ * builds and Debian's stripped /usr/bin/python3.11 alike). Earlier versions
+ * and free-threaded builds: skipped, with a note.
+ */
+#include "integ.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../pythons.h"
+
+#define WORKLOAD "../tests/fixtures/pyasync.py"
+
+static char script[PATH_MAX];
+static struct python pys[32];
+static int npys;
+
+static void setup(void)
+{
+	npys = setup_pythons(WORKLOAD, script, pys, 32);
+}
+
+TestSuite(asyncio, .init = setup, .timeout = 600);
+
+/* Interpreters whose tasks pyebpf reads (3.11+, not free-threaded); a note for the others. */
+static bool has_task_time(const struct python *py)
+{
+	if (py->major == 3 && py->minor >= 11 && !py->free_threaded)
+		return true;
+	cr_log_info("%s: skipped: asyncio tasks are read on CPython 3.11+ (not free-threaded) only\n", py->path);
+	return false;
+}
+
+/* Samples whose stack has every needle, in this order. */
+static uint64_t count_in_order(const struct folded *f, const char *const needles[])
+{
+	uint64_t t = 0;
+
+	for (size_t i = 0; i < f->n; i++) {
+		const char *at = f->lines[i].stack;
+
+		for (int k = 0; needles[k] && at; k++)
+			if ((at = strstr(at, needles[k])))
+				at += strlen(needles[k]);
+		if (at)
+			t += f->lines[i].count;
+	}
+	return t;
+}
+
+Test(asyncio, request_tasks_wait_under_handler_and_fetch_remote_in_sleep)
+{
+	const char *opts[] = { "--mode", "wall", NULL }, *args[] = { "requests", "3", NULL };
+	const char *chain[] = { "[task request-", "client (", "handler (", "fetch_remote (", "[await: sleep]", NULL };
+	const char *burn[] = { "[task burner]", "burner (", NULL };
+
+	for (int i = 0; i < npys; i++) {
+		struct folded f;
+		struct run_result r;
+
+		if (!has_task_time(&pys[i]))
+			continue;
+		record_script(opts, pys[i].path, script, args, 90, &f, &r);
+		uint64_t tasks = count_all(&f, "[task ", NULL), waiting = count_in_order(&f, chain);
+		uint64_t burner = count_in_order(&f, burn);
+
+		cr_log_info("%s: %llu task samples, %llu (%.1f%%) under handler;fetch_remote in [await: sleep], "
+			    "%llu of the burner\n",
+			    pys[i].path, (unsigned long long)tasks, (unsigned long long)waiting,
+			    tasks ? 100.0 * waiting / tasks : 0.0, (unsigned long long)burner);
+		/* 22 tasks (the main one, 20 requests, the burner) for about 3 s at 999 Hz. */
+		cr_assert_geq(tasks, 22ULL * 999 * 2, "%s: %llu task samples, expected about %d", pys[i].path,
+			      (unsigned long long)tasks, 22 * 999 * 3);
+		cr_assert_leq(tasks, 22ULL * 999 * 4, "%s: %llu task samples, expected about %d", pys[i].path,
+			      (unsigned long long)tasks, 22 * 999 * 3);
+		cr_assert_geq(waiting * 100, tasks * 90, "%s: %llu of %llu task samples wait in fetch_remote's sleep",
+			      pys[i].path, (unsigned long long)waiting, (unsigned long long)tasks);
+		cr_assert_gt(burner, 0, "%s: no task time for the burner", pys[i].path);
+		for (int k = 0; k < 20; k++) {
+			char name[32];
+
+			snprintf(name, sizeof(name), "[task request-%d]", k);
+			cr_assert_gt(count_all(&f, name, "[await: sleep]"), 0, "%s: no samples of %s", pys[i].path,
+				     name);
+		}
+		/* Task time is apart from thread time: every thread sample is still there. */
+		cr_assert_gt(count_all(&f, "burner (", NULL) - burner, 0, "%s: no thread samples of the burner",
+			     pys[i].path);
+		folded_free(&f);
+		run_result_free(&r);
+	}
+}
+
+Test(asyncio, gathered_tasks_continue_through_their_awaiter)
+{
+	const char *opts[] = { "--mode", "wall", NULL }, *args[] = { "gather", "1.5", NULL };
+	const char *a[] = { "[task gatherer]", "gatherer (", "[task child-a]", "napper (", "[await: sleep]", NULL };
+	const char *b[] = { "[task gatherer]", "gatherer (", "[task child-b]", "napper (", "[await: sleep]", NULL };
+	const char *g[] = { "[task gatherer]", "gatherer (", "[await: gather]", NULL };
+
+	for (int i = 0; i < npys; i++) {
+		struct folded f;
+		struct run_result r;
+
+		if (!has_task_time(&pys[i]))
+			continue;
+		record_script(opts, pys[i].path, script, args, 60, &f, &r);
+		uint64_t na = count_in_order(&f, a), nb = count_in_order(&f, b), ng = count_in_order(&f, g);
+		uint64_t tasks = count_all(&f, "[task ", NULL);
+
+		cr_log_info("%s: child-a %llu, child-b %llu, the gatherer %llu of %llu task samples\n", pys[i].path,
+			    (unsigned long long)na, (unsigned long long)nb, (unsigned long long)ng,
+			    (unsigned long long)tasks);
+		/* Four tasks pending for ~1.5 s, three counted (the main task awaits the
+		 * gatherer: its wait is the gatherer's): each about a third. */
+		cr_assert_geq(na * 100, tasks * 20, "%s: child-a under its awaiter: %llu of %llu", pys[i].path,
+			      (unsigned long long)na, (unsigned long long)tasks);
+		cr_assert_geq(nb * 100, tasks * 20, "%s: child-b under its awaiter: %llu of %llu", pys[i].path,
+			      (unsigned long long)nb, (unsigned long long)tasks);
+		cr_assert_geq(ng * 100, tasks * 20, "%s: the gatherer in [await: gather]: %llu of %llu", pys[i].path,
+			      (unsigned long long)ng, (unsigned long long)tasks);
+		folded_free(&f);
+		run_result_free(&r);
+	}
+}
+
+Test(asyncio, a_task_waiting_on_a_lock_reads_await_lock)
+{
+	const char *opts[] = { "--mode", "wall", NULL }, *args[] = { "lock", "1.5", NULL };
+	const char *w[] = { "[task waiter]", "waiter (", "Lock.acquire (", "[await: lock]", NULL };
+	const char *h[] = { "[task holder]", "holder (", "[await: sleep]", NULL };
+
+	for (int i = 0; i < npys; i++) {
+		struct folded f;
+		struct run_result r;
+
+		if (!has_task_time(&pys[i]))
+			continue;
+		record_script(opts, pys[i].path, script, args, 60, &f, &r);
+		uint64_t nw = count_in_order(&f, w), nh = count_in_order(&f, h),
+			 waiter = count_all(&f, "[task waiter]", NULL);
+
+		cr_log_info("%s: the waiter %llu of %llu in [await: lock]; the holder %llu in [await: sleep]\n",
+			    pys[i].path, (unsigned long long)nw, (unsigned long long)waiter, (unsigned long long)nh);
+		cr_assert_gt(nw, 999, "%s: %llu samples of the waiter in [await: lock]", pys[i].path,
+			     (unsigned long long)nw);
+		cr_assert_geq(nw * 100, waiter * 95, "%s: %llu of the waiter's %llu samples in [await: lock]",
+			      pys[i].path, (unsigned long long)nw, (unsigned long long)waiter);
+		cr_assert_gt(nh, 999, "%s: %llu samples of the holder in [await: sleep]", pys[i].path,
+			     (unsigned long long)nh);
+		folded_free(&f);
+		run_result_free(&r);
+	}
+}
+
+Test(asyncio, no_tasks_leaves_task_time_out)
+{
+	const char *opts[] = { "--mode", "wall", "--no-tasks", NULL }, *args[] = { "gather", "1", NULL };
+
+	for (int i = 0; i < npys; i++) {
+		struct folded f;
+		struct run_result r;
+
+		if (!has_task_time(&pys[i]))
+			continue;
+		record_script(opts, pys[i].path, script, args, 60, &f, &r);
+		cr_assert_eq(count_all(&f, "[task ", NULL), 0, "%s: task samples with --no-tasks", pys[i].path);
+		folded_free(&f);
+		run_result_free(&r);
+	}
+}
+
+/* pprof keeps task time apart (task_wall, a label), report's table leaves it
+ * out, --tasks shows it alone, split by what the tasks await. */
+Test(asyncio, pprof_and_report_keep_task_time_apart)
+{
+	const char *dir = temp_dir();
+	char *pb = temp_path(dir, "tasks.pb.gz"), *tasks_only = temp_path(dir, "tasks.folded");
+	struct run_result r, top, tasks, red;
+	struct folded f;
+
+	for (int i = 0; i < npys; i++) {
+		if (!has_task_time(&pys[i]))
+			continue;
+		run((const char *const[]){ PYEBPF, "record", "--mode", "wall", "-F", "499", "-o", pb, "--", pys[i].path,
+					   script, "requests", "1.5", NULL },
+		    60, &r);
+		cr_assert_eq(r.status, 0, "%s", r.err);
+		cr_assert(strstr(r.err, "pyebpf: asyncio task time: "), "no task-time line in the summary: %s", r.err);
+		run((const char *const[]){ PYEBPF, "report", pb, "--top", "50", NULL }, 30, &top);
+		cr_assert_eq(top.status, 0, "%s", top.err);
+		cr_assert(strstr(top.out, "WALL(s)") && !strstr(top.out, "[task ") && !strstr(top.out, "TASK(s)"),
+			  "%s: the table holds task time:\n%s", pys[i].path, top.out);
+		/* Said as a view's choice, not as samples the filters dropped. */
+		cr_assert(strstr(top.err, " samples of asyncio task time left out (report --tasks shows it)\n") &&
+				  !strstr(top.err, "the window and filters kept"),
+			  "%s", top.err);
+		run((const char *const[]){ PYEBPF, "report", pb, "--tasks", "--top", "3", NULL }, 30, &tasks);
+		cr_assert_eq(tasks.status, 0, "%s", tasks.err);
+		cr_assert(strstr(tasks.out, "TASK(s)") && strstr(tasks.out, "sleep") &&
+				  strstr(tasks.out, "fetch_remote ("),
+			  "%s: --tasks:\n%s", pys[i].path, tasks.out);
+		cr_assert(strstr(tasks.err, " samples of the threads' time left out (--tasks shows task time alone)\n"),
+			  "%s", tasks.err);
+		run((const char *const[]){ PYEBPF, "report", pb, "--tasks", "-o", tasks_only, NULL }, 30, &red);
+		cr_assert_eq(red.status, 0, "%s", red.err);
+		folded_load(tasks_only, &f);
+		cr_assert_gt(f.total, 0);
+		cr_assert_eq(count_all(&f, "[task ", NULL), f.total, "%s: --tasks kept thread samples", pys[i].path);
+		folded_free(&f);
+		run_result_free(&r);
+		run_result_free(&top);
+		run_result_free(&tasks);
+		run_result_free(&red);
+	}
+	free(pb);
+	free(tasks_only);
+}

@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+#include "frames.h"
+
+#include <stdbool.h>
+#include <string.h>
+
+#include "procmem.h"
+
+static uint64_t rd(pid_t pid, uint64_t addr)
+{
+	uint64_t v = 0;
+
+	procmem_u64(pid, addr, &v);
+	return v;
+}
+
+uint64_t py_frame_first(pid_t pid, const struct py_layout *l, uint64_t tstate)
+{
+	const struct pyebpf_py_offsets *o = &l->bpf;
+	uint64_t frame = tstate ? rd(pid, tstate + o->tstate_frame) : 0;
+
+	if (o->cframe_current_frame != PYEBPF_NO_OFFSET && frame)
+		frame = rd(pid, frame + o->cframe_current_frame);
+	return frame;
+}
+
+uint64_t py_frame_code(pid_t pid, const struct py_layout *l, uint64_t frame)
+{
+	const struct pyebpf_py_offsets *o = &l->bpf;
+	uint8_t owner = 0;
+
+	if (o->frame_kind == PYEBPF_FRAMES_312 && (procmem_read(pid, frame + o->frame_owner, &owner, 1) || owner >= 3))
+		return 0;
+	return rd(pid, frame + o->frame_code) & ~(uint64_t)o->executable_mask;
+}
+
+/* A frame's code object and its caller in one read of the fields' span
+ * where they are close (every layout's are): a walk costs one system call
+ * per frame. */
+#define FRAME_SPAN 128
+
+uint64_t py_frame_step(pid_t pid, const struct py_layout *l, uint64_t frame, uint64_t *back)
+{
+	const struct pyebpf_py_offsets *o = &l->bpf;
+	bool owned = o->frame_kind == PYEBPF_FRAMES_312;
+	uint32_t end = (o->frame_code > o->frame_back ? o->frame_code : o->frame_back) + 8;
+	uint8_t buf[FRAME_SPAN];
+	uint64_t code;
+
+	if (owned && o->frame_owner + 1 > end)
+		end = o->frame_owner + 1;
+	if (end > FRAME_SPAN || procmem_read(pid, frame, buf, end)) {
+		*back = rd(pid, frame + o->frame_back);
+		return py_frame_code(pid, l, frame);
+	}
+	memcpy(back, buf + o->frame_back, 8);
+	if (owned && buf[o->frame_owner] >= 3)
+		return 0;
+	memcpy(&code, buf + o->frame_code, 8);
+	return code & ~(uint64_t)o->executable_mask;
+}

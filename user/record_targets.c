@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+#include "record_targets.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "proc_tree.h"
+#include "util.h"
+
+bool record_targets__by_comm(const struct record_opts *o)
+{
+	return !o->all && !o->npids && !o->cmd && o->filter.ncomms;
+}
+
+/* -p's children and --comm's processes running now; how many, or -1. */
+static long add_running(struct sampler *s, struct ingest *in, const struct record_opts *o)
+{
+	bool comms = record_targets__by_comm(o);
+	uint32_t *found;
+	size_t n;
+
+	if (!comms && (!o->npids || o->no_children))
+		return 0;
+	if (proc_tree__find("/proc", o->pids, o->npids, comms ? o->filter.comms : NULL, comms ? o->filter.ncomms : 0,
+			    !o->no_children, &found, &n)) {
+		err_msg("cannot list /proc: %s", strerror(errno));
+		return -1;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (sampler__add_target(s, found[i])) {
+			free(found);
+			return -1;
+		}
+	for (size_t i = 0; i < n; i++)
+		ingest__register(in, found[i]);
+	free(found);
+	return (long)n;
+}
+
+long record_targets__add(struct sampler *s, struct ingest *in, const struct record_opts *o)
+{
+	long n;
+
+	for (size_t i = 0; i < o->npids; i++)
+		if (sampler__add_target(s, o->pids[i]))
+			return -1;
+	n = add_running(s, in, o);
+	if (n < 0)
+		return -1;
+	for (size_t i = 0; i < o->npids; i++)
+		ingest__register(in, o->pids[i]);
+	return n;
+}

@@ -1,0 +1,172 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+#include "dump.h"
+
+#include <inttypes.h>
+#include <string.h>
+
+#include "../offcpu.h"
+#include "../profile.h"
+#include "escape.h"
+
+#define NAME_MAX_OUT 1024
+
+/* A name from the target, escaped for the terminal. */
+static const char *esc(const char *s, char *buf)
+{
+	return text_escape(s ? s : "", buf, NAME_MAX_OUT);
+}
+
+static const char *basename_of(const char *path)
+{
+	const char *slash = path ? strrchr(path, '/') : NULL;
+
+	return slash ? slash + 1 : path ? path : "";
+}
+
+const char *dump_state(const struct dump_thread *t, char *buf, size_t size)
+{
+	const char *what;
+
+	switch (t->reason) {
+	case OFFCPU_NONE:
+		what = "running";
+		break;
+	case OFFCPU_RUNQUEUE:
+		what = "runnable";
+		break;
+	case OFFCPU_SLEEP:
+		what = "sleeping";
+		break;
+	case OFFCPU_LOCK:
+		what = "waiting: lock";
+		break;
+	case OFFCPU_GIL:
+		what = "waiting: GIL";
+		break;
+	case OFFCPU_IO:
+		what = "waiting: io";
+		break;
+	default:
+		what = "waiting";
+	}
+	snprintf(buf, size, "%s%s", what, t->gil_known && t->gil_held ? ", holds the GIL" : "");
+	return buf;
+}
+
+static void text_frame(FILE *out, const struct dump_frame *f)
+{
+	char a[NAME_MAX_OUT], b[NAME_MAX_OUT];
+
+	switch (f->kind) {
+	case FRAME_PYTHON:
+		fprintf(out, "    File \"%s\", line %u, in %s\n", esc(f->file, a), f->line, esc(f->name, b));
+		for (size_t i = 0; i < f->nlocals; i++)
+			fprintf(out, "        %s = %s\n", esc(f->locals[i].name, a), esc(f->locals[i].value, b));
+		break;
+	case FRAME_NATIVE:
+		if (f->name && f->name[0])
+			fprintf(out, "    %s (%s)\n", esc(f->name, a), esc(basename_of(f->file), b));
+		else if (f->file)
+			fprintf(out, "    %s+0x%" PRIx64 "\n", esc(basename_of(f->file), a), f->offset);
+		else
+			fputs("    [unknown]\n", out);
+		break;
+	default:
+		fprintf(out, "    %s\n", esc(f->name, a));
+	}
+}
+
+void dump_write_text(FILE *out, const struct dump_doc *d)
+{
+	char a[NAME_MAX_OUT], st[64];
+
+	fprintf(out, "Process %u \"%s\"", d->pid, esc(d->comm, a));
+	if (d->python)
+		fprintf(out, ", Python %s", esc(d->python, a));
+	fprintf(out, ", %zu thread%s\n", d->nthreads, d->nthreads == 1 ? "" : "s");
+	for (size_t i = 0; i < d->nthreads; i++) {
+		const struct dump_thread *t = &d->threads[i];
+
+		fprintf(out, "\nThread %u \"%s\" (%s)\n", t->tid, esc(t->name, a), dump_state(t, st, sizeof(st)));
+		for (size_t j = 0; j < t->nframes; j++)
+			text_frame(out, &t->frames[j]);
+		if (t->nkframes)
+			fputs("    Kernel:\n", out);
+		for (size_t j = 0; j < t->nkframes; j++)
+			fprintf(out, "        %s\n", esc(t->kframes[j].name, a));
+	}
+}
+
+static void json_name(FILE *out, const char *s)
+{
+	char buf[NAME_MAX_OUT];
+
+	json_str(out, esc(s, buf));
+}
+
+static void json_frame(FILE *out, const struct dump_frame *f)
+{
+	static const char *const kinds[] = { "native", "kernel", "python", "mark" };
+
+	fprintf(out, "{\"kind\": \"%s\", \"function\": ", kinds[f->kind < 4 ? f->kind : 3]);
+	json_name(out, f->name);
+	if (f->file) {
+		fputs(f->kind == FRAME_PYTHON ? ", \"file\": " : ", \"module\": ", out);
+		json_name(out, f->file);
+	}
+	if (f->kind == FRAME_PYTHON)
+		fprintf(out, ", \"line\": %u", f->line);
+	else if (f->kind == FRAME_NATIVE && (!f->name || !f->name[0]))
+		fprintf(out, ", \"offset\": %" PRIu64, f->offset);
+	if (f->nlocals) {
+		fputs(", \"locals\": {", out);
+		for (size_t i = 0; i < f->nlocals; i++) {
+			fputs(i ? ", " : "", out);
+			json_name(out, f->locals[i].name);
+			fputs(": ", out);
+			json_name(out, f->locals[i].value);
+		}
+		fputs("}", out);
+	}
+	fputs("}", out);
+}
+
+void dump_write_json(FILE *out, const struct dump_doc *d)
+{
+	fprintf(out, "{\"pid\": %u, \"comm\": ", d->pid);
+	json_name(out, d->comm);
+	fputs(", \"python\": ", out);
+	if (d->python)
+		json_name(out, d->python);
+	else
+		fputs("null", out);
+	fputs(", \"threads\": [", out);
+	for (size_t i = 0; i < d->nthreads; i++) {
+		const struct dump_thread *t = &d->threads[i];
+		const char *reason = offcpu_reason_name(t->reason);
+
+		fprintf(out, "%s\n  {\"tid\": %u, \"name\": ", i ? "," : "", t->tid);
+		json_name(out, t->name);
+		fprintf(out, ", \"state\": \"%s\", \"reason\": ",
+			t->reason == OFFCPU_NONE       ? "running"
+			: t->reason == OFFCPU_RUNQUEUE ? "runnable"
+						       : "waiting");
+		if (reason[0])
+			json_str(out, reason);
+		else
+			fputs("null", out);
+		fprintf(out, ", \"gil\": %s", !t->gil_known ? "null" : t->gil_held ? "true" : "false");
+		fputs(", \"frames\": [", out);
+		for (size_t j = 0; j < t->nframes; j++) {
+			fputs(j ? ",\n    " : "\n    ", out);
+			json_frame(out, &t->frames[j]);
+		}
+		fputs("], \"kernel\": [", out);
+		for (size_t j = 0; j < t->nkframes; j++) {
+			fputs(j ? ", " : "", out);
+			json_name(out, t->kframes[j].name);
+		}
+		fputs("]}", out);
+	}
+	fputs("\n]}\n", out);
+}
