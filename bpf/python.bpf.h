@@ -575,6 +575,7 @@ static __always_inline void python_stack(struct pyebpf_sample *s, __u32 pid, __u
 
 	s->py_len = 0;
 	s->tstate = 0;
+	s->running_task = 0;
 	s->py_error = PYEBPF_PY_OK;
 	if (!pp)
 		return;
@@ -596,6 +597,8 @@ static __always_inline void python_stack(struct pyebpf_sample *s, __u32 pid, __u
 	}
 	s->tstate = tstate;
 	read_gil(s, pp, o, tstate);
+	if (o->tstate_running_task && read_ptr(tstate + o->tstate_running_task, &s->running_task))
+		s->running_task = 0;
 
 	if (read_ptr(tstate + o->tstate_frame, &frame)) {
 		s->py_error = PYEBPF_PY_READ_FRAME;

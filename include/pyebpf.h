@@ -115,8 +115,11 @@ struct pyebpf_sample {
 	__u32 kstack_len;                /* frames in stack[0 .. kstack_len) , leaf first */
 	__u32 ustack_len;                /* frames in stack[kstack_len .. +ustack_len), leaf first */
 	__u32 flags;
-	__u32 py_len;   /* Python frames in py[], leaf first */
-	__u64 tstate;   /* the sampled thread's PyThreadState, 0 if none */
+	__u32 py_len; /* Python frames in py[], leaf first */
+	__u64 tstate; /* the sampled thread's PyThreadState, 0 if none */
+	/* 3.14+: the asyncio task running on the thread (its thread state's
+	 * asyncio_running_task), 0 if none or not known for this version. */
+	__u64 running_task;
 	__u32 py_error; /* enum pyebpf_py_error */
 	__u32 py_cycle; /* PYEBPF_SAMPLE_PY_LOOP: frames in the loop the chain ends in */
 	struct pyebpf_offcpu off;
@@ -202,6 +205,9 @@ struct pyebpf_py_offsets {
 	 * co_tlbc->entries[frame->tlbc_index]; 0 on other builds. */
 	__u32 code_tlbc;
 	__u32 frame_tlbc_index;
+	/* 3.14+: _PyThreadStateImpl.asyncio_running_task (the .AsyncioDebug
+	 * section's, checked against it); 0: not read. */
+	__u32 tstate_running_task;
 };
 
 /* Value of the py_procs map (key: pid): where this process's interpreter state is. */
@@ -250,9 +256,9 @@ _Static_assert(sizeof(struct pyebpf_event_header) == 24, "header layout");
 _Static_assert(sizeof(struct pyebpf_pyframe) == 24, "pyframe layout");
 _Static_assert(sizeof(struct pyebpf_offcpu) == 32, "offcpu layout");
 _Static_assert(sizeof(struct pyebpf_sample) ==
-		       24 + 8 + 16 + 16 + 16 + 16 + 32 + 2UL * 127 * 8 + 24UL * PYEBPF_MAX_PY_FRAMES,
+		       24 + 8 + 16 + 16 + 16 + 16 + 8 + 32 + 2UL * 127 * 8 + 24UL * PYEBPF_MAX_PY_FRAMES,
 	       "sample layout");
-_Static_assert(sizeof(struct pyebpf_py_offsets) == 24UL * 4, "py offsets layout");
+_Static_assert(sizeof(struct pyebpf_py_offsets) == 25UL * 4, "py offsets layout");
 _Static_assert(sizeof(struct pyebpf_py_proc) == 24, "py proc layout");
 _Static_assert(sizeof(struct pyebpf_proc_event) == 40, "proc event layout");
 _Static_assert(sizeof(struct pyebpf_uregs) == 72, "uregs layout");

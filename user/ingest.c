@@ -38,7 +38,7 @@ struct raw_stack_head {
 	uint32_t npy, nustack, nkstack;
 	uint32_t python; /* the process is known to be Python */
 	uint32_t offcpu; /* the reason (the stack's leaf) */
-	uint32_t zero;   /* hashed as bytes: no padding */
+	uint32_t task;   /* the running task's [task] frame + 1, 0 none (also: no padding, hashed as bytes) */
 };
 
 #define RAW_STACK_NAMING_FLAGS \
@@ -63,7 +63,9 @@ struct ingest {
 	struct ingest_stats stats;
 	uint64_t python_seen; /* processes found to be Python */
 	uint64_t time_base_ns;
-	struct task_sampler *tasks; /* --mode wall: asyncio tasks */
+	struct task_sampler *tasks;   /* --mode wall: asyncio tasks; running tasks */
+	struct running_task run_task; /* this sample's, if run_task_set */
+	bool run_task_set;
 	uint64_t task_period_ns, task_last_ns, task_t;
 	uint64_t task_next_ns;             /* no walk before: walks take at most 1/TASK_COST_SHARE of the time */
 	uint32_t task_comm_pid, task_comm; /* the process name of one walk's tasks, read once a walk */
@@ -99,7 +101,7 @@ struct ingest *ingest__new(struct profile *prof, const struct ingest_config *c, 
 	if (c->native)
 		in->native = native_stacks__new(prof, in->procs, in->py);
 	in->kallsyms_path = c->kallsyms;
-	if (c->task_period_ns) {
+	if (c->task_period_ns || c->running_tasks) {
 		in->tasks = task_sampler__new(prof);
 		in->task_period_ns = c->task_period_ns;
 	}
@@ -433,6 +435,7 @@ static size_t raw_stack_key(struct ingest *in, const struct sample_view *v, stru
 		.nkstack = v->nkstack,
 		.python = python,
 		.offcpu = offcpu,
+		.task = in->run_task_set ? in->run_task.frame + 1 : 0,
 	};
 	size_t n = sizeof(h);
 
@@ -514,6 +517,27 @@ static void count_stack(struct ingest *in, uint32_t id, uint32_t weight)
 		in->stats.no_symbol_leaf += weight;
 }
 
+/* The running task's frame, above the outermost call of its coroutine in the
+ * user frames (root first): asyncio's loop calls every task's step from the
+ * same frames, so the task tells them apart. No such call (its step is
+ * over, or between two): no frame. */
+static uint32_t with_running_task(struct ingest *in, uint32_t n)
+{
+	if (n >= INGEST_MAX_FRAMES - PYEBPF_MAX_STACK)
+		return n;
+	for (uint32_t i = 0; i < n; i++) {
+		const struct frame *f = profile__frame_at(in->prof, in->frames[i]);
+
+		if (f->kind == FRAME_PYTHON && f->name == in->run_task.coro_name &&
+		    f->module == in->run_task.coro_file) {
+			memmove(in->frames + i + 1, in->frames + i, (n - i) * sizeof(in->frames[0]));
+			in->frames[i] = in->run_task.frame;
+			return n + 1;
+		}
+	}
+	return n;
+}
+
 /* Name a sample's stack: user frames (nuser of them already in in->frames,
  * or -1), kernel frames, the filters, the off-CPU reason as the leaf. */
 static uint32_t name_stack(struct ingest *in, const struct sample_view *v, struct proc *p, struct py_proc *py,
@@ -521,6 +545,8 @@ static uint32_t name_stack(struct ingest *in, const struct sample_view *v, struc
 {
 	uint32_t n = nuser >= 0 ? (uint32_t)nuser : user_frames(in, v, p, py, now, in->frames);
 
+	if (in->run_task_set)
+		n = with_running_task(in, n);
 	n += kernel_frames(in, v, in->frames + n);
 	n = filter__frames(in->filter, in->prof, in->frames, n);
 	filter__functions(in->filter, in->prof, in->frames, n);
@@ -607,8 +633,11 @@ static void ingest_sample(struct ingest *in, const void *data, size_t size)
 		return;
 	}
 	procs__note_exe(in->procs, p); /* a process the filters keep */
+	in->run_task_set = py && in->tasks && v.s->running_task &&
+			   task_sampler__running(in->tasks, in->py, py, v.s->running_task, now, &in->run_task);
 	/* Samples the filters leave out are never named. */
 	stack = sample_stack(in, &v, p, py, nuser, l.offcpu, now);
+	in->run_task_set = false;
 	if (stack == STACK_FILTERED) {
 		in->stats.filtered++;
 		return;
@@ -677,7 +706,7 @@ void ingest__tasks_tick(struct ingest *in, uint64_t now)
 	struct py_proc *py;
 	size_t pos = 0;
 
-	if (!in->tasks)
+	if (!in->tasks || !in->task_period_ns)
 		return;
 	if (!in->task_last_ns || in->task_last_ns < in->time_base_ns)
 		in->task_last_ns = in->time_base_ns;

@@ -39,6 +39,9 @@ struct ingest_config {
 	const char *kallsyms; /* kernel symbols file; NULL: kernel frames read [unknown] */
 	const char *const *debug_dirs; /* --debug-dir, NULL-terminated; NULL: the default */
 	uint64_t task_period_ns;       /* --mode wall: asyncio tasks sampled at this period (task_sampler.h); 0: not */
+	/* Thread samples get `[task NAME]` above the coroutine of the asyncio
+	 * task their thread runs (3.14+: read by BPF with the sample). */
+	bool running_tasks;
 };
 
 struct ingest_stats {

@@ -165,6 +165,7 @@ static int open_and_load(struct recorder *r)
 		.kallsyms = record_kernel(o) ? "/proc/kallsyms" : NULL,
 		.debug_dirs = (const char *const *)o->debug_dirs,
 		.task_period_ns = o->mode == MODE_WALL && !o->no_tasks ? 1000000000ULL / o->freq : 0,
+		.running_tasks = !o->no_tasks,
 	};
 	struct ingest_hooks hooks = { .ctx = r,
 				      .python_changed = hook_python,

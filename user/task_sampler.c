@@ -2,7 +2,6 @@
 #include "task_sampler.h"
 
 #include <elf.h>
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +24,7 @@
 #define RETRY_FAST_TRIES 50
 #define RETRY_NS 1000000000ULL
 #define NAMES_AGE_NS 1000000000ULL
+#define RUNNING_MAX 65536 /* running tasks remembered before the second is over */
 /* Lines of memory kept for one walk (16 KiB each): 1,000 tasks, their
  * coroutines and names fill about a hundred. */
 #define WALK_PAGES 256
@@ -70,6 +70,9 @@ struct task_sampler {
 	struct hashmap *procs; /* pid → struct tproc * */
 	struct hashmap *names; /* (pid, name object) → string id + 1, cleared every second */
 	uint64_t names_ns;
+	/* (pid, task, its coroutine and name objects) → struct running_task *:
+	 * the tasks thread samples found running, cleared every second. */
+	struct hashmap *running;
 	struct hashmap *index; /* task address → its place in tasks[] (for one walk) */
 	struct asyncio_task *tasks;
 	struct page_cache *pages; /* the target's memory, for one walk */
@@ -83,6 +86,7 @@ struct task_sampler *task_sampler__new(struct profile *prof)
 	ts->prof = prof;
 	ts->procs = hashmap__new();
 	ts->names = hashmap__new();
+	ts->running = hashmap__new();
 	ts->index = hashmap__new();
 	ts->tasks = xcalloc(MAX_TASKS, sizeof(*ts->tasks));
 	ts->pages = page_cache__new(WALK_PAGES);
@@ -95,6 +99,7 @@ void task_sampler__free(struct task_sampler *ts)
 		return;
 	hashmap__free_values(ts->procs, free);
 	hashmap__free(ts->names);
+	hashmap__free_values(ts->running, free);
 	hashmap__free(ts->index);
 	free(ts->tasks);
 	page_cache__free(ts->pages);
@@ -120,7 +125,7 @@ const struct task_stats *task_sampler__stats(const struct task_sampler *ts)
 
 /* The .AsyncioDebug section of an ELF file (its bytes in the file: it is
  * initialized data that never changes). */
-static int section_of(int fd, uint8_t *out, size_t len)
+int asyncio_debug_section(int fd, uint8_t *out, size_t len)
 {
 	Elf64_Ehdr eh;
 	Elf64_Shdr *sh = NULL, str;
@@ -160,7 +165,7 @@ static int section_in(uint32_t pid, const char *path, uint8_t *out, size_t len)
 
 	if (fd < 0)
 		return -1;
-	rc = section_of(fd, out, len);
+	rc = asyncio_debug_section(fd, out, len);
 	close(fd);
 	return rc;
 }
@@ -374,6 +379,19 @@ static uint32_t mark(struct task_sampler *ts, const char *text)
 	return profile__frame(ts->prof, &f);
 }
 
+/* asyncio's own names, Task-1, Task-2...: one number per task ever made, so
+ * a frame each would make every task of a service its own tower in a flame
+ * graph, and its own stacks without bound. They share `[task]`. */
+static bool task_name_is_auto(const char *name)
+{
+	size_t n;
+
+	if (strncmp(name, "Task-", 5) != 0)
+		return false;
+	n = strspn(name + 5, "0123456789");
+	return n > 0 && name[5 + n] == '\0';
+}
+
 static uint32_t task_frame(struct task_sampler *ts, uint32_t pid, const struct py_interp *in,
 			   const struct asyncio_task *t)
 {
@@ -385,19 +403,37 @@ static uint32_t task_frame(struct task_sampler *ts, uint32_t pid, const struct p
 	bool created;
 	uint64_t *v;
 
-	if (t->name_is_num) {
-		snprintf(text, sizeof(text), "[task Task-%" PRIu64 "]", t->name_num);
-		return mark(ts, text);
-	}
+	if (t->name_is_num)
+		return mark(ts, "[task]");
 	v = hashmap__put(ts->names, &key, sizeof(key), &created);
 	if (created) {
 		char *name = t->name_obj ? py_read_str((pid_t)pid, &in->layout, t->name_obj, 64) : NULL;
 
-		snprintf(text, sizeof(text), "[task %s]", name ? name : "?");
+		if (name && task_name_is_auto(name))
+			snprintf(text, sizeof(text), "[task]");
+		else
+			snprintf(text, sizeof(text), "[task %s]", name ? name : "?");
 		free(name);
 		*v = mark(ts, text) + 1ULL;
 	}
 	return (uint32_t)(*v - 1);
+}
+
+static void forget_running(struct task_sampler *ts)
+{
+	hashmap__free_values(ts->running, free);
+	ts->running = hashmap__new();
+}
+
+/* Names are kept a second: a name object freed, its address reused. */
+static void age_names(struct task_sampler *ts, uint64_t now)
+{
+	if (now - ts->names_ns <= NAMES_AGE_NS)
+		return;
+	hashmap__free(ts->names);
+	ts->names = hashmap__new();
+	forget_running(ts);
+	ts->names_ns = now;
 }
 
 /* A task's own frames: [task NAME], its coroutines; the leaf reason if asked. */
@@ -451,11 +487,7 @@ void task_sampler__sample(struct task_sampler *ts, struct pyprocs *py, struct py
 		ts->stats.no_asyncio += tp->state == TP_UNKNOWN;
 		return;
 	}
-	if (now - ts->names_ns > NAMES_AGE_NS) { /* a name object freed and its address reused */
-		hashmap__free(ts->names);
-		ts->names = hashmap__new();
-		ts->names_ns = now;
-	}
+	age_names(ts, now);
 	if (procmem_u64((pid_t)pid, in->interp_head_addr, &interp) || !interp)
 		return;
 	walk_start = now_ns();
@@ -507,4 +539,56 @@ void task_sampler__sample(struct task_sampler *ts, struct pyprocs *py, struct py
 	}
 	ts->stats.walk_ns += now_ns() - walk_start;
 	ts->stats.pages += page_cache__stats(ts->pages)->page_reads - pages;
+}
+
+/* ---- the running task of a thread sample --------------------------------- */
+
+bool task_sampler__running(struct task_sampler *ts, struct pyprocs *py, struct py_proc *p, uint64_t task, uint64_t now,
+			   struct running_task *out)
+{
+	const struct py_interp *in = py_proc__interp(p);
+	uint32_t pid = py_proc__pid(p);
+	struct tproc *tp = tproc_of(ts, pid, in, now);
+	struct {
+		uint32_t pid, zero;
+		uint64_t task, coro, name;
+	} key = { pid, 0, task, 0, 0 };
+	struct asyncio_task t;
+	struct running_task *r;
+	bool created;
+	void **v;
+
+	/* BPF read the task by the built-in table's offset: only a layout that
+	 * agrees with it is trusted with what it points at. */
+	if (tp->state != TP_READY || tp->sets || tp->l.ts_running_task != in->layout.bpf.tstate_running_task)
+		goto unread;
+	/* A task's address is reused once it is freed: the coroutine and the
+	 * name it holds now tell a new task from the one remembered. */
+	if (procmem_u64((pid_t)pid, task + tp->l.task_coro, &key.coro) ||
+	    procmem_u64((pid_t)pid, task + tp->l.task_name, &key.name) || !key.coro)
+		goto unread;
+	age_names(ts, now);
+	if (hashmap__size(ts->running) >= RUNNING_MAX)
+		forget_running(ts);
+	v = hashmap__put_ptr(ts->running, &key, sizeof(key), &created);
+	if (created) {
+		const struct frame *f;
+
+		*v = NULL;
+		if (!asyncio_read_task(&tp->l, read_mem, (void *)(uintptr_t)pid, task, &t) || !t.ncoro)
+			goto unread;
+		f = profile__frame_at(ts->prof, py_proc__frame(py, p, t.coros[0].code, 0, t.coros[0].lasti, now));
+		r = xcalloc(1, sizeof(*r));
+		r->frame = task_frame(ts, pid, in, &t);
+		r->coro_name = f->name;
+		r->coro_file = f->module;
+		*v = r;
+	}
+	if (!*v)
+		goto unread;
+	*out = *(struct running_task *)*v;
+	return true;
+unread:
+	ts->stats.running_unread++;
+	return false;
 }

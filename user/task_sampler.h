@@ -19,12 +19,13 @@
 struct task_sampler;
 
 struct task_stats {
-	uint64_t ticks;      /* task walks of a process */
-	uint64_t samples;    /* task samples added (by weight) */
-	uint64_t lists_cut;  /* task lists not read to the end (changing, unreadable) */
-	uint64_t no_asyncio; /* walks skipped: asyncio's layout not found (yet) */
-	uint64_t walk_ns;    /* time spent in walks, samples added */
-	uint64_t pages;      /* pages of the targets' memory read by walks */
+	uint64_t ticks;          /* task walks of a process */
+	uint64_t samples;        /* task samples added (by weight) */
+	uint64_t lists_cut;      /* task lists not read to the end (changing, unreadable) */
+	uint64_t no_asyncio;     /* walks skipped: asyncio's layout not found (yet) */
+	uint64_t walk_ns;        /* time spent in walks, samples added */
+	uint64_t pages;          /* pages of the targets' memory read by walks */
+	uint64_t running_unread; /* thread samples whose running task could not be read */
 };
 
 struct task_sampler *task_sampler__new(struct profile *prof);
@@ -40,5 +41,21 @@ void task_sampler__sample(struct task_sampler *ts, struct pyprocs *py, struct py
 			  uint64_t now, task_labels_fn labels, void *ctx,
 			  bool (*keep)(void *ctx, struct sample_labels *l));
 const struct task_stats *task_sampler__stats(const struct task_sampler *ts);
+
+/* The task a thread sample's thread was running (3.14+: the sample's
+ * running_task, read by BPF from the thread state): its `[task NAME]` frame,
+ * and the name and file of the task's coroutine, the Python frame it goes
+ * above. false: no task known there (not asyncio's, unreadable, a layout
+ * that does not agree with the table BPF read it by). */
+struct running_task {
+	uint32_t frame;
+	uint32_t coro_name, coro_file; /* string ids, as struct frame has them */
+};
+bool task_sampler__running(struct task_sampler *ts, struct pyprocs *py, struct py_proc *p, uint64_t task, uint64_t now,
+			   struct running_task *out);
+
+/* The .AsyncioDebug section of an open ELF file (3.14's _asyncio, 3.15's
+ * interpreter): 0, or -1 if it has none. */
+int asyncio_debug_section(int fd, uint8_t *out, size_t len);
 
 #endif

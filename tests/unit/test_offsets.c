@@ -11,15 +11,21 @@
  */
 #include "unit.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <gelf.h>
 #include <glob.h>
 #include <libelf.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "../pythons.h"
 #include "dwarf.h"
 #include "elf_lookup.h"
 #include "python/debug_offsets.h"
+#include "python/asyncio_tasks.h"
 #include "python/offsets.h"
+#include "task_sampler.h"
 #include "util.h"
 
 #define NO PYEBPF_NO_OFFSET
@@ -329,6 +335,54 @@ Test(offsets, installed_interpreters_blocks_give_the_builtin_tables)
 			  "CI: CPython 3.14, 3.15 and 3.13t must all be here (make deps), so no table goes unchecked");
 	if (!done)
 		cr_skip_test("no CPython 3.13+ installed");
+}
+
+/* 3.14+: BPF reads a thread's running asyncio task by the table's offset;
+ * the .AsyncioDebug section (3.14's _asyncio extension, 3.15's interpreter)
+ * is where CPython says it. */
+Test(offsets, running_task_offsets_match_the_asyncio_sections)
+{
+	struct python pys[32];
+	int n = find_pythons(pys, 32), done = 0;
+
+	for (int i = 0; i < n; i++) {
+		const struct py_layout *l = py_layout_builtin(pys[i].major, pys[i].minor, pys[i].free_threaded);
+		uint8_t sec[ASYNCIO_DEBUG_SECTION_SIZE];
+		struct asyncio_layout al = { 0 };
+		char file[1100];
+		int fd;
+
+		if (pys[i].major != 3 || pys[i].minor < 14 || pys[i].free_threaded)
+			continue;
+		cr_assert(l, "%s: no built-in layout", pys[i].path);
+		if (pys[i].minor == 14) { /* PREFIX/bin/python3.14 -> PREFIX/lib/python3.14/lib-dynload */
+			char pattern[1100];
+			const char *bin = strstr(pys[i].path, "/bin/python");
+			glob_t g;
+
+			cr_assert(bin, "%s", pys[i].path);
+			snprintf(pattern, sizeof(pattern), "%.*s/lib/python3.14/lib-dynload/_asyncio*.so",
+				 (int)(bin - pys[i].path), pys[i].path);
+			cr_assert_eq(glob(pattern, 0, NULL, &g), 0, "%s: no _asyncio extension", pattern);
+			snprintf(file, sizeof(file), "%s", g.gl_pathv[0]);
+			globfree(&g);
+		} else {
+			snprintf(file, sizeof(file), "%s", pys[i].lib[0] ? pys[i].lib : pys[i].path);
+		}
+		fd = open(file, O_RDONLY | O_CLOEXEC);
+		cr_assert_geq(fd, 0, "%s: %s", file, strerror(errno));
+		cr_assert_eq(asyncio_debug_section(fd, sec, sizeof(sec)), 0, "%s: no .AsyncioDebug section", file);
+		close(fd);
+		cr_assert_eq(asyncio_layout_from_section(&al, sec, sizeof(sec)), 0, "%s: implausible section", file);
+		cr_assert_eq(l->bpf.tstate_running_task, al.ts_running_task,
+			     "3.%d: the table reads the running task at %u, %s says %llu", pys[i].minor,
+			     l->bpf.tstate_running_task, file, (unsigned long long)al.ts_running_task);
+		done++;
+	}
+	if (getenv("CI"))
+		cr_assert_geq(done, 2, "CI: CPython 3.14 and 3.15 must be here (make deps)");
+	if (!done)
+		cr_skip_test("no CPython 3.14+ installed");
 }
 
 /* One probe's "name value" lines. */

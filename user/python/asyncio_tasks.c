@@ -270,6 +270,14 @@ static bool walk_list(const struct walker *w, uint64_t head, uint64_t tid, uint6
 	return whole;
 }
 
+bool asyncio_read_task(const struct asyncio_layout *l, asyncio_read_fn rd, void *ctx, uint64_t task,
+		       struct asyncio_task *t)
+{
+	struct walker w = { l, rd, ctx };
+
+	return task && read_task(&w, task, 0, t);
+}
+
 size_t asyncio_walk(const struct asyncio_layout *l, asyncio_read_fn rd, void *ctx, uint64_t interp,
 		    struct asyncio_task *out, size_t max, struct asyncio_walk_stats *st)
 {

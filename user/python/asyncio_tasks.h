@@ -109,6 +109,12 @@ struct asyncio_sets {
 size_t asyncio_walk_sets(const struct asyncio_layout *l, asyncio_read_fn rd, void *ctx, const struct asyncio_sets *s,
 			 struct asyncio_task *out, size_t max, struct asyncio_walk_stats *st);
 
+/* One task read alone, as a walk gives it (not running, its awaiter if it
+ * says): the task a thread was running when sampled. false: unreadable, or
+ * no task. */
+bool asyncio_read_task(const struct asyncio_layout *l, asyncio_read_fn rd, void *ctx, uint64_t task,
+		       struct asyncio_task *t);
+
 enum asyncio_await {
 	AWAIT_NONE = 0, /* running, or not started */
 	AWAIT_SLEEP,
