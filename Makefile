@@ -229,6 +229,9 @@ FUZZ_NAMES_SRCS := tests/fuzz/fuzz_names.c user/rotation.c user/write/escape.c u
 # asyncio: a target's memory through the walk's page cache and the task walker.
 FUZZ_ASYNCIO_SRCS := tests/fuzz/fuzz_asyncio.c user/python/asyncio_tasks.c user/python/page_cache.c user/util.c
 FUZZ_SECONDS ?= 30
+# One seed by default: a run goes the same way everywhere, so what fails in
+# CI fails here too. FUZZ_SEED=0 (libFuzzer picks one) to explore further.
+FUZZ_SEED ?= 1
 
 $(BUILD)/fuzz-pprof: $(FUZZ_PPROF_SRCS) $(PROTO_OBJ) | $(BUILD)/profile.pb-c.h $(BUILD)/flamegraph_js.h $(BUILD)/serve_page.h
 	$(call msg,LD      ,$@)
@@ -252,12 +255,17 @@ $(BUILD)/fuzz-names: $(FUZZ_NAMES_SRCS)
 
 # $(call run_fuzz,NAME,RSS_MB): run build/fuzz-NAME over tests/fuzz/seeds-NAME,
 # failing on any input that takes more than RSS_MB of memory (sanitizers' own
-# overhead included).
+# overhead included). A failure prints the input that failed, in base64, so
+# that one seen only in CI can be replayed (base64 -d > x; build/fuzz-NAME x).
+fuzz_artifacts = fuzz-$(1)-crash-* fuzz-$(1)-leak-* fuzz-$(1)-timeout-* fuzz-$(1)-oom-*
 define run_fuzz
 	mkdir -p $(BUILD)/fuzz-corpus-$(1)
-	cd $(BUILD) && { ./fuzz-$(1) -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=$(2) \
-		-print_final_stats=1 fuzz-corpus-$(1) ../tests/fuzz/seeds-$(1) > fuzz-$(1).log 2>&1 || \
-		{ tail -n 60 fuzz-$(1).log; echo "fuzz: $(1) failed (build/fuzz-$(1).log)"; exit 1; }; }
+	cd $(BUILD) && rm -f $(call fuzz_artifacts,$(1)) && { ./fuzz-$(1) -max_total_time=$(FUZZ_SECONDS) -timeout=10 \
+		-rss_limit_mb=$(2) -seed=$(FUZZ_SEED) -artifact_prefix=fuzz-$(1)- -print_final_stats=1 \
+		fuzz-corpus-$(1) ../tests/fuzz/seeds-$(1) > fuzz-$(1).log 2>&1 || \
+		{ tail -n 60 fuzz-$(1).log; for a in $(call fuzz_artifacts,$(1)); do [ -f "$$a" ] && \
+		echo "fuzz: $$a (base64): $$(head -c 65536 "$$a" | base64 -w0)"; done; \
+		echo "fuzz: $(1) failed (build/fuzz-$(1).log)"; exit 1; }; }
 	@grep -E '^(Done|stat::(number_of_executed_units|new_units_added|peak_rss_mb))' $(BUILD)/fuzz-$(1).log
 endef
 

@@ -19,6 +19,7 @@
 #include "offcpu.h"
 #include "preflight.h"
 #include "profile.h"
+#include "python/asyncio_tasks.h"
 #include "python/locals.h"
 #include "sample_view.h"
 #include "sampler.h"
@@ -102,6 +103,7 @@ static int capture(struct dumper *d)
 		.filter = &o->filter,
 		.native = o->native,
 		.kallsyms = kernel ? "/proc/kallsyms" : NULL,
+		.running_tasks = true, /* a thread's running task, and the pending ones after */
 	};
 	struct ingest_hooks hooks = { .ctx = d,
 				      .python_changed = hook_python,
@@ -121,6 +123,8 @@ static int capture(struct dumper *d)
 		err_msg("pid %u: no thread could be read (did it exit?)", o->pid);
 		return -1;
 	}
+	/* Its asyncio tasks, read right after: pending tasks are on no thread's stack. */
+	ingest__tasks_now(d->ingest, now_ns());
 	return 0;
 }
 
@@ -175,6 +179,19 @@ static int cmp_tid(const void *a, const void *b)
 	return x->tid < y->tid ? -1 : x->tid > y->tid;
 }
 
+/* Named tasks by name, then the unnamed ones, the most numerous first. */
+static int cmp_task(const void *a, const void *b)
+{
+	const struct dump_task *x = a, *y = b;
+	int c = strcmp(x->name, y->name);
+
+	if (!x->name[0] != !y->name[0])
+		return x->name[0] ? -1 : 1;
+	if (c)
+		return c;
+	return x->count > y->count ? -1 : x->count < y->count;
+}
+
 static void frame_of(const struct profile *p, const struct frame *f, struct dump_frame *out)
 {
 	*out = (struct dump_frame){ .kind = f->kind,
@@ -184,6 +201,56 @@ static void frame_of(const struct profile *p, const struct frame *f, struct dump
 				    .offset = f->offset };
 }
 
+static bool is_task_mark(const struct profile *p, uint32_t id)
+{
+	const struct frame *f = profile__frame_at(p, id);
+
+	return f->kind == FRAME_MARK && !strncmp(profile__str_at(p, f->name), "[task", 5);
+}
+
+/* An entry of task samples, root first: each awaiting task's `[task NAME]`
+ * and coroutines, then the task's own, then `[await: X]`. As a dump_task:
+ * the task's name and what it awaits in the header, its coroutines
+ * innermost first, then each awaiter's mark and coroutines, nearest first. */
+static void task_of(const struct profile *p, const struct profile_entry *e, struct dump_task *out)
+{
+	struct dump_frame *fr = xcalloc(e->nframes + 1, sizeof(*fr));
+	uint32_t *marks = xcalloc(e->nframes + 1, sizeof(*marks)), nmarks = 0, end = e->nframes, n = 0, own;
+	const char *text;
+
+	*out = (struct dump_task){ .count = e->count, .awaits = "running", .frames = fr };
+	if (end) {
+		int r = asyncio_await_parse(profile__str_at(p, profile__frame_at(p, e->frames[end - 1])->name));
+
+		if (r >= 0) {
+			out->awaits = asyncio_await_name((enum asyncio_await)r);
+			end--;
+		}
+	}
+	for (uint32_t i = 0; i < end; i++)
+		if (is_task_mark(p, e->frames[i]))
+			marks[nmarks++] = i;
+	own = nmarks ? marks[nmarks - 1] : 0;
+	text = nmarks ? profile__str_at(p, profile__frame_at(p, e->frames[own])->name) : "";
+	if (!strncmp(text, "[task ", 6) && strlen(text) > 7) { /* "[task NAME]"; "[task]": asyncio's own */
+		char *name = xcalloc(1, strlen(text) - 6);
+
+		memcpy(name, text + 6, strlen(text) - 7);
+		out->name = name;
+	} else {
+		out->name = xstrdup("");
+	}
+	for (uint32_t i = end; i-- > (nmarks ? own + 1 : 0);) /* its own coroutines */
+		frame_of(p, profile__frame_at(p, e->frames[i]), &fr[n++]);
+	for (uint32_t k = nmarks ? nmarks - 1 : 0; k-- > 0;) { /* each awaiter, the nearest first */
+		frame_of(p, profile__frame_at(p, e->frames[marks[k]]), &fr[n++]);
+		for (uint32_t i = marks[k + 1]; i-- > marks[k] + 1;)
+			frame_of(p, profile__frame_at(p, e->frames[i]), &fr[n++]);
+	}
+	free(marks);
+	out->nframes = n;
+}
+
 static int write_dump(struct dumper *d)
 {
 	size_t nthreads = profile__nstacks(d->prof), pos = 0, t = 0, nowned = 0;
@@ -191,11 +258,20 @@ static int write_dump(struct dumper *d)
 	struct py_local **owned = NULL;
 	size_t owned_cap = 0;
 	struct dump_doc doc = { .pid = d->opts.pid, .comm = "" };
+	struct dump_task *tasks = NULL;
+	size_t ntasks = 0, tasks_cap = 0;
 	struct profile_entry e;
 	int err;
 
 	while (profile__next(d->prof, &pos, &e) && t < nthreads) {
-		struct dump_thread *th = &threads[t++];
+		struct dump_thread *th;
+
+		if (e.labels.flags & LABEL_TASK) {
+			xgrow(&tasks, &tasks_cap, ntasks + 1, sizeof(*tasks));
+			task_of(d->prof, &e, &tasks[ntasks++]);
+			continue;
+		}
+		th = &threads[t++];
 		struct dump_frame *uf = xcalloc(e.nframes + 1, sizeof(*uf)), *kf = xcalloc(e.nframes + 1, sizeof(*kf));
 		size_t nu = 0, nk = 0;
 
@@ -224,8 +300,11 @@ static int write_dump(struct dumper *d)
 		}
 	}
 	qsort(threads, t, sizeof(*threads), cmp_tid);
+	qsort(tasks, ntasks, sizeof(*tasks), cmp_task);
 	doc.threads = threads;
 	doc.nthreads = t;
+	doc.tasks = tasks;
+	doc.ntasks = ntasks;
 	if (d->opts.json)
 		dump_write_json(stdout, &doc);
 	else
@@ -243,6 +322,11 @@ static int write_dump(struct dumper *d)
 	}
 	free(owned);
 	free(threads);
+	for (size_t i = 0; i < ntasks; i++) {
+		free((void *)tasks[i].name);
+		free((void *)tasks[i].frames);
+	}
+	free(tasks);
 	if (err) {
 		err_msg("writing the dump failed");
 		return -1;

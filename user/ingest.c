@@ -700,11 +700,27 @@ static bool task_keep(void *ctx, struct sample_labels *l)
 	return filter__keep(in->filter, in->prof, l, in->task_t);
 }
 
+/* Every Python process's tasks, each one sample of `ticks` at time t. */
+static void walk_tasks(struct ingest *in, uint32_t ticks, uint64_t t, uint64_t now)
+{
+	struct py_proc *py;
+	size_t pos = 0;
+
+	in->task_t = t;
+	in->task_comm_pid = 0;
+	while (pyprocs__next(in->py, &pos, &py))
+		task_sampler__sample(in->tasks, in->py, py, ticks, t, now, task_labels, in, task_keep);
+}
+
+void ingest__tasks_now(struct ingest *in, uint64_t now)
+{
+	if (in->tasks)
+		walk_tasks(in, 1, 0, now);
+}
+
 void ingest__tasks_tick(struct ingest *in, uint64_t now)
 {
 	uint64_t ticks, t;
-	struct py_proc *py;
-	size_t pos = 0;
 
 	if (!in->tasks || !in->task_period_ns)
 		return;
@@ -715,11 +731,7 @@ void ingest__tasks_tick(struct ingest *in, uint64_t now)
 	ticks = (now - in->task_last_ns) / in->task_period_ns;
 	in->task_last_ns += ticks * in->task_period_ns;
 	t = now > in->time_base_ns ? now - in->time_base_ns : 0;
-	in->task_t = t;
-	in->task_comm_pid = 0;
-	while (pyprocs__next(in->py, &pos, &py))
-		task_sampler__sample(in->tasks, in->py, py, (uint32_t)(ticks > UINT32_MAX ? UINT32_MAX : ticks), t, now,
-				     task_labels, in, task_keep);
+	walk_tasks(in, (uint32_t)(ticks > UINT32_MAX ? UINT32_MAX : ticks), t, now);
 	/* Thousands of tasks make a walk long: walk less often (each walk
 	 * weighs the ticks since the last, so task time holds at a coarser
 	 * grain), so that walking costs at most 1/TASK_COST_SHARE of one CPU:

@@ -76,8 +76,11 @@ void ingest__register(struct ingest *in, uint32_t pid);
  * every pending asyncio task of the Python processes known (one walk a call,
  * weighted by the periods it stands for). Nothing without task_period_ns. */
 void ingest__tasks_tick(struct ingest *in, uint64_t now);
-/* NULL without task_period_ns. */
+/* NULL without task_period_ns nor running_tasks. */
 const struct task_stats *ingest__task_stats(const struct ingest *in);
+/* `pyebpf dump`: every pending task now, one sample each (with running_tasks
+ * or task_period_ns). */
+void ingest__tasks_now(struct ingest *in, uint64_t now);
 
 const struct ingest_stats *ingest__stats(const struct ingest *in);
 size_t ingest__processes(const struct ingest *in); /* seen, alive or not */

@@ -2,7 +2,8 @@
  * `pyebpf dump` against every installed interpreter: a process with a
  * thread blocked on a Lock, one in time.sleep and one spinning
  * (tests/fixtures/dumpme.py); each thread's name, state, innermost line and
- * locals exactly, the kernel stack where the blocked ones wait.
+ * locals exactly, the kernel stack where the blocked ones wait; on 3.11+,
+ * the pending asyncio tasks, each with its coroutines and awaiters.
  */
 #include "integ.h"
 
@@ -131,6 +132,67 @@ Test(dump, threads_reasons_lines_and_locals)
 		unlink(err);
 		free(err);
 		rmdir(dir);
+	}
+}
+
+/* 3.11+ (not free-threaded): a task gathering two tasks, each asleep; the
+ * gatherer is awaited by the main task (asyncio's Task-1, unnamed). */
+Test(dump, asyncio_tasks_with_coroutines_and_awaiters)
+{
+	char async_script[PATH_MAX];
+
+	cr_assert(realpath("../tests/fixtures/pyasync.py", async_script));
+	for (int i = 0; i < npys; i++) {
+		const struct python *py = &pys[i];
+		const char *argv[] = { py->path, async_script, "gather", "30", NULL };
+		char pidarg[16], want[4 * PATH_MAX];
+		struct run_result r;
+		pid_t pid;
+
+		if (py->major < 3 || (py->major == 3 && py->minor < 11) || py->free_threaded)
+			continue;
+		pid = spawn(argv);
+		sleep_s(1.5); /* asyncio imported, the tasks made */
+		snprintf(pidarg, sizeof(pidarg), "%d", pid);
+		const char *dargv[] = { PYEBPF, "dump", "-p", pidarg, NULL };
+		run(dargv, 30, &r);
+		cr_assert_eq(r.status, 0, "%s: dump failed: %s", py->path, r.err);
+		for (int k = 0; k < 2; k++) {
+			char head[64];
+			const char *at;
+
+			/* asyncio's own sleep is the innermost frame, then the fixture's. */
+			snprintf(head, sizeof(head), "\nTask \"child-%c\" (awaits sleep)\n", 'a' + k);
+			snprintf(want, sizeof(want),
+				 "    File \"%s\", line %d, in napper\n"
+				 "  awaited by task \"gatherer\":\n"
+				 "    File \"%s\", line %d, in gatherer\n"
+				 "  awaited by an unnamed task:\n"
+				 "    File \"%s\", line %d, in gather\n",
+				 async_script, script_marker(async_script, "napper"), async_script,
+				 script_marker(async_script, "gatherer"), async_script,
+				 script_marker(async_script, "gather"));
+			at = strstr(r.out, head);
+			at = at ? strchr(at + strlen(head), '\n') : NULL;
+			cr_assert(at && strstr(at - 20, "in sleep\n") && !strncmp(at + 1, want, strlen(want)),
+				  "%s: child-%c's chain is not sleep, then\n%s\nin:\n%s", py->path, 'a' + k, want,
+				  r.out);
+		}
+		snprintf(want, sizeof(want),
+			 "\nTask \"gatherer\" (awaits gather)\n    File \"%s\", line %d, in gatherer\n"
+			 "  awaited by an unnamed task:\n",
+			 async_script, script_marker(async_script, "gatherer"));
+		cr_assert(strstr(r.out, want), "%s: the gatherer is not\n%s\nin:\n%s", py->path, want, r.out);
+		run_result_free(&r);
+
+		const char *jargv[] = { PYEBPF, "dump", "-p", pidarg, "--json", NULL };
+		run(jargv, 30, &r);
+		cr_assert_eq(r.status, 0, "%s: dump --json failed: %s", py->path, r.err);
+		cr_assert(strstr(r.out, "\"tasks\": [") &&
+				  strstr(r.out, "{\"name\": \"gatherer\", \"count\": 1, \"awaits\": \"gather\""),
+			  "%s: %s", py->path, r.out);
+		run_result_free(&r);
+		kill_wait(pid);
 	}
 }
 

@@ -92,6 +92,47 @@ Test(dump, hostile_names_escaped)
 	}
 }
 
+/* asyncio tasks: the name and what it awaits in the header; awaiters by name. */
+Test(dump, tasks)
+{
+	struct dump_frame child[] = {
+		{ .kind = FRAME_PYTHON, .name = "sleep", .file = "tasks.py", .line = 716 },
+		{ .kind = FRAME_PYTHON, .name = "napper", .file = "app.py", .line = 45 },
+		{ .kind = FRAME_MARK, .name = "[task g\x1b[2J]" },
+		{ .kind = FRAME_PYTHON, .name = "gatherer", .file = "app.py", .line = 51 },
+		{ .kind = FRAME_MARK, .name = "[task]" },
+		{ .kind = FRAME_PYTHON, .name = "main", .file = "app.py", .line = 55 },
+	};
+	struct dump_task tk[] = {
+		{ .name = "child\r", .count = 1, .awaits = "sleep", .frames = child, .nframes = 6 },
+		{ .name = "", .count = 3, .awaits = "running", .frames = child + 5, .nframes = 1 },
+	};
+	struct dump_doc d = { .pid = 7, .comm = "python3", .python = "3.14.1", .tasks = tk, .ntasks = 2 };
+	char *s = render(&d, false);
+
+	cr_assert_str_eq(s, "Process 7 \"python3\", Python 3.14.1, 0 threads\n"
+			    "\n"
+			    "asyncio tasks pending (innermost coroutine first):\n"
+			    "\n"
+			    "Task \"child\\x0d\" (awaits sleep)\n"
+			    "    File \"tasks.py\", line 716, in sleep\n"
+			    "    File \"app.py\", line 45, in napper\n"
+			    "  awaited by task \"g\\x1b[2J\":\n"
+			    "    File \"app.py\", line 51, in gatherer\n"
+			    "  awaited by an unnamed task:\n"
+			    "    File \"app.py\", line 55, in main\n"
+			    "\n"
+			    "3 tasks [unnamed] (running)\n"
+			    "    File \"app.py\", line 55, in main\n");
+	free(s);
+	s = render(&d, true);
+	cr_assert(strstr(s, "\"tasks\": [\n  {\"name\": \"child\\\\x0d\", \"count\": 1, \"awaits\": \"sleep\", "
+			    "\"frames\": [\n    {\"kind\": \"python\", \"function\": \"sleep\""),
+		  "%s", s);
+	cr_assert(strstr(s, "{\"name\": null, \"count\": 3, \"awaits\": \"running\""), "%s", s);
+	free(s);
+}
+
 Test(dump, repr_str_and_bytes)
 {
 	char out[PY_REPR_MAX];

@@ -76,6 +76,16 @@ static void text_frame(FILE *out, const struct dump_frame *f)
 	}
 }
 
+/* "[task NAME]", an awaiter in a task's chain. */
+static void awaited_by(FILE *out, const char *mark)
+{
+	char name[NAME_MAX_OUT], a[NAME_MAX_OUT];
+	size_t n = strlen(mark) - 7; /* without "[task " and "]" */
+
+	snprintf(name, sizeof(name), "%.*s", (int)(n < sizeof(name) ? n : sizeof(name) - 1), mark + 6);
+	fprintf(out, "  awaited by task \"%s\":\n", esc(name, a));
+}
+
 void dump_write_text(FILE *out, const struct dump_doc *d)
 {
 	char a[NAME_MAX_OUT], st[64];
@@ -94,6 +104,29 @@ void dump_write_text(FILE *out, const struct dump_doc *d)
 			fputs("    Kernel:\n", out);
 		for (size_t j = 0; j < t->nkframes; j++)
 			fprintf(out, "        %s\n", esc(t->kframes[j].name, a));
+	}
+	if (d->ntasks)
+		fputs("\nasyncio tasks pending (innermost coroutine first):\n", out);
+	for (size_t i = 0; i < d->ntasks; i++) {
+		const struct dump_task *t = &d->tasks[i];
+
+		if (t->count > 1)
+			fprintf(out, "\n%" PRIu64 " tasks", t->count);
+		else
+			fputs("\nTask", out);
+		fprintf(out, " %s%s%s (", t->name[0] ? "\"" : "", t->name[0] ? esc(t->name, a) : "[unnamed]",
+			t->name[0] ? "\"" : "");
+		fprintf(out, strcmp(t->awaits, "running") ? "awaits %s)\n" : "%s)\n", t->awaits);
+		for (size_t j = 0; j < t->nframes; j++) {
+			const struct dump_frame *f = &t->frames[j];
+
+			if (f->kind == FRAME_MARK && !strcmp(f->name, "[task]"))
+				fputs("  awaited by an unnamed task:\n", out);
+			else if (f->kind == FRAME_MARK && !strncmp(f->name, "[task ", 6) && strlen(f->name) > 7)
+				awaited_by(out, f->name);
+			else
+				text_frame(out, f);
+		}
 	}
 }
 
@@ -165,6 +198,24 @@ void dump_write_json(FILE *out, const struct dump_doc *d)
 		for (size_t j = 0; j < t->nkframes; j++) {
 			fputs(j ? ", " : "", out);
 			json_name(out, t->kframes[j].name);
+		}
+		fputs("]}", out);
+	}
+	fputs("\n], \"tasks\": [", out);
+	for (size_t i = 0; i < d->ntasks; i++) {
+		const struct dump_task *t = &d->tasks[i];
+
+		fprintf(out, "%s\n  {\"name\": ", i ? "," : "");
+		if (t->name[0])
+			json_name(out, t->name);
+		else
+			fputs("null", out);
+		fprintf(out, ", \"count\": %" PRIu64 ", \"awaits\": ", t->count);
+		json_str(out, t->awaits);
+		fputs(", \"frames\": [", out);
+		for (size_t j = 0; j < t->nframes; j++) {
+			fputs(j ? ",\n    " : "\n    ", out);
+			json_frame(out, &t->frames[j]);
 		}
 		fputs("]}", out);
 	}

@@ -38,12 +38,24 @@ struct dump_thread {
 	size_t nkframes;
 };
 
+/* Pending asyncio tasks with the same await chain (one, unless unnamed). */
+struct dump_task {
+	const char *name;                /* as given to create_task; "" asyncio's own Task-N */
+	uint64_t count;                  /* tasks with this chain */
+	const char *awaits;              /* "sleep", "lock"... (python/asyncio_tasks.h), "running" */
+	const struct dump_frame *frames; /* coroutines innermost first, then each awaiter's `[task NAME]` mark
+					    and coroutines */
+	size_t nframes;
+};
+
 struct dump_doc {
 	uint32_t pid;
 	const char *comm;   /* process name */
 	const char *python; /* "3.12.1", or NULL: not Python */
 	const struct dump_thread *threads;
 	size_t nthreads;
+	const struct dump_task *tasks; /* CPython 3.11+ (not free-threaded) */
+	size_t ntasks;
 };
 
 /* "holds the GIL", "waiting: lock", "sleeping", "running"...: the state in a thread's header. */
