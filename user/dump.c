@@ -300,7 +300,8 @@ static int write_dump(struct dumper *d)
 		}
 	}
 	qsort(threads, t, sizeof(*threads), cmp_tid);
-	qsort(tasks, ntasks, sizeof(*tasks), cmp_task);
+	if (ntasks)
+		qsort(tasks, ntasks, sizeof(*tasks), cmp_task);
 	doc.threads = threads;
 	doc.nthreads = t;
 	doc.tasks = tasks;
