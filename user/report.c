@@ -189,6 +189,13 @@ int report_main(int argc, char **argv)
 	p = load("", o.inputs, o.ninputs, &o.filter, o.exclude_idle, 0, o.output, title, sizeof(title));
 	if (!p)
 		goto out;
+	if (o.filter.time_kind == FILTER_TIME_TASKS) { /* its widths are no thread's time: say so */
+		size_t used = strlen(title);
+
+		snprintf(title + used, sizeof(title) - used,
+			 ": asyncio task time, %.1f s of tasks pending (not thread time)",
+			 (double)profile__total(p) * (double)profile__meta_of(p)->period_ns / 1e9);
+	}
 	if (o.nbases) {
 		char before[512];
 		size_t used = strlen(title);

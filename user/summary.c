@@ -76,8 +76,10 @@ void summary_print(FILE *f, const struct record_summary *s)
 {
 	const struct ingest_stats *st = ingest__stats(s->ingest);
 
-	fprintf(f, "pyebpf: %llu samples from %zu processes (%llu Python) in %.1f s (%llu Hz on %d CPUs), %llu lost\n",
-		(unsigned long long)samples_of(st), ingest__processes(s->ingest),
+	size_t nprocs = ingest__processes(s->ingest);
+
+	fprintf(f, "pyebpf: %llu samples from %zu process%s (%llu Python) in %.1f s (%llu Hz on %d CPUs), %llu lost\n",
+		(unsigned long long)samples_of(st), nprocs, nprocs == 1 ? "" : "es",
 		(unsigned long long)ingest__python_processes(s->ingest), (double)s->elapsed_ns / 1e9,
 		(unsigned long long)s->freq, s->ncpus, (unsigned long long)summary_lost(s->counters));
 	if (s->counters[PYEBPF_CNT_SKIPPED] && s->counters[PYEBPF_CNT_TAKEN])

@@ -456,7 +456,7 @@ static uint32_t own_frames(struct task_sampler *ts, struct pyprocs *py, struct p
 		const char *q = inner ? profile__str_at(ts->prof, inner->name) : NULL;
 		const char *file = inner ? profile__str_at(ts->prof, inner->module) : NULL;
 
-		out[n++] = mark(ts, asyncio_await_frame(asyncio_await_reason(q, file, t->awaits)));
+		out[n++] = mark(ts, asyncio_await_frame(asyncio_await_reason(q, file, t->awaits, t->running)));
 	}
 	return n;
 }

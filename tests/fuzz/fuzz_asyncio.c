@@ -82,7 +82,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (size_t i = 0; i < n; i++) {
 		if (tasks[i].ncoro > ASYNCIO_MAX_CORO || !memchr(tasks[i].awaits, '\0', sizeof(tasks[i].awaits)))
 			abort();
-		(void)asyncio_await_frame(asyncio_await_reason("sleep", "asyncio/tasks.py", tasks[i].awaits));
+		(void)asyncio_await_frame(
+			asyncio_await_reason("sleep", "asyncio/tasks.py", tasks[i].awaits, tasks[i].running));
 	}
 	page_cache__free(c);
 	return 0;

@@ -461,7 +461,7 @@ Test(hostile, exec_chain_counts_once, .timeout = 60)
 		 "\"../tests/fixtures/hostile_code.py\", \"name\", \"x.py\", \"1\"])'");
 	run((const char *const[]){ PYEBPF, "record", "-o", out, "--", "sh", "-c", cmd, NULL }, 60, &r);
 	cr_assert_eq(r.status, 0, "%s", r.err);
-	cr_assert(strstr(r.err, " from 1 processes (1 Python) "), "%s", r.err);
+	cr_assert(strstr(r.err, " from 1 process (1 Python) "), "%s", r.err);
 	run_result_free(&r);
 }
 

@@ -231,14 +231,17 @@ Test(asyncio_tasks, reasons_from_the_innermost_coroutine_and_what_it_awaits)
 {
 	const char *f = "/usr/lib/python3.14/asyncio/tasks.py", *lk = "/usr/lib/python3.14/asyncio/locks.py";
 
-	cr_assert_eq(asyncio_await_reason("sleep", f, "_asyncio.Future"), AWAIT_SLEEP);
-	cr_assert_eq(asyncio_await_reason("Lock.acquire", lk, "_asyncio.Future"), AWAIT_LOCK);
-	cr_assert_eq(asyncio_await_reason("Queue.get", "/x/asyncio/queues.py", "_asyncio.Future"), AWAIT_QUEUE);
-	cr_assert_eq(asyncio_await_reason("StreamReader.read", "/x/asyncio/streams.py", "_asyncio.Future"), AWAIT_IO);
-	cr_assert_eq(asyncio_await_reason("handler", "/srv/app.py", "_GatheringFuture"), AWAIT_GATHER);
-	cr_assert_eq(asyncio_await_reason("handler", "/srv/app.py", "_asyncio.Task"), AWAIT_TASK);
-	cr_assert_eq(asyncio_await_reason("sleep", "/srv/app.py", "_asyncio.Future"), AWAIT_FUTURE);
-	cr_assert_eq(asyncio_await_reason("handler", "/srv/app.py", ""), AWAIT_NONE);
+	cr_assert_eq(asyncio_await_reason("sleep", f, "_asyncio.Future", false), AWAIT_SLEEP);
+	cr_assert_eq(asyncio_await_reason("Lock.acquire", lk, "_asyncio.Future", false), AWAIT_LOCK);
+	cr_assert_eq(asyncio_await_reason("Queue.get", "/x/asyncio/queues.py", "_asyncio.Future", false), AWAIT_QUEUE);
+	cr_assert_eq(asyncio_await_reason("StreamReader.read", "/x/asyncio/streams.py", "_asyncio.Future", false),
+		     AWAIT_IO);
+	cr_assert_eq(asyncio_await_reason("handler", "/srv/app.py", "_GatheringFuture", false), AWAIT_GATHER);
+	cr_assert_eq(asyncio_await_reason("handler", "/srv/app.py", "_asyncio.Task", false), AWAIT_TASK);
+	cr_assert_eq(asyncio_await_reason("sleep", "/srv/app.py", "_asyncio.Future", false), AWAIT_FUTURE);
+	cr_assert_eq(asyncio_await_reason("handler", "/srv/app.py", "", false), AWAIT_READY);
+	cr_assert_eq(asyncio_await_reason("handler", "/srv/app.py", "", true), AWAIT_NONE);
+	cr_assert_eq(asyncio_await_reason("sleep", f, "_asyncio.Future", true), AWAIT_NONE);
 	cr_assert_str_eq(asyncio_await_frame(AWAIT_SLEEP), "[await: sleep]");
 	cr_assert_eq(asyncio_await_parse("[await: lock]"), AWAIT_LOCK);
 	cr_assert_eq(asyncio_await_parse("[off-cpu: lock]"), -1);

@@ -285,8 +285,8 @@ Test(ingest, summary_names_every_counter)
 	sum.ingest = g.in;
 	summary_print(f, &sum);
 	fclose(f);
-	cr_assert(strstr(buf, "pyebpf: 1 samples from 1 processes (0 Python) in 2.0 s (99 Hz on 2 CPUs), 4 lost\n"),
-		  "%s", buf);
+	cr_assert(strstr(buf, "pyebpf: 1 samples from 1 process (0 Python) in 2.0 s (99 Hz on 2 CPUs), 4 lost\n"), "%s",
+		  buf);
 	cr_assert(strstr(buf, ", BPF 3.50 us per sample taken (timer program 1.000% of the CPUs, 10 runs)\n"), "%s",
 		  buf);
 	cr_assert_null(strstr(buf, "timer samples taken"), "a sum printed as a counter: %s", buf);

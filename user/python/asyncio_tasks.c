@@ -453,12 +453,14 @@ static bool has(const char *s, const char *part)
 	return s && strstr(s, part);
 }
 
-enum asyncio_await asyncio_await_reason(const char *q, const char *file, const char *awaits)
+enum asyncio_await asyncio_await_reason(const char *q, const char *file, const char *awaits, bool running)
 {
 	bool in_asyncio = has(file, "asyncio/");
 
-	if (!awaits || !awaits[0])
+	if (running)
 		return AWAIT_NONE;
+	if (!awaits || !awaits[0])
+		return AWAIT_READY;
 	if (in_asyncio && q) {
 		if (!strcmp(q, "sleep"))
 			return AWAIT_SLEEP;
@@ -489,8 +491,9 @@ int asyncio_await_parse(const char *name)
 const char *asyncio_await_name(enum asyncio_await r)
 {
 	static const char *const names[] = {
-		[AWAIT_NONE] = "running", [AWAIT_SLEEP] = "sleep", [AWAIT_LOCK] = "lock",     [AWAIT_QUEUE] = "queue",
-		[AWAIT_IO] = "io",        [AWAIT_TASK] = "task",   [AWAIT_GATHER] = "gather", [AWAIT_FUTURE] = "future",
+		[AWAIT_NONE] = "running", [AWAIT_READY] = "ready",   [AWAIT_SLEEP] = "sleep",
+		[AWAIT_LOCK] = "lock",    [AWAIT_QUEUE] = "queue",   [AWAIT_IO] = "io",
+		[AWAIT_TASK] = "task",    [AWAIT_GATHER] = "gather", [AWAIT_FUTURE] = "future",
 	};
 
 	return (unsigned)r < sizeof(names) / sizeof(names[0]) ? names[r] : names[AWAIT_FUTURE];
@@ -499,9 +502,9 @@ const char *asyncio_await_name(enum asyncio_await r)
 const char *asyncio_await_frame(enum asyncio_await r)
 {
 	static const char *const names[] = {
-		[AWAIT_NONE] = "[task running]",    [AWAIT_SLEEP] = "[await: sleep]",   [AWAIT_LOCK] = "[await: lock]",
-		[AWAIT_QUEUE] = "[await: queue]",   [AWAIT_IO] = "[await: io]",         [AWAIT_TASK] = "[await: task]",
-		[AWAIT_GATHER] = "[await: gather]", [AWAIT_FUTURE] = "[await: future]",
+		[AWAIT_NONE] = "[task running]", [AWAIT_READY] = "[task ready]",     [AWAIT_SLEEP] = "[await: sleep]",
+		[AWAIT_LOCK] = "[await: lock]",  [AWAIT_QUEUE] = "[await: queue]",   [AWAIT_IO] = "[await: io]",
+		[AWAIT_TASK] = "[await: task]",  [AWAIT_GATHER] = "[await: gather]", [AWAIT_FUTURE] = "[await: future]",
 	};
 
 	return (unsigned)r < sizeof(names) / sizeof(names[0]) ? names[r] : names[AWAIT_FUTURE];

@@ -116,7 +116,8 @@ bool asyncio_read_task(const struct asyncio_layout *l, asyncio_read_fn rd, void 
 		       struct asyncio_task *t);
 
 enum asyncio_await {
-	AWAIT_NONE = 0, /* running, or not started */
+	AWAIT_NONE = 0, /* running: the task its loop's thread runs */
+	AWAIT_READY,    /* awaiting nothing, not running: made or woken, its turn to come */
 	AWAIT_SLEEP,
 	AWAIT_LOCK,
 	AWAIT_QUEUE,
@@ -126,14 +127,16 @@ enum asyncio_await {
 	AWAIT_FUTURE,
 };
 /* What the innermost coroutine (its qualified name and file) awaiting an
- * object of type `awaits` waits for. */
-enum asyncio_await asyncio_await_reason(const char *inner_qualname, const char *inner_file, const char *awaits);
+ * object of type `awaits` ("" nothing) waits for; `running`: the task is
+ * its loop's running one. */
+enum asyncio_await asyncio_await_reason(const char *inner_qualname, const char *inner_file, const char *awaits,
+					bool running);
 #define AWAIT__COUNT (AWAIT_FUTURE + 1)
-/* "[await: sleep]" ... ; "[task running]" for AWAIT_NONE. */
+/* "[await: sleep]" ... ; "[task running]" for AWAIT_NONE, "[task ready]" for AWAIT_READY. */
 const char *asyncio_await_frame(enum asyncio_await r);
 /* Which of those frames `name` is; -1 none. */
 int asyncio_await_parse(const char *name);
-/* "sleep", ..., "running". */
+/* "sleep", ..., "running", "ready". */
 const char *asyncio_await_name(enum asyncio_await r);
 
 #endif

@@ -42,7 +42,7 @@ struct dump_thread {
 struct dump_task {
 	const char *name;                /* as given to create_task; "" asyncio's own Task-N */
 	uint64_t count;                  /* tasks with this chain */
-	const char *awaits;              /* "sleep", "lock"... (python/asyncio_tasks.h), "running" */
+	const char *awaits;              /* "sleep", "lock"... (python/asyncio_tasks.h), "running", "ready" */
 	const struct dump_frame *frames; /* coroutines innermost first, then each awaiter's `[task NAME]` mark
 					    and coroutines */
 	size_t nframes;

@@ -168,9 +168,11 @@ static void colour(const struct tree *t, const struct node *n, char *buf, size_t
 	case FRAME_NATIVE: /* the classic warm palette */
 		snprintf(buf, size, "rgb(%u,%u,%u)", 205 + v1 * 50 / 1000, v2 * 230 / 1000, 55 * v1 / 1000);
 		break;
-	default: /* marks; time off the CPU in the cool colours of off-CPU flame graphs */
-		if (!strncmp(n->name, "[off-cpu:", 9))
+	default: /* marks; time off the CPU (or awaiting) in the cool colours of off-CPU flame graphs */
+		if (!strncmp(n->name, "[off-cpu:", 9) || !strncmp(n->name, "[await:", 7))
 			snprintf(buf, size, "rgb(%u,%u,%u)", 160 + v1 * 30 / 1000, 95 + v2 * 25 / 1000, 215 + v1 % 25);
+		else if (!strncmp(n->name, "[task", 5)) /* asyncio tasks: pinks */
+			snprintf(buf, size, "rgb(%u,%u,%u)", 235 + v1 % 15, 140 + v2 * 30 / 1000, 185 + v1 % 20);
 		else
 			snprintf(buf, size, "rgb(160,160,160)");
 	}
@@ -436,14 +438,15 @@ int flamegraph__write(const struct profile *p, const struct flamegraph_opts *o, 
 		       { "native", "rgb(230,115,27)" },
 		       { "kernel", "rgb(85,220,160)" },
 		       { "process / thread", "rgb(205,205,215)" },
-		       { "off-CPU: why it waited", "rgb(175,105,228)" } };
-	/* The off-CPU swatch only where there can be such time. */
+		       { "off-CPU / await: why it waited", "rgb(175,105,228)" },
+		       { "asyncio task", "rgb(242,155,195)" } };
+	/* The off-CPU and task swatches only where there can be such time. */
 	static const struct {
 		const char *name, *fill;
 	} diff_legend[] = { { "share grew", "rgb(255,60,60)" },
 			    { "share shrank", "rgb(60,60,255)" },
 			    { "no change (widths: after)", "rgb(238,238,238)" } };
-	size_t nlegend = sizeof(legend) / sizeof(legend[0]) - !profile__meta_of(p)->wall;
+	size_t nlegend = sizeof(legend) / sizeof(legend[0]) - (profile__meta_of(p)->wall ? 0 : 2), x = PAD;
 
 	if (t.diff) {
 		for (size_t i = 0; i < sizeof(diff_legend) / sizeof(diff_legend[0]); i++)
@@ -453,11 +456,13 @@ int flamegraph__write(const struct profile *p, const struct flamegraph_opts *o, 
 				PAD + i * 130, diff_legend[i].fill, PAD + i * 130 + 16, diff_legend[i].name);
 		nlegend = 0;
 	}
-	for (size_t i = 0; i < nlegend; i++)
+	for (size_t i = 0; i < nlegend; i++) {
 		fprintf(out,
 			"<rect x=\"%zu\" y=\"34\" width=\"12\" height=\"12\" fill=\"%s\"/>"
 			"<text x=\"%zu\" y=\"44\">%s</text>\n",
-			PAD + i * 130, legend[i].fill, PAD + i * 130 + 16, legend[i].name);
+			x, legend[i].fill, x + 16, legend[i].name);
+		x += 16 + strlen(legend[i].name) * 7 + 24; /* 12px Verdana: about 7px a letter */
+	}
 	fprintf(out, "<g id=\"frames\" data-total=\"%" PRIu64 "\">\n", d.total);
 	if (d.total)
 		draw(&d, 0, PAD);
