@@ -116,7 +116,8 @@ void dump_write_text(FILE *out, const struct dump_doc *d)
 			fputs("\nTask", out);
 		fprintf(out, " %s%s%s (", t->name[0] ? "\"" : "", t->name[0] ? esc(t->name, a) : "[unnamed]",
 			t->name[0] ? "\"" : "");
-		fprintf(out, strcmp(t->awaits, "running") && strcmp(t->awaits, "ready") ? "awaits %s)\n" : "%s)\n",
+		fprintf(out,
+			strcmp(t->awaits, "running") != 0 && strcmp(t->awaits, "ready") != 0 ? "awaits %s)\n" : "%s)\n",
 			t->awaits);
 		for (size_t j = 0; j < t->nframes; j++) {
 			const struct dump_frame *f = &t->frames[j];
