@@ -62,21 +62,6 @@ static void on_signal(int sig)
 	exiting = 1;
 }
 
-static void hook_python(void *ctx, uint32_t pid, const struct py_interp *in)
-{
-	sampler__python(((struct top *)ctx)->sampler, pid, in);
-}
-
-static void hook_forget(void *ctx, uint32_t pid)
-{
-	sampler__forget(((struct top *)ctx)->sampler, pid);
-}
-
-static void hook_beyond_walk(void *ctx, uint32_t pid)
-{
-	sampler__thread_beyond_walk(((struct top *)ctx)->sampler, pid);
-}
-
 static int on_event(void *ctx, void *data, size_t size)
 {
 	return ingest__event(((struct top *)ctx)->ingest, data, size);
@@ -137,10 +122,7 @@ static int open_and_load(struct top *t)
 		.filter = &o->filter,
 		.kallsyms = kernel ? "/proc/kallsyms" : NULL,
 	};
-	struct ingest_hooks hooks = { .ctx = t,
-				      .python_changed = hook_python,
-				      .forget_pid = hook_forget,
-				      .thread_beyond_walk = hook_beyond_walk };
+	struct ingest_hooks hooks;
 
 	t->sampler = sampler__new(&sc, on_event, t);
 	if (!t->sampler)
@@ -148,6 +130,7 @@ static int open_and_load(struct top *t)
 	t->prof = profile__new();
 	profile__meta(t->prof)->wall = o->mode != MODE_CPU;
 	profile__meta(t->prof)->period_ns = 1000000000ULL / o->freq;
+	hooks = record_targets__hooks(t->sampler);
 	t->ingest = ingest__new(t->prof, &ic, &hooks);
 	t->table = live_table__new();
 	return record_targets__add(t->sampler, t->ingest, o) < 0 ? -1 : 0;

@@ -82,23 +82,6 @@ static void die_cleanup(void)
 		outfile__abort(cleanup_out);
 }
 
-/* ---- hooks: what ingest asks of the BPF side --------------------------- */
-
-static void hook_python(void *ctx, uint32_t pid, const struct py_interp *in)
-{
-	sampler__python(((struct recorder *)ctx)->sampler, pid, in);
-}
-
-static void hook_forget(void *ctx, uint32_t pid)
-{
-	sampler__forget(((struct recorder *)ctx)->sampler, pid);
-}
-
-static void hook_beyond_walk(void *ctx, uint32_t pid)
-{
-	sampler__thread_beyond_walk(((struct recorder *)ctx)->sampler, pid);
-}
-
 static int on_event(void *ctx, void *data, size_t size)
 {
 	struct recorder *r = ctx;
@@ -167,12 +150,9 @@ static int open_and_load(struct recorder *r)
 		.task_period_ns = o->mode == MODE_WALL && !o->no_tasks ? 1000000000ULL / o->freq : 0,
 		.running_tasks = !o->no_tasks,
 	};
-	struct ingest_hooks hooks = { .ctx = r,
-				      .python_changed = hook_python,
-				      .forget_pid = hook_forget,
-				      .thread_beyond_walk = hook_beyond_walk };
 	/* For the replay benchmark (bench/replay.sh): a new file, never one that exists. */
 	const char *raw_out = getenv("PYEBPF_RAW_OUT");
+	struct ingest_hooks hooks;
 	long running;
 
 	/* BPF first: a refused load is the one error line, before any other work. */
@@ -181,6 +161,7 @@ static int open_and_load(struct recorder *r)
 		return -1;
 	r->prof = profile__new();
 	profile__meta(r->prof)->wall = o->mode != MODE_CPU; /* every interval's too */
+	hooks = record_targets__hooks(r->sampler);
 	r->ingest = ingest__new(r->prof, &ic, &hooks);
 	if (raw_out && !(r->raw = fopen(raw_out, "wxe"))) {
 		err_msg("PYEBPF_RAW_OUT %s: %s", raw_out, strerror(errno));

@@ -38,6 +38,29 @@ static long add_running(struct sampler *s, struct ingest *in, const struct recor
 	return (long)n;
 }
 
+static void hook_python(void *ctx, uint32_t pid, const struct py_interp *in)
+{
+	sampler__python(ctx, pid, in);
+}
+
+static void hook_forget(void *ctx, uint32_t pid)
+{
+	sampler__forget(ctx, pid);
+}
+
+static void hook_beyond_walk(void *ctx, uint32_t pid)
+{
+	sampler__thread_beyond_walk(ctx, pid);
+}
+
+struct ingest_hooks record_targets__hooks(struct sampler *s)
+{
+	return (struct ingest_hooks){ .ctx = s,
+				      .python_changed = hook_python,
+				      .forget_pid = hook_forget,
+				      .thread_beyond_walk = hook_beyond_walk };
+}
+
 long record_targets__add(struct sampler *s, struct ingest *in, const struct record_opts *o)
 {
 	long n;

@@ -28,4 +28,8 @@ bool record_targets__by_comm(const struct record_opts *o);
  */
 long record_targets__add(struct sampler *s, struct ingest *in, const struct record_opts *o);
 
+/* What ingest asks of the sampler s while recording (record, top): a Python
+ * process found or gone, threads beyond the BPF walk to index. */
+struct ingest_hooks record_targets__hooks(struct sampler *s);
+
 #endif
