@@ -333,6 +333,11 @@ static int find_layout(uint32_t pid, const struct py_interp *in, struct asyncio_
 	return 0;
 }
 
+static int read_mem(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	return procmem_read((pid_t)(uintptr_t)ctx, addr, buf, len);
+}
+
 static struct tproc *tproc_of(struct task_sampler *ts, uint32_t pid, const struct py_interp *in, uint64_t now)
 {
 	bool created;
@@ -351,6 +356,8 @@ static struct tproc *tproc_of(struct task_sampler *ts, uint32_t pid, const struc
 			tp->y = in->layout;
 			tp->s.children = gather_children;
 			tp->s.children_ctx = tp;
+			tp->s.fresh = read_mem;
+			tp->s.fresh_ctx = (void *)(uintptr_t)pid;
 		}
 		tp->state = rc == 0 ? TP_READY : rc == -2 ? TP_NEVER : TP_UNKNOWN;
 		tp->retry_ns = now + (++tp->tries < RETRY_FAST_TRIES ? RETRY_FAST_NS : RETRY_NS);
@@ -359,11 +366,6 @@ static struct tproc *tproc_of(struct task_sampler *ts, uint32_t pid, const struc
 }
 
 /* ---- samples ------------------------------------------------------------ */
-
-static int read_mem(void *ctx, uint64_t addr, void *buf, size_t len)
-{
-	return procmem_read((pid_t)(uintptr_t)ctx, addr, buf, len);
-}
 
 /* The walk's reads: through pages kept for this walk. */
 static int read_cached(void *ctx, uint64_t addr, void *buf, size_t len)

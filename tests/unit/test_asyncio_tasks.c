@@ -396,6 +396,23 @@ Test(asyncio_tasks, sets_weak_and_eager_tasks_their_awaiters_and_the_running_one
 	cr_assert_eq(out[2].awaiter, 0);
 	cr_assert_eq(out[0].awaiter, 0);
 
+	/* Resized while its table was read: the walk's reader (a cache) still
+	 * sees the old table, the target's memory now a new one. */
+	static struct image now;
+
+	now = m;
+	put64(&now, S_WEAKSET + l.set_table, S_TABLE + 0x80);
+	s.fresh = img_read;
+	s.fresh_ctx = &now;
+	st = (struct asyncio_walk_stats){ 0 };
+	n = asyncio_walk_sets(&l, img_read, &m, &s, out, 8, &st);
+	cr_assert_eq(n, 2, "the eager set's tasks: %zu", n);
+	cr_assert_eq(st.lists_cut, 1);
+	s.fresh_ctx = &m;
+	st = (struct asyncio_walk_stats){ 0 };
+	cr_assert_eq(asyncio_walk_sets(&l, img_read, &m, &s, out, 8, &st), 3);
+	cr_assert_eq(st.lists_cut, 0);
+
 	/* A table that moves under the reader: the set gives nothing, counted. */
 	st = (struct asyncio_walk_stats){ 0 };
 	put64(&m, S_WEAKSET + l.set_mask, 1u << 20);

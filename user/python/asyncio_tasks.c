@@ -340,6 +340,7 @@ static bool walk_set(const struct walker *w, const struct asyncio_sets *s, int w
 		     size_t nrunning, struct asyncio_task *out, size_t max, size_t *n, struct asyncio_walk_stats *st)
 {
 	const struct asyncio_layout *l = w->l;
+	const struct walker now = { l, s->fresh ? s->fresh : w->rd, s->fresh ? s->fresh_ctx : w->ctx };
 	uint64_t set = s->set[which], table, mask, table2, mask2, *slots;
 	size_t start = *n;
 	bool whole = true;
@@ -350,8 +351,8 @@ static bool walk_set(const struct walker *w, const struct asyncio_sets *s, int w
 	slots = malloc((mask + 1) * 16);
 	if (!slots)
 		return false;
-	if (w->rd(w->ctx, table, slots, (mask + 1) * 16) || ptr(w, set + l->set_table, &table2) ||
-	    ptr(w, set + l->set_mask, &mask2) || table2 != table || mask2 != mask) {
+	if (w->rd(w->ctx, table, slots, (mask + 1) * 16) || ptr(&now, set + l->set_table, &table2) ||
+	    ptr(&now, set + l->set_mask, &mask2) || table2 != table || mask2 != mask) {
 		free(slots);
 		return false;
 	}

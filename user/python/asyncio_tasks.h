@@ -99,6 +99,11 @@ struct asyncio_sets {
 	 * gathered tasks are not looked for. */
 	size_t (*children)(void *children_ctx, uint64_t gathering_future, uint64_t *out, size_t max);
 	void *children_ctx;
+	/* The target's memory as it is now, past the walk's cache: a set's
+	 * table and mask read again after its table, to tell a table that
+	 * moved meanwhile (a resize). NULL: the walk's reader. */
+	asyncio_read_fn fresh;
+	void *fresh_ctx;
 };
 
 /* The tasks in those sets, as asyncio_walk gives them (tid 0: the sets
