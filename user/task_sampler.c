@@ -47,6 +47,10 @@ struct tproc {
 	uint32_t pid;
 	struct py_layout y;    /* the interpreter's: GatheringFuture._children */
 	uint64_t modules_used; /* sys.modules' size when _asyncio was not in it */
+	/* Code objects seen waiting on a plain future, and whether each is
+	 * TaskGroup.__aexit__ (direct-mapped: code objects live long). */
+	uint64_t aexit_code[64];
+	bool aexit_is[64];
 };
 
 #define MAX_LIST_ITEMS 4096
@@ -63,6 +67,49 @@ static size_t gather_children(void *ctx, uint64_t fut, uint64_t *out, size_t max
 	if (size > max)
 		size = max;
 	return procmem_read((pid_t)tp->pid, items, out, size * 8) ? 0 : size;
+}
+
+#define MAX_SET_SLOTS 4096
+
+/* Is code TaskGroup.__aexit__ (asyncio's)? Its qualname, read once per code object. */
+static bool is_group_exit(struct tproc *tp, uint64_t code)
+{
+	size_t slot = (code >> 4) % 64;
+	uint64_t qualname;
+	char *q;
+
+	if (tp->aexit_code[slot] == code)
+		return tp->aexit_is[slot];
+	q = procmem_u64((pid_t)tp->pid, code + tp->y.co_qualname, &qualname) || !qualname
+		    ? NULL
+		    : py_read_str((pid_t)tp->pid, &tp->y, qualname, 32);
+	tp->aexit_code[slot] = code;
+	tp->aexit_is[slot] = q && !strcmp(q, "TaskGroup.__aexit__");
+	free(q);
+	return tp->aexit_is[slot];
+}
+
+/* A task waiting in TaskGroup.__aexit__ awaits the group's tasks: its
+ * `self` (the frame's first local) holds them in `_tasks`, a set. */
+static size_t group_children(void *ctx, uint64_t frame, uint64_t code, uint64_t *out, size_t max)
+{
+	struct tproc *tp = ctx;
+	uint64_t group, set, mask, table, *slots;
+	size_t n = 0;
+
+	if (!frame || !is_group_exit(tp, code) || procmem_u64((pid_t)tp->pid, frame + tp->l.fr_localsplus, &group) ||
+	    !group || !(set = py_attr_lookup((pid_t)tp->pid, &tp->y, group, "_tasks")) ||
+	    procmem_u64((pid_t)tp->pid, set + tp->l.set_mask, &mask) ||
+	    procmem_u64((pid_t)tp->pid, set + tp->l.set_table, &table) || !table || mask >= MAX_SET_SLOTS ||
+	    ((mask + 1) & mask))
+		return 0;
+	slots = xcalloc(mask + 1, 16);
+	if (!procmem_read((pid_t)tp->pid, table, slots, (mask + 1) * 16))
+		for (uint64_t i = 0; i <= mask && n < max; i++)
+			if (slots[2 * i]) /* a task, or the dummy of a removed one: the walk knows only tasks */
+				out[n++] = slots[2 * i];
+	free(slots);
+	return n;
 }
 
 struct task_sampler {
@@ -355,6 +402,7 @@ static struct tproc *tproc_of(struct task_sampler *ts, uint32_t pid, const struc
 			tp->pid = pid;
 			tp->y = in->layout;
 			tp->s.children = gather_children;
+			tp->s.group_children = group_children;
 			tp->s.children_ctx = tp;
 			tp->s.fresh = read_mem;
 			tp->s.fresh_ctx = (void *)(uintptr_t)pid;

@@ -161,6 +161,35 @@ Test(asyncio, gathered_tasks_continue_through_their_awaiter)
 	}
 }
 
+/* A TaskGroup's tasks under the task in `async with` (3.14+: awaited_by;
+ * 3.11-3.13: the group in that task's __aexit__ frame, its `_tasks`). */
+Test(asyncio, taskgroup_tasks_continue_through_the_group)
+{
+	const char *opts[] = { "--mode", "wall", NULL }, *args[] = { "taskgroup", "1.5", NULL };
+	const char *a[] = { "[task grouper]", "group (", "[task member-a]", "napper (", "[await: sleep]", NULL };
+	const char *b[] = { "[task grouper]", "group (", "[task member-b]", "napper (", "[await: sleep]", NULL };
+
+	for (int i = 0; i < npys; i++) {
+		struct folded f;
+		struct run_result r;
+
+		if (!has_task_time(&pys[i]))
+			continue;
+		record_script(opts, pys[i].path, script, args, 60, &f, &r);
+		uint64_t na = count_in_order(&f, a), nb = count_in_order(&f, b), tasks = task_time(&f, NULL);
+
+		cr_log_info("%s: member-a %llu, member-b %llu under the grouper, of %llu task samples\n", pys[i].path,
+			    (unsigned long long)na, (unsigned long long)nb, (unsigned long long)tasks);
+		/* The grouper (in __aexit__) and its two tasks pending ~1.5 s: each about a third. */
+		cr_assert_geq(na * 100, tasks * 20, "%s: member-a under its group's task: %llu of %llu", pys[i].path,
+			      (unsigned long long)na, (unsigned long long)tasks);
+		cr_assert_geq(nb * 100, tasks * 20, "%s: member-b under its group's task: %llu of %llu", pys[i].path,
+			      (unsigned long long)nb, (unsigned long long)tasks);
+		folded_free(&f);
+		run_result_free(&r);
+	}
+}
+
 Test(asyncio, a_task_waiting_on_a_lock_reads_await_lock)
 {
 	const char *opts[] = { "--mode", "wall", NULL }, *args[] = { "lock", "1.5", NULL };

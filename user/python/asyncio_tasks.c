@@ -95,6 +95,7 @@ static void coro_chain(const struct walker *w, uint64_t coro, struct asyncio_tas
 		t->coros[t->ncoro].code = code;
 		t->coros[t->ncoro].lasti = lasti >= 0 && lasti < 0x7fffffff ? (int32_t)lasti : -1;
 		t->ncoro++;
+		t->inner_frame = frame;
 		if (byte(w, coro + l->gi_frame_state, &state) || state != l->frame_suspended_yield_from)
 			return;
 		/* Inside an await: what it awaits is on top of its stack. */
@@ -426,6 +427,13 @@ static void awaiters(const struct asyncio_sets *s, struct asyncio_task *out, siz
 		set_awaiter(idx, n, out, out[i].awaits_obj, out[i].addr);
 		if (s->children && strstr(out[i].awaits, "GatheringFuture")) {
 			size_t k = s->children(s->children_ctx, out[i].awaits_obj, kids, MAX_CHILDREN);
+
+			for (size_t j = 0; j < k && j < MAX_CHILDREN; j++)
+				set_awaiter(idx, n, out, kids[j], out[i].addr);
+		} else if (s->group_children && out[i].ncoro && strstr(out[i].awaits, "Future")) {
+			/* A TaskGroup's __aexit__ waits on a plain future for its tasks. */
+			size_t k = s->group_children(s->children_ctx, out[i].inner_frame,
+						     out[i].coros[out[i].ncoro - 1].code, kids, MAX_CHILDREN);
 
 			for (size_t j = 0; j < k && j < MAX_CHILDREN; j++)
 				set_awaiter(idx, n, out, kids[j], out[i].addr);

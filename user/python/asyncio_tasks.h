@@ -62,10 +62,11 @@ struct asyncio_task {
 	uint64_t name_num;
 	uint32_t ncoro; /* coros[0] the task's coroutine, then each awaited one */
 	struct asyncio_coro coros[ASYNCIO_MAX_CORO];
-	char awaits[48];     /* the innermost awaits an object of this type ("" none: it runs, or is new) */
-	bool running;        /* the thread's running task */
-	uint64_t awaiter;    /* a task awaiting it (gather, TaskGroup, await task), 0 none */
-	uint64_t awaits_obj; /* what the innermost awaits (a future: not its iterator), 0 none */
+	char awaits[48];      /* the innermost awaits an object of this type ("" none: it runs, or is new) */
+	bool running;         /* the thread's running task */
+	uint64_t awaiter;     /* a task awaiting it (gather, TaskGroup, await task), 0 none */
+	uint64_t awaits_obj;  /* what the innermost awaits (a future: not its iterator), 0 none */
+	uint64_t inner_frame; /* the innermost coroutine's frame (in it), 0 none */
 };
 
 struct asyncio_walk_stats {
@@ -98,6 +99,11 @@ struct asyncio_sets {
 	 * attribute: the caller reads it), into out; NULL: awaiters of
 	 * gathered tasks are not looked for. */
 	size_t (*children)(void *children_ctx, uint64_t gathering_future, uint64_t *out, size_t max);
+	/* The tasks of the TaskGroup whose __aexit__ a task waits in (its
+	 * innermost frame and code object), into out; 0 for any other frame.
+	 * NULL: not looked for. */
+	size_t (*group_children)(void *children_ctx, uint64_t inner_frame, uint64_t inner_code, uint64_t *out,
+				 size_t max);
 	void *children_ctx;
 	/* The target's memory as it is now, past the walk's cache: a set's
 	 * table and mask read again after its table, to tell a table that
