@@ -128,12 +128,12 @@ Test(asyncio, request_tasks_wait_under_handler_and_fetch_remote_in_sleep)
 	}
 }
 
-Test(asyncio, gathered_tasks_continue_through_their_awaiter)
+/* `pyasync.py SCENARIO 1.5` in wall mode on each interpreter with task time:
+ * each of the n chains (needles in order) holds at least a fifth of the task
+ * time (three tasks counted, pending ~1.5 s: about a third each). */
+static void expect_shares(const char *scenario, const char *const *const chains[], const char *const what[], size_t n)
 {
-	const char *opts[] = { "--mode", "wall", NULL }, *args[] = { "gather", "1.5", NULL };
-	const char *a[] = { "[task gatherer]", "gatherer (", "[task child-a]", "napper (", "[await: sleep]", NULL };
-	const char *b[] = { "[task gatherer]", "gatherer (", "[task child-b]", "napper (", "[await: sleep]", NULL };
-	const char *g[] = { "[task gatherer]", "gatherer (", "[await: gather]", NULL };
+	const char *opts[] = { "--mode", "wall", NULL }, *args[] = { scenario, "1.5", NULL };
 
 	for (int i = 0; i < npys; i++) {
 		struct folded f;
@@ -142,52 +142,43 @@ Test(asyncio, gathered_tasks_continue_through_their_awaiter)
 		if (!has_task_time(&pys[i]))
 			continue;
 		record_script(opts, pys[i].path, script, args, 60, &f, &r);
-		uint64_t na = count_in_order(&f, a), nb = count_in_order(&f, b), ng = count_in_order(&f, g);
 		uint64_t tasks = task_time(&f, NULL);
 
-		cr_log_info("%s: child-a %llu, child-b %llu, the gatherer %llu of %llu task samples\n", pys[i].path,
-			    (unsigned long long)na, (unsigned long long)nb, (unsigned long long)ng,
-			    (unsigned long long)tasks);
-		/* Four tasks pending for ~1.5 s, three counted (the main task awaits the
-		 * gatherer: its wait is the gatherer's): each about a third. */
-		cr_assert_geq(na * 100, tasks * 20, "%s: child-a under its awaiter: %llu of %llu", pys[i].path,
-			      (unsigned long long)na, (unsigned long long)tasks);
-		cr_assert_geq(nb * 100, tasks * 20, "%s: child-b under its awaiter: %llu of %llu", pys[i].path,
-			      (unsigned long long)nb, (unsigned long long)tasks);
-		cr_assert_geq(ng * 100, tasks * 20, "%s: the gatherer in [await: gather]: %llu of %llu", pys[i].path,
-			      (unsigned long long)ng, (unsigned long long)tasks);
+		for (size_t k = 0; k < n; k++) {
+			uint64_t got = count_in_order(&f, chains[k]);
+
+			cr_log_info("%s: %s: %llu of %llu task samples\n", pys[i].path, what[k],
+				    (unsigned long long)got, (unsigned long long)tasks);
+			cr_assert_geq(got * 100, tasks * 20, "%s: %s: %llu of %llu", pys[i].path, what[k],
+				      (unsigned long long)got, (unsigned long long)tasks);
+		}
 		folded_free(&f);
 		run_result_free(&r);
 	}
+}
+
+/* Four tasks, three counted: the main task awaits the gatherer, its wait is the gatherer's. */
+Test(asyncio, gathered_tasks_continue_through_their_awaiter)
+{
+	const char *a[] = { "[task gatherer]", "gatherer (", "[task child-a]", "napper (", "[await: sleep]", NULL };
+	const char *b[] = { "[task gatherer]", "gatherer (", "[task child-b]", "napper (", "[await: sleep]", NULL };
+	const char *g[] = { "[task gatherer]", "gatherer (", "[await: gather]", NULL };
+
+	expect_shares("gather", (const char *const *const[]){ a, b, g },
+		      (const char *const[]){ "child-a under its awaiter", "child-b under its awaiter",
+					     "the gatherer in [await: gather]" },
+		      3);
 }
 
 /* A TaskGroup's tasks under the task in `async with` (3.14+: awaited_by;
  * 3.11-3.13: the group in that task's __aexit__ frame, its `_tasks`). */
 Test(asyncio, taskgroup_tasks_continue_through_the_group)
 {
-	const char *opts[] = { "--mode", "wall", NULL }, *args[] = { "taskgroup", "1.5", NULL };
 	const char *a[] = { "[task grouper]", "group (", "[task member-a]", "napper (", "[await: sleep]", NULL };
 	const char *b[] = { "[task grouper]", "group (", "[task member-b]", "napper (", "[await: sleep]", NULL };
 
-	for (int i = 0; i < npys; i++) {
-		struct folded f;
-		struct run_result r;
-
-		if (!has_task_time(&pys[i]))
-			continue;
-		record_script(opts, pys[i].path, script, args, 60, &f, &r);
-		uint64_t na = count_in_order(&f, a), nb = count_in_order(&f, b), tasks = task_time(&f, NULL);
-
-		cr_log_info("%s: member-a %llu, member-b %llu under the grouper, of %llu task samples\n", pys[i].path,
-			    (unsigned long long)na, (unsigned long long)nb, (unsigned long long)tasks);
-		/* The grouper (in __aexit__) and its two tasks pending ~1.5 s: each about a third. */
-		cr_assert_geq(na * 100, tasks * 20, "%s: member-a under its group's task: %llu of %llu", pys[i].path,
-			      (unsigned long long)na, (unsigned long long)tasks);
-		cr_assert_geq(nb * 100, tasks * 20, "%s: member-b under its group's task: %llu of %llu", pys[i].path,
-			      (unsigned long long)nb, (unsigned long long)tasks);
-		folded_free(&f);
-		run_result_free(&r);
-	}
+	expect_shares("taskgroup", (const char *const *const[]){ a, b },
+		      (const char *const[]){ "member-a under its group's task", "member-b under its group's task" }, 2);
 }
 
 Test(asyncio, a_task_waiting_on_a_lock_reads_await_lock)
