@@ -32,22 +32,26 @@ CPPFLAGS := -D_GNU_SOURCE -Iinclude -I$(BUILD) -Iuser
 DEPFLAGS = -MMD -MP
 # ncurses for `pyebpf top`'s screen (Debian's libncurses-dev: ncursesw, wide characters).
 NCURSES_LIBS := $(shell pkg-config --libs ncursesw 2>/dev/null || echo -lncursesw -ltinfo)
-LDLIBS  := -lbpf -ldw -lelf -lz -lprotobuf-c -lstdc++ -lmicrohttpd $(NCURSES_LIBS)
+LDLIBS  := -lbpf -ldw -lelf -lz -lprotobuf-c -lstdc++ -lmicrohttpd -lcurl -lpthread $(NCURSES_LIBS)
 SAN     := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
 # Pure logic: no libbpf, so the unit tests link it alone. sampler.c is the one
 # file that links libbpf; record.c and main.c drive it.
 BPF_SRCS  := user/main.c user/record.c user/sampler.c user/dump.c user/live_top.c user/record_targets.c
-# serve.c is the one file that links libmicrohttpd (serve_api.c answers without HTTP).
-NET_SRCS  := user/serve.c
+# serve.c is the one file that links libmicrohttpd (serve_api.c answers without HTTP);
+# push/sender.c the one that links libcurl (push/*.c build what it sends, without the network).
+NET_SRCS  := user/serve.c user/push/sender.c
 # live_screen.c is the one file that links ncurses (live_table.c, live_format.c: top's numbers and text).
 SCREEN_SRCS := user/live_screen.c
 PURE_SRCS := $(filter-out $(BPF_SRCS) $(NET_SRCS) $(SCREEN_SRCS),$(wildcard user/*.c user/*/*.c))
 USER_SRCS := $(PURE_SRCS) $(BPF_SRCS) $(NET_SRCS) $(SCREEN_SRCS)
-USER_OBJS := $(patsubst user/%.c,$(BUILD)/obj/%.o,$(USER_SRCS)) $(BUILD)/obj/profile.pb-c.o
-# pprof's schema, compiled by protoc-c (generated code: not held to our warnings).
-PROTO_OBJ := $(BUILD)/obj/profile.pb-c.o
-PROTO_ASAN := $(BUILD)/asan/profile.pb-c.o
+# The schemas, compiled by protoc-c (generated code: not held to our warnings):
+# pprof's, Pyroscope's push request and OTLP's profiles.
+PROTOS    := profile pyroscope
+PROTO_OBJ := $(patsubst %,$(BUILD)/obj/%.pb-c.o,$(PROTOS))
+PROTO_ASAN := $(patsubst %,$(BUILD)/asan/%.pb-c.o,$(PROTOS))
+PROTO_HDRS := $(patsubst %,$(BUILD)/%.pb-c.h,$(PROTOS))
+USER_OBJS := $(patsubst user/%.c,$(BUILD)/obj/%.o,$(USER_SRCS)) $(PROTO_OBJ)
 PURE_OBJS := $(patsubst user/%.c,$(BUILD)/obj/%.o,$(PURE_SRCS)) $(PROTO_OBJ)
 ASAN_OBJS := $(patsubst user/%.c,$(BUILD)/asan/%.o,$(PURE_SRCS)) $(PROTO_ASAN)
 # Every object's header dependencies come from the compiler (-MMD -MP).
@@ -115,6 +119,9 @@ $(foreach v,$(BPF_VARIANTS),$(eval $(call bpf_variant,$(v))))
 $(BUILD)/profile.pb-c.c $(BUILD)/profile.pb-c.h: user/write/profile.proto | $(BUILD)
 	$(call msg,PROTOC  ,$<)
 	$(Q)protoc-c --c_out=$(BUILD) --proto_path=user/write $<
+$(BUILD)/%.pb-c.c $(BUILD)/%.pb-c.h: user/push/%.proto | $(BUILD)
+	$(call msg,PROTOC  ,$<)
+	$(Q)protoc-c --c_out=$(BUILD) --proto_path=user/push $<
 
 # The flame graph's script and serve's page, embedded as C strings (sed only: no xxd needed).
 embed = $(Q){ echo 'static const char $(1)[] ='; \
@@ -126,25 +133,25 @@ $(BUILD)/serve_page.h: user/serve_page.html | $(BUILD)
 	$(call msg,GEN     ,$@)
 	$(call embed,serve_page,$<,$@)
 
-$(PROTO_OBJ): $(BUILD)/profile.pb-c.c
+$(BUILD)/obj/%.pb-c.o: $(BUILD)/%.pb-c.c
 	@mkdir -p $(dir $@)
 	$(call msg,CC      ,$<)
 	$(Q)$(CC) $(CFLAGS) -w $(CPPFLAGS) -c $< -o $@
 
-$(PROTO_ASAN): $(BUILD)/profile.pb-c.c
+$(BUILD)/asan/%.pb-c.o: $(BUILD)/%.pb-c.c
 	@mkdir -p $(dir $@)
 	$(call msg,CC-SAN  ,$<)
 	$(Q)$(CC) -O1 -g $(SAN) -w $(CPPFLAGS) -c $< -o $@
 
 # Generated headers first (order-only); after that the .d files say who needs what.
-GENERATED := $(BUILD)/sample.skel.h $(foreach v,$(BPF_VARIANTS),$(BUILD)/sample_$(v).skel.h) $(BUILD)/profile.pb-c.h $(BUILD)/flamegraph_js.h $(BUILD)/serve_page.h
+GENERATED := $(BUILD)/sample.skel.h $(foreach v,$(BPF_VARIANTS),$(BUILD)/sample_$(v).skel.h) $(PROTO_HDRS) $(BUILD)/flamegraph_js.h $(BUILD)/serve_page.h
 
 $(BUILD)/obj/%.o: user/%.c | $(GENERATED)
 	@mkdir -p $(dir $@)
 	$(call msg,CC      ,$<)
 	$(Q)$(CC) $(CFLAGS) $(WARN) $(DEPFLAGS) $(CPPFLAGS) -c $< -o $@
 
-$(BUILD)/asan/%.o: user/%.c | $(BUILD)/profile.pb-c.h $(BUILD)/flamegraph_js.h $(BUILD)/serve_page.h
+$(BUILD)/asan/%.o: user/%.c | $(PROTO_HDRS) $(BUILD)/flamegraph_js.h $(BUILD)/serve_page.h
 	@mkdir -p $(dir $@)
 	$(call msg,CC-SAN  ,$<)
 	$(Q)$(CC) -O1 -g $(SAN) $(WARN) $(DEPFLAGS) $(CPPFLAGS) -c $< -o $@
@@ -233,12 +240,12 @@ FUZZ_SECONDS ?= 30
 # CI fails here too. FUZZ_SEED=0 (libFuzzer picks one) to explore further.
 FUZZ_SEED ?= 1
 
-$(BUILD)/fuzz-pprof: $(FUZZ_PPROF_SRCS) $(PROTO_OBJ) | $(BUILD)/profile.pb-c.h $(BUILD)/flamegraph_js.h $(BUILD)/serve_page.h
+$(BUILD)/fuzz-pprof: $(FUZZ_PPROF_SRCS) $(PROTO_OBJ) | $(PROTO_HDRS) $(BUILD)/flamegraph_js.h $(BUILD)/serve_page.h
 	$(call msg,LD      ,$@)
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) $(FUZZ_PPROF_SRCS) $(PROTO_OBJ) -o $@ -lprotobuf-c -lz
 	$(Q)$(CC) $(CPPFLAGS) -MM -MP -MT $@ $(FUZZ_PPROF_SRCS) > $@.d
 
-$(BUILD)/fuzz-ingest: $(FUZZ_INGEST_SRCS) $(PROTO_OBJ) | $(BUILD)/profile.pb-c.h $(BUILD)/flamegraph_js.h $(BUILD)/serve_page.h
+$(BUILD)/fuzz-ingest: $(FUZZ_INGEST_SRCS) $(PROTO_OBJ) | $(PROTO_HDRS) $(BUILD)/flamegraph_js.h $(BUILD)/serve_page.h
 	$(call msg,LD      ,$@)
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) $(FUZZ_INGEST_SRCS) $(PROTO_OBJ) -o $@ -ldw -lelf -lz -lprotobuf-c -lstdc++
 	$(Q)$(CC) $(CPPFLAGS) -MM -MP -MT $@ $(FUZZ_INGEST_SRCS) > $@.d
@@ -292,7 +299,8 @@ DEPS := make clang llvm gcc g++ libbpf-dev bpftool libelf-dev zlib1g-dev libdw-d
 	python3-numpy python3-scipy libopenblas0-pthread python3-flask gunicorn python3-aiohttp python3-sphinx graphviz curl \
 	libcriterion-dev pkg-config python3 binutils procps util-linux bc \
 	libprotobuf-c-dev protobuf-c-compiler golang-go libclang-rt-14-dev chromium libmicrohttpd-dev patchelf \
-	clang-format clang-tidy cppcheck libncurses-dev tmux
+	clang-format clang-tidy cppcheck shellcheck linux-perf strace libncurses-dev tmux \
+	libcurl4-openssl-dev nginx-light openssl
 
 deps:
 	apt-get update -qq

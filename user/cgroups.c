@@ -198,6 +198,62 @@ const char *container_id_of(const char *cgroup_path, char *out, size_t size)
 	return out;
 }
 
+/* "<36 chars of hex digits and '-' or '_' in UUID places>" at s, ending the component (or ".slice"). */
+static bool pod_uid_at(const char *s, size_t n, char uid[37])
+{
+	static const int dashes[] = { 8, 13, 18, 23 };
+
+	if (n != 36 && !(n == 42 && !strncmp(s + 36, ".slice", 6)))
+		return false;
+	for (int i = 0, d = 0; i < 36; i++) {
+		char c = s[i];
+
+		if (d < 4 && i == dashes[d]) {
+			if (c != '-' && c != '_')
+				return false;
+			uid[i] = '-';
+			d++;
+		} else if (isxdigit((unsigned char)c)) {
+			uid[i] = (char)tolower((unsigned char)c);
+		} else {
+			return false;
+		}
+	}
+	uid[36] = 0;
+	return true;
+}
+
+const char *k8s_pod_uid_of(const char *cgroup_path, char *out, size_t size)
+{
+	const char *c = cgroup_path;
+	char uid[37];
+
+	out[0] = '\0';
+	if (!strstr(cgroup_path, "kubepods"))
+		return out;
+	while (*c) {
+		const char *slash = strchr(c, '/');
+		size_t n = slash ? (size_t)(slash - c) : strlen(c);
+		const char *pod = NULL;
+
+		/* cgroupfs: "pod<UID>"; systemd: "kubepods[-QOS]-pod<UID>.slice". */
+		if (n > 3 && !strncmp(c, "pod", 3))
+			pod = c + 3;
+		else if (!strncmp(c, "kubepods", 8))
+			for (const char *q = c; q + 4 <= c + n; q++)
+				if (!strncmp(q, "-pod", 4))
+					pod = q + 4;
+		if (pod && pod_uid_at(pod, n - (size_t)(pod - c), uid)) {
+			snprintf(out, size, "%s", uid);
+			return out;
+		}
+		c += n;
+		if (*c == '/')
+			c++;
+	}
+	return out;
+}
+
 int proc_cgroup_path(pid_t pid, char *out, size_t size)
 {
 	char path[64], line[4096];

@@ -40,6 +40,14 @@ int cgroup_find_container(const char *mount, const char *container_id, char *dir
  */
 const char *container_id_of(const char *cgroup_path, char *out, size_t size);
 
+/*
+ * The Kubernetes pod UID in a cgroup path kubelet made, or "" (returns out):
+ * the systemd driver's ".../kubepods-burstable-pod<UID, '_' for '-'>.slice/..."
+ * and the cgroupfs driver's "/kubepods/burstable/pod<UID>/...", the UID
+ * given back with '-'. Nothing outside a "kubepods" tree is taken.
+ */
+const char *k8s_pod_uid_of(const char *cgroup_path, char *out, size_t size);
+
 /* A process's cgroup v2 path ("/system.slice/x.scope") from /proc/PID/cgroup; 0 or -1. */
 int proc_cgroup_path(pid_t pid, char *out, size_t size);
 /* A process's pid in its own (innermost) pid namespace, from /proc/PID/status; 0 when unknown. */

@@ -6,8 +6,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "outfile.h"
+#include "push/series.h"
 #include "rotation.h"
 #include "util.h"
 #include "write/pprof.h"
@@ -40,6 +42,19 @@ static int write_file(const char *path, struct profile *prof)
 	return outfile__commit(&out);
 }
 
+/* The host this file is recorded on: a backend's "host" label, even when
+ * the file is pushed from elsewhere later (push/series.h). */
+static void note_host(struct profile *prof)
+{
+	char host[256], note[300];
+
+	if (gethostname(host, sizeof(host)))
+		return;
+	host[sizeof(host) - 1] = 0;
+	snprintf(note, sizeof(note), "%s%s", SERIES_HOST_COMMENT, host);
+	profile__add_comment(prof, note);
+}
+
 void intervals__write(struct intervals *iv, struct profile *prof, uint64_t freq, uint64_t now)
 {
 	struct profile_meta *m = profile__meta(prof);
@@ -50,12 +65,15 @@ void intervals__write(struct intervals *iv, struct profile *prof, uint64_t freq,
 	m->start_epoch_ns = iv->epoch_ns;
 	m->duration_ns = (int64_t)(now - iv->start_ns);
 	rotation_file_name(iv->epoch_ns, iv->seq++, name, sizeof(name));
+	note_host(prof);
 	if (asprintf(&path, "%s/%s", iv->dir, name) < 0)
 		die("out of memory");
 	if (write_file(path, prof))
 		iv->write_failures++;
 	else {
 		iv->files_written++;
+		if (iv->written)
+			iv->written(iv->push_ctx, name);
 		if (iv->log)
 			fprintf(stderr, "pyebpf: wrote %s (%llu samples in %.1f s)\n", path,
 				(unsigned long long)samples, (double)m->duration_ns / 1e9);
@@ -64,10 +82,16 @@ void intervals__write(struct intervals *iv, struct profile *prof, uint64_t freq,
 	profile__clear_samples(prof);
 	if (iv->keep || iv->max_disk) {
 		struct rotation_prune pr = {
-			.keep = iv->keep, .max_bytes = iv->max_disk, .written = name, .now_ns = epoch_now_ns()
+			.keep = iv->keep,
+			.max_bytes = iv->max_disk,
+			.written = name,
+			.now_ns = epoch_now_ns(),
+			.unsent = iv->unsent,
+			.unsent_ctx = iv->push_ctx,
 		};
 
 		rotation_prune(iv->dir, &pr);
+		iv->unsent_deleted += pr.unsent_deleted;
 		/* Said when it changes, not at every interval. */
 		if (pr.foreign != iv->foreign_told && pr.foreign)
 			fprintf(stderr,

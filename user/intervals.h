@@ -3,7 +3,8 @@
  * --continuous DIR: the recording cut into intervals, each written to DIR as
  * one pprof file (atomic rename, names sortable by time), the oldest pruned
  * beyond --keep/--max-disk. A failed write is reported and counted, and
- * recording goes on.
+ * recording goes on. Each file names the host it was recorded on (a
+ * comment, push/series.h), for the backends it is pushed to.
  */
 #ifndef PYEBPF_INTERVALS_H
 #define PYEBPF_INTERVALS_H
@@ -26,6 +27,12 @@ struct intervals {
 	uint64_t seq, files_written, write_failures;
 	size_t foreign_told; /* files in dir that are not ours, as last said */
 	bool log;            /* a line per file written: stderr is a log (systemd, a file), no status line */
+	/* --push/--otlp (push/sender.h): files a backend lacks are kept past
+	 * --keep; `written` is told of each new file. NULL: not pushing. */
+	bool (*unsent)(void *ctx, const char *name);
+	void (*written)(void *ctx, const char *name);
+	void *push_ctx;
+	uint64_t unsent_deleted; /* unsent files --max-disk forced out */
 };
 
 /* A new interval begins at now (monotonic). */

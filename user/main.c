@@ -5,6 +5,7 @@
 
 #include "dump.h"
 #include "live_top.h"
+#include "push/push_main.h"
 #include "record.h"
 #include "report.h"
 #include "serve.h"
@@ -12,25 +13,27 @@
 
 #define PYEBPF_VERSION "0.1.0"
 
-static const char usage[] = "Usage: pyebpf COMMAND [OPTIONS]\n"
-			    "A system-wide sampling profiler for Python, built on eBPF.\n"
-			    "\n"
-			    "Commands:\n"
-			    "  record    sample stacks and write a profile (pyebpf record --help)\n"
-			    "  top       a live table of the hottest functions (pyebpf top --help)\n"
-			    "  report    convert, filter, merge or compare recordings (pyebpf report --help)\n"
-			    "  serve     a local web viewer over a continuous directory (pyebpf serve --help)\n"
-			    "  dump      every thread of a process now: stacks, waits, locals (pyebpf dump --help)\n"
-			    "\n"
-			    "  -h, --help       this help\n"
-			    "  -V, --version    print the version\n"
-			    "\n"
-			    "Examples:\n"
-			    "  sudo pyebpf record -a -d 10 -o machine.folded\n"
-			    "  sudo pyebpf record -- python3 script.py\n"
-			    "  sudo pyebpf top -p 1234\n"
-			    "  sudo pyebpf record -a -d 60 -o all.pb.gz && pyebpf report all.pb.gz -o flame.svg\n"
-			    "  sudo pyebpf dump -p 1234 --locals\n";
+static const char usage[] =
+	"Usage: pyebpf COMMAND [OPTIONS]\n"
+	"A system-wide sampling profiler for Python, built on eBPF.\n"
+	"\n"
+	"Commands:\n"
+	"  record    sample stacks and write a profile (pyebpf record --help)\n"
+	"  top       a live table of the hottest functions (pyebpf top --help)\n"
+	"  report    convert, filter, merge or compare recordings (pyebpf report --help)\n"
+	"  serve     a local web viewer over a continuous directory (pyebpf serve --help)\n"
+	"  dump      every thread of a process now: stacks, waits, locals (pyebpf dump --help)\n"
+	"  push      send a continuous directory to Pyroscope or an OTLP collector (pyebpf push --help)\n"
+	"\n"
+	"  -h, --help       this help\n"
+	"  -V, --version    print the version\n"
+	"\n"
+	"Examples:\n"
+	"  sudo pyebpf record -a -d 10 -o machine.folded\n"
+	"  sudo pyebpf record -- python3 script.py\n"
+	"  sudo pyebpf top -p 1234\n"
+	"  sudo pyebpf record -a -d 60 -o all.pb.gz && pyebpf report all.pb.gz -o flame.svg\n"
+	"  sudo pyebpf dump -p 1234 --locals\n";
 
 int main(int argc, char **argv)
 {
@@ -54,6 +57,8 @@ int main(int argc, char **argv)
 		return report_main(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "dump"))
 		return dump_main(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "push"))
+		return push_main(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "serve"))
 		return serve_main(argc - 1, argv + 1);
 	err_msg("unknown command '%s' (see 'pyebpf --help')", argv[1]);

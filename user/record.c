@@ -4,8 +4,9 @@
  * The rooms it drives: preflight.c (checks before anything is loaded),
  * sampler.c (BPF, perf events, counters: the only libbpf user), ingest.c
  * (every sample named as it arrives: the process may be gone at the end),
- * child.c (-- CMD), intervals.c (--continuous), summary.c. The output file
- * is written once, after the ring buffer is drained.
+ * child.c (-- CMD), intervals.c (--continuous), push/sender.c (--push,
+ * --otlp: beside the loop, never in it), summary.c. The output file is
+ * written once, after the ring buffer is drained.
  */
 #include "record.h"
 
@@ -24,6 +25,7 @@
 #include "outfile.h"
 #include "preflight.h"
 #include "profile.h"
+#include "push/sender.h"
 #include "record_args.h"
 #include "record_targets.h"
 #include "sampler.h"
@@ -42,7 +44,8 @@ struct recorder {
 	struct ingest *ingest;
 	struct child child;
 	struct outfile out;
-	struct intervals iv; /* --continuous; in one-shot mode only its start */
+	struct intervals iv;   /* --continuous; in one-shot mode only its start */
+	struct pusher *pusher; /* --push, --otlp */
 	uint64_t start_ns;
 	int64_t start_epoch_ns;                 /* wall clock at start, for pprof's time_nanos */
 	int64_t since_epoch_ns, until_epoch_ns; /* --since/--until as wall-clock times */
@@ -100,6 +103,68 @@ static int on_event(void *ctx, void *data, size_t size)
 
 /* ---- steps -------------------------------------------------------------- */
 
+/* How long a stop waits for backends to take what they lack. */
+#define PUSH_STOP_SECONDS 5.0
+
+static bool push_unsent(void *ctx, const char *name)
+{
+	return pusher__unsent(ctx, name);
+}
+
+static void push_written(void *ctx, const char *name)
+{
+	(void)name;
+	pusher__poke(ctx);
+}
+
+/* The senders start before sampling: a journal that cannot be written is an
+ * error line now; a backend that does not answer is a warning, later. */
+static int start_pusher(struct recorder *r)
+{
+	const struct record_opts *o = &r->opts;
+	struct push_config pc = {
+		.dir = o->continuous,
+		.endpoints = o->push.endpoints,
+		.nendpoints = o->push.nendpoints,
+		.series = { .service_name = o->push.service_name, .extra = o->push.labels, .nextra = o->push.nlabels },
+		.auth = o->push.auth,
+		.connect_timeout_s = PUSH_DEFAULT_CONNECT_TIMEOUT,
+		.timeout_s = o->push.timeout_s,
+		.since_ns = INT64_MIN,
+		.until_ns = INT64_MAX,
+		.log = r->iv.log,
+	};
+
+	r->pusher = pusher__start(&pc);
+	if (!r->pusher)
+		return -1;
+	r->iv.unsent = push_unsent;
+	r->iv.written = push_written;
+	r->iv.push_ctx = r->pusher;
+	return 0;
+}
+
+/* The stop's last pushes, and what they left. */
+static void finish_pusher(struct recorder *r)
+{
+	struct push_stats ps;
+
+	if (!r->pusher)
+		return;
+	pusher__finish(r->pusher, PUSH_STOP_SECONDS);
+	pusher__stats(r->pusher, &ps);
+	fprintf(stderr, "pyebpf: pushed %llu intervals (%llu profiles, %.1f KB, %.3f s of CPU)",
+		(unsigned long long)ps.sent, (unsigned long long)ps.profiles, (double)ps.bytes / 1024, ps.cpu_s);
+	if (ps.rejected)
+		fprintf(stderr, "; %llu refused for good (kept)", (unsigned long long)ps.rejected);
+	if (r->iv.unsent_deleted)
+		fprintf(stderr, "; %llu deleted unsent (--max-disk)", (unsigned long long)r->iv.unsent_deleted);
+	if (ps.unsent)
+		fprintf(stderr, "; %zu not sent yet, kept in %s for the next run or 'pyebpf push %s'", ps.unsent,
+			r->opts.continuous, r->opts.continuous);
+	fputc('\n', stderr);
+}
+
 /* Everything that can be checked before sampling, is. */
 static int preflight(struct recorder *r)
 {
@@ -113,6 +178,8 @@ static int preflight(struct recorder *r)
 	    preflight_rate(o->freq))
 		return -1;
 	if (o->continuous ? preflight_dir(o->continuous) : outfile__open(&r->out, o->output))
+		return -1;
+	if (o->push.nendpoints && start_pusher(r))
 		return -1;
 	snprintf(abort_path, sizeof(abort_path), "%s", r->out.tmp);
 	cleanup_out = &r->out;
@@ -390,6 +457,7 @@ static int write_output(struct recorder *r)
 		if (r->iv.write_failures)
 			fprintf(stderr, " (%llu could not be written)", (unsigned long long)r->iv.write_failures);
 		fputc('\n', stderr);
+		finish_pusher(r);
 		/* Some intervals lost is said above; none kept at all is a failure. */
 		return r->iv.files_written || !r->iv.write_failures ? 0 : -1;
 	}
@@ -412,6 +480,7 @@ static int write_output(struct recorder *r)
 
 static void recorder_free(struct recorder *r)
 {
+	pusher__free(r->pusher);
 	sampler__free(r->sampler);
 	if (r->raw && fclose(r->raw))
 		err_msg("PYEBPF_RAW_OUT: %s", strerror(errno));

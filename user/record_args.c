@@ -66,6 +66,9 @@ static const char usage[] =
 	"      --max-disk SIZE     keep interval files within SIZE bytes (K, M, G)\n"
 	"      --rate-limit PCT    if pyebpf's own CPU goes above PCT%% of one core over an\n"
 	"                          interval, halve the frequency (noted in the files)\n"
+	"\n"
+	"%s"
+	"\n"
 	"  -v, --verbose           libbpf debug output and the BPF verifier log\n"
 	"  -h, --help              this help\n"
 	"\n"
@@ -78,7 +81,9 @@ static const char usage[] =
 	"  sudo pyebpf record -p 1234 --threads --exclude-thread monitor\n"
 	"  sudo pyebpf record -a -d 60 -o all.pb.gz     an archive: 'pyebpf report' converts it\n"
 	"  sudo pyebpf record -a -o flame.svg           open flame.svg in a browser\n"
-	"  sudo pyebpf record --mode wall -p 1234 -o wall.svg   where the wall time goes\n";
+	"  sudo pyebpf record --mode wall -p 1234 -o wall.svg   where the wall time goes\n"
+	"  sudo pyebpf record -a --continuous /var/lib/pyebpf --interval 15s --max-disk 1G \\\n"
+	"       --push http://pyroscope:4040 --label env=prod   a fleet's host\n";
 
 static const struct option long_opts[] = {
 	{ "all", no_argument, NULL, 'a' },
@@ -105,6 +110,7 @@ static const struct option long_opts[] = {
 	{ "no-children", no_argument, NULL, 'K' },
 	{ "no-tasks", no_argument, NULL, 'A' },
 	{ "help", no_argument, NULL, 'h' },
+	PUSH_LONG_OPTIONS,
 	FILTER_LONG_OPTIONS,
 	{ 0 },
 };
@@ -207,12 +213,14 @@ int record_args__shared_option(struct record_opts *o, int c, const char *arg)
 /* One option of record's own (not a filter); 0, or -1 after one error line. */
 static int record_option(struct record_opts *o, int c, const char *arg, struct parse_state *st)
 {
-	int shared = record_args__shared_option(o, c, arg);
+	int shared = record_args__shared_option(o, c, arg), push;
 	uint64_t keep;
 	char *end;
 
 	if (shared <= 0)
 		return shared;
+	if ((push = push_args__option(&o->push, c, arg)))
+		return push < 0 ? -1 : 0;
 	switch (c) {
 	case 'o':
 		if (args_output(arg, &o->output))
@@ -338,6 +346,13 @@ static int check_combinations(struct record_opts *o, const struct parse_state *s
 		err_msg("--stack-size needs --native");
 		return -1;
 	}
+	if (o->push.nendpoints && !o->continuous) {
+		err_msg("--push and --otlp need --continuous DIR: its interval files are the spool that keeps what a "
+			"backend has not taken yet");
+		return -1;
+	}
+	if (push_args__check(&o->push))
+		return -1;
 	if (o->continuous) {
 		if (st->output_given || st->format) {
 			err_msg("--continuous writes pprof files into its directory: -o and --format do not apply");
@@ -355,6 +370,7 @@ void record_args__defaults(struct record_opts *o)
 {
 	memset(o, 0, sizeof(*o));
 	filter__init(&o->filter);
+	push_args__init(&o->push);
 	o->freq = RECORD_DEFAULT_FREQ;
 	o->output = RECORD_DEFAULT_OUTPUT;
 	o->interval = RECORD_DEFAULT_INTERVAL;
@@ -374,7 +390,7 @@ static int parse(int argc, char **argv, struct record_opts *o)
 		if (c == ARGS_FAIL)
 			return -1;
 		if (c == 'h') {
-			printf(usage, filter_args_usage, formats_usage);
+			printf(usage, filter_args_usage, formats_usage, push_args_usage);
 			return 1;
 		}
 		if (record_option(o, c, optarg, &st))
@@ -409,4 +425,5 @@ void record_args__free(struct record_opts *o)
 	free(o->debug_dirs);
 	o->debug_dirs = NULL;
 	o->ndebug_dirs = 0;
+	push_args__free(&o->push);
 }

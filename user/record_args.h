@@ -9,6 +9,7 @@
 
 #include "filter.h"
 #include "formats.h"
+#include "push/push_args.h"
 
 /* --mode: what a sample stands for. */
 enum record_mode {
@@ -46,7 +47,8 @@ struct record_opts {
 	uint32_t stack_size;     /* --stack-size: user stack bytes copied per sample */
 	const char **debug_dirs; /* --debug-dir DIR, repeatable, NULL-terminated; NULL: the default */
 	size_t ndebug_dirs;
-	struct filter filter; /* --tid, --thread, --exclude-thread, --gil, --no-kernel, ... */
+	struct filter filter;  /* --tid, --thread, --exclude-thread, --gil, --no-kernel, ... */
+	struct push_opts push; /* --push, --otlp and how (with --continuous: its files are the spool) */
 };
 
 #define RECORD_DEFAULT_FREQ 99

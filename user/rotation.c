@@ -191,11 +191,12 @@ int rotation_prune(const char *dir, struct rotation_prune *pr)
 {
 	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	struct rotation_file *v;
-	size_t n = 0, kept = 0, first = 0, newest = SIZE_MAX;
+	size_t n = 0, kept = 0, left, newest = SIZE_MAX;
 	uint64_t total = 0;
 	int deleted = 0;
 
 	pr->foreign = 0;
+	pr->unsent_deleted = 0;
 	if (fd < 0)
 		return -1;
 	v = rotation_list(fd, &n);
@@ -216,24 +217,42 @@ int rotation_prune(const char *dir, struct rotation_prune *pr)
 		memmove(&v[newest], &v[newest + 1], (kept - newest - 1) * sizeof(*v));
 		v[kept - 1] = w;
 	}
+	left = kept;
 	for (size_t i = 0; i < kept; i++)
 		total += v[i].size;
-	/* The newest always stays. */
-	while (first + 1 < kept &&
-	       ((pr->keep && kept - first > pr->keep) || (pr->max_bytes && total > pr->max_bytes))) {
-		if (unlinkat(fd, v[first].name, 0) == 0) {
-			deleted++;
-			if (pr->keep && kept - first > pr->keep)
-				fprintf(stderr, "pyebpf: deleted %s/%s (beyond --keep %zu)\n", dir, v[first].name,
-					pr->keep);
-			else
-				fprintf(stderr, "pyebpf: deleted %s/%s (beyond --max-disk %" PRIu64 " bytes)\n", dir,
-					v[first].name, pr->max_bytes);
-		} else if (errno != ENOENT) {
-			err_msg("cannot delete %s/%s: %s", dir, v[first].name, strerror(errno));
+	/* Sent files (all, when nothing is pushed) oldest first, then unsent
+	 * ones for the disk bound alone; the newest always stays. */
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t i = 0; i + 1 < kept; i++) {
+			bool unsent = pr->unsent && pr->unsent(pr->unsent_ctx, v[i].name);
+			bool over_keep = pr->keep && left > pr->keep,
+			     over_disk = pr->max_bytes && total > pr->max_bytes;
+
+			if (!v[i].name || unsent != (pass == 1) || (!over_disk && (unsent || !over_keep)))
+				continue;
+			if (unlinkat(fd, v[i].name, 0) == 0) {
+				deleted++;
+				if (unsent) {
+					pr->unsent_deleted++;
+					fprintf(stderr,
+						"pyebpf: deleted %s/%s before it was pushed (beyond --max-disk %" PRIu64
+						" bytes while a backend is away)\n",
+						dir, v[i].name, pr->max_bytes);
+				} else if (over_keep) {
+					fprintf(stderr, "pyebpf: deleted %s/%s (beyond --keep %zu)\n", dir, v[i].name,
+						pr->keep);
+				} else {
+					fprintf(stderr, "pyebpf: deleted %s/%s (beyond --max-disk %" PRIu64 " bytes)\n",
+						dir, v[i].name, pr->max_bytes);
+				}
+			} else if (errno != ENOENT) {
+				err_msg("cannot delete %s/%s: %s", dir, v[i].name, strerror(errno));
+			}
+			total -= v[i].size;
+			left--;
+			free(v[i].name);
+			v[i].name = NULL;
 		}
-		total -= v[first].size;
-		first++;
 	}
 	rotation_list_free(v, kept);
 	close(fd);

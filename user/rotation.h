@@ -50,6 +50,12 @@ struct rotation_prune {
 	const char *written; /* the file just written: counted as the newest, never deleted */
 	int64_t now_ns;      /* epoch */
 	size_t foreign;      /* out: files of an interval's name that are not pyebpf's, left alone */
+	/* A file a backend still lacks (push/sender.h): kept beyond --keep, and
+	 * deleted for --max-disk only once every sent file is gone, with a line
+	 * that says so. NULL: none is. */
+	bool (*unsent)(void *ctx, const char *name);
+	void *unsent_ctx;
+	size_t unsent_deleted; /* out: unsent files the disk bound forced out */
 };
 
 /*
@@ -58,6 +64,7 @@ struct rotation_prune {
  * deleted: an interval file's whole name, a regular file, owned by the user
  * pyebpf runs as, with no other hard link, dated no later than now (a
  * planted name dated 2199 would rank newest and push every real file out).
+ * Files a backend still lacks go last, and only for the disk bound.
  * Returns the number deleted, or -1 when dir cannot be read.
  */
 int rotation_prune(const char *dir, struct rotation_prune *pr);

@@ -31,6 +31,7 @@ static int64_t str_id(struct strtab *t, const char *s)
 
 struct builder {
 	const struct profile *p;
+	const struct pprof_opts *o;
 	struct strtab strs;
 	struct hashmap *func_ids; /* function key → id */
 	Function **funcs;
@@ -196,6 +197,28 @@ struct entry_out {
 	size_t nlabels;
 };
 
+/*
+ * A push's labels: what a backend may filter by without a series per
+ * process or thread id (Pyroscope makes series of sample labels): the
+ * thread's name, the command, GIL, off-CPU reason, CPython version. The
+ * process and container are the series' own labels (push/series.h).
+ */
+static void push_labels(struct builder *b, const struct profile_entry *e, struct entry_out *o)
+{
+	const struct profile *p = b->p;
+
+	if (e->labels.thread)
+		o->labels[o->nlabels++] = label(b, "thread_name", profile__str_at(p, e->labels.thread), 0);
+	if (e->labels.comm)
+		o->labels[o->nlabels++] = label(b, "comm", profile__str_at(p, e->labels.comm), 0);
+	if (e->labels.flags & LABEL_GIL_KNOWN)
+		o->labels[o->nlabels++] = label(b, "gil", e->labels.flags & LABEL_GIL_HELD ? "held" : "released", 0);
+	if (e->labels.python)
+		o->labels[o->nlabels++] = label(b, "python", profile__str_at(p, e->labels.python), 0);
+	if (e->labels.offcpu)
+		o->labels[o->nlabels++] = label(b, "off_cpu_reason", offcpu_reason_name(e->labels.offcpu), 0);
+}
+
 static void entry_out(struct builder *b, const struct profile_entry *e, struct entry_out *o)
 {
 	const struct profile *p = b->p;
@@ -211,6 +234,10 @@ static void entry_out(struct builder *b, const struct profile_entry *e, struct e
 		*ids = v;
 	}
 	o->location_ids = *ids;
+	if (b->o->only) {
+		push_labels(b, e, o);
+		return;
+	}
 	o->labels[o->nlabels++] = label(b, "pid", NULL, e->labels.pid);
 	o->labels[o->nlabels++] = label(b, "tid", NULL, e->labels.tid);
 	o->labels[o->nlabels++] = label(b, "comm", profile__str_at(p, e->labels.comm), 0);
@@ -266,37 +293,47 @@ static void samples_build(struct builder *b, const struct profile_meta *m, struc
 {
 	struct profile_entry e;
 	bool tasks = m->wall && has_tasks(b->p);
+	size_t n = profile__nstacks(b->p);
 
-	so->nentries = profile__nstacks(b->p);
-	so->eo = xcalloc(so->nentries + 1, sizeof(*so->eo));
-	so->samples = xcalloc(so->nentries + 1, sizeof(*so->samples));
-	so->ptrs = xcalloc(so->nentries + 1, sizeof(*so->ptrs));
-	so->values = xcalloc((so->nentries + 1) * 4, sizeof(*so->values));
-	for (size_t i = 0; i < so->nentries; i++) {
-		struct entry_out *o = &so->eo[i];
-		Sample *s = &so->samples[i];
+	so->eo = xcalloc(n + 1, sizeof(*so->eo));
+	so->samples = xcalloc(n + 1, sizeof(*so->samples));
+	so->ptrs = xcalloc(n + 1, sizeof(*so->ptrs));
+	so->values = xcalloc((n + 1) * 4, sizeof(*so->values));
+	for (size_t i = 0; i < n; i++) {
+		struct entry_out *o = &so->eo[so->nentries];
+		Sample *s = &so->samples[so->nentries];
+		bool task;
+		int64_t ns;
 
 		profile__entry(b->p, (uint32_t)i, &e);
+		task = e.labels.flags & LABEL_TASK;
+		ns = (int64_t)(e.count * m->period_ns);
+		/* A push's one kind of time: entries without it are left out. */
+		if ((b->o->only == PPROF_ONLY_CPU && (e.labels.offcpu || task)) ||
+		    (b->o->only == PPROF_ONLY_WALL && task))
+			continue;
 		entry_out(b, &e, o);
 		perftools__profiles__sample__init(s);
 		s->n_location_id = e.nframes;
 		s->location_id = o->location_ids;
-		bool task = e.labels.flags & LABEL_TASK;
-		int64_t ns = (int64_t)(e.count * m->period_ns);
-
-		s->n_value = tasks ? 4 : m->wall ? 3 : 2;
-		s->value = &so->values[i * 4];
-		s->value[0] = (int64_t)e.count;
-		s->value[1] = e.labels.offcpu || task ? 0 : ns;
-		if (tasks) {
-			s->value[2] = task ? ns : 0;
-			s->value[3] = task ? 0 : ns;
+		s->value = &so->values[so->nentries * 4];
+		if (b->o->only) {
+			s->n_value = 1;
+			s->value[0] = ns;
 		} else {
-			s->value[2] = ns;
+			s->n_value = tasks ? 4 : m->wall ? 3 : 2;
+			s->value[0] = (int64_t)e.count;
+			s->value[1] = e.labels.offcpu || task ? 0 : ns;
+			if (tasks) {
+				s->value[2] = task ? ns : 0;
+				s->value[3] = task ? 0 : ns;
+			} else {
+				s->value[2] = ns;
+			}
 		}
 		s->label = o->labels;
 		s->n_label = o->nlabels;
-		so->ptrs[i] = s;
+		so->ptrs[so->nentries++] = s;
 	}
 }
 
@@ -322,15 +359,24 @@ static void header_build(struct builder *b, const struct profile_meta *m, Profil
 	 * recorded (Pyroscope also tells a wall profile by it). */
 	bool tasks = m->wall && has_tasks(b->p);
 
-	prof->n_sample_type = tasks ? 4 : m->wall ? 3 : 2;
-	prof->sample_type = xcalloc(4, sizeof(*prof->sample_type));
-	prof->sample_type[0] = value_type(b, "samples", "count");
-	prof->sample_type[1] = value_type(b, "cpu", "nanoseconds");
-	if (tasks)
-		prof->sample_type[2] = value_type(b, "task_wall", "nanoseconds");
-	if (m->wall)
-		prof->sample_type[tasks ? 3 : 2] = value_type(b, "wall", "nanoseconds");
-	prof->period_type = value_type(b, m->wall ? "wall" : "cpu", "nanoseconds");
+	if (b->o->only) { /* a push: one kind of time, as Pyroscope's profile types name it */
+		const char *kind = b->o->only == PPROF_ONLY_CPU ? "cpu" : "wall";
+
+		prof->n_sample_type = 1;
+		prof->sample_type = xcalloc(1, sizeof(*prof->sample_type));
+		prof->sample_type[0] = value_type(b, kind, "nanoseconds");
+		prof->period_type = value_type(b, kind, "nanoseconds");
+	} else {
+		prof->n_sample_type = tasks ? 4 : m->wall ? 3 : 2;
+		prof->sample_type = xcalloc(4, sizeof(*prof->sample_type));
+		prof->sample_type[0] = value_type(b, "samples", "count");
+		prof->sample_type[1] = value_type(b, "cpu", "nanoseconds");
+		if (tasks)
+			prof->sample_type[2] = value_type(b, "task_wall", "nanoseconds");
+		if (m->wall)
+			prof->sample_type[tasks ? 3 : 2] = value_type(b, "wall", "nanoseconds");
+		prof->period_type = value_type(b, m->wall ? "wall" : "cpu", "nanoseconds");
+	}
 	prof->period = (int64_t)m->period_ns;
 	prof->time_nanos = m->start_epoch_ns;
 	prof->duration_nanos = m->duration_ns;
@@ -378,15 +424,26 @@ static void builder_free(struct builder *b)
  */
 int pprof__write(const struct profile *p, FILE *out)
 {
+	static const struct pprof_opts all = { 0 };
+
+	return pprof__write_opts(p, &all, out);
+}
+
+int pprof__write_opts(const struct profile *p, const struct pprof_opts *o, FILE *out)
+{
 	const struct profile_meta *m = profile__meta_of(p);
-	struct builder b = { .p = p };
+	struct builder b = { .p = p, .o = o };
 	Profile prof = PERFTOOLS__PROFILES__PROFILE__INIT;
 	struct samples_out so = { 0 };
 	struct gzip_part parts[3];
 	uint8_t field[16], *buf;
 	size_t len, log_len, nfield = 0;
-	const uint8_t *log = profile__event_log(p, &log_len);
+	/* A push's samples are a subset: the timeline's indexes would not match. */
+	const uint8_t *log = o->only ? NULL : profile__event_log(p, &log_len);
 	int ret;
+
+	if (o->only)
+		log_len = 0;
 
 	strtab__init(&b.strs);
 	b.func_ids = hashmap__new();

@@ -29,4 +29,22 @@
 /* The profile's meta gives period, start and duration; 0, or -1 with errno set. */
 int pprof__write(const struct profile *p, FILE *out);
 
+/*
+ * What a push sends (push/series.h): one kind of time as the one sample
+ * type (cpu or wall, nanoseconds, the period type alike: what Pyroscope's
+ * process_cpu and wall profile types read), the entries that have it, the
+ * labels a backend filters by (thread_name, comm, gil, python,
+ * off_cpu_reason; no pid or tid, which would make a series of each), and
+ * no timeline.
+ */
+enum pprof_only {
+	PPROF_EVERYTHING = 0, /* pprof__write's file */
+	PPROF_ONLY_CPU,
+	PPROF_ONLY_WALL,
+};
+struct pprof_opts {
+	enum pprof_only only;
+};
+int pprof__write_opts(const struct profile *p, const struct pprof_opts *o, FILE *out);
+
 #endif

@@ -1,0 +1,161 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+#include "push/pyroscope_req.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hashmap.h"
+#include "pyroscope.pb-c.h"
+#include "util.h"
+#include "write/pprof.h"
+
+typedef Pyroscope__PushRequest PushRequest;
+typedef Pyroscope__RawProfileSeries RawProfileSeries;
+typedef Pyroscope__LabelPair LabelPair;
+typedef Pyroscope__RawSample RawSample;
+
+void pyroscope_uuid(const char *key, char out[37])
+{
+	uint64_t h[2];
+	uint8_t b[16];
+
+	/* A fixed seed: the same key gives the same UUID in every run. */
+	hash128_bytes(key, strlen(key), 0x70796562706655ULL, h);
+	for (int i = 0; i < 8; i++) {
+		b[i] = (uint8_t)(h[0] >> (8 * i));
+		b[8 + i] = (uint8_t)(h[1] >> (8 * i));
+	}
+	b[6] = (uint8_t)((b[6] & 0x0f) | 0x40); /* version 4 */
+	b[8] = (uint8_t)((b[8] & 0x3f) | 0x80); /* RFC variant */
+	snprintf(out, 37, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0], b[1], b[2],
+		 b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
+}
+
+/* Does the series have samples of this kind of time? */
+static bool has_kind(const struct profile *p, enum pprof_only kind)
+{
+	struct profile_entry e;
+	size_t pos = 0;
+
+	while (profile__next(p, &pos, &e))
+		if (!(e.labels.flags & LABEL_TASK) && (kind == PPROF_ONLY_WALL || !e.labels.offcpu))
+			return true;
+	return false;
+}
+
+/* One series and kind, built; the pprof's bytes in *raw (malloc'd). */
+struct part {
+	RawProfileSeries series;
+	RawSample sample, *samples[1];
+	LabelPair *pairs;
+	LabelPair **pair_ptrs;
+	char id[37];
+	char *raw;
+	size_t raw_len;
+};
+
+static int part_build(struct part *pt, const struct push_series *s, enum pprof_only kind, const char *name)
+{
+	struct pprof_opts o = { .only = kind };
+	const char *type = kind == PPROF_ONLY_CPU ? "process_cpu" : "wall";
+	FILE *f = open_memstream(&pt->raw, &pt->raw_len);
+	char *key;
+
+	if (!f || pprof__write_opts(s->prof, &o, f)) {
+		int e = errno;
+
+		if (f)
+			fclose(f);
+		free(pt->raw);
+		pt->raw = NULL;
+		errno = e;
+		return -1;
+	}
+	if (fclose(f))
+		return -1;
+	pyroscope__raw_profile_series__init(&pt->series);
+	pyroscope__raw_sample__init(&pt->sample);
+	pt->pairs = xcalloc(s->nlabels + 1, sizeof(*pt->pairs));
+	pt->pair_ptrs = xcalloc(s->nlabels + 1, sizeof(*pt->pair_ptrs));
+	/* __name__ first: it sorts before every other label name. */
+	pyroscope__label_pair__init(&pt->pairs[0]);
+	pt->pairs[0].name = "__name__";
+	pt->pairs[0].value = (char *)type;
+	for (size_t i = 0; i <= s->nlabels; i++) {
+		if (i) {
+			pyroscope__label_pair__init(&pt->pairs[i]);
+			pt->pairs[i].name = (char *)s->labels[i - 1].name;
+			pt->pairs[i].value = (char *)s->labels[i - 1].value;
+		}
+		pt->pair_ptrs[i] = &pt->pairs[i];
+	}
+	pt->series.n_labels = s->nlabels + 1;
+	pt->series.labels = pt->pair_ptrs;
+	if (asprintf(&key, "%s|%s|", name, type) < 0)
+		die("out of memory");
+	for (size_t i = 0; i < s->nlabels; i++) {
+		char *k2;
+
+		if (asprintf(&k2, "%s%s=%s,", key, s->labels[i].name, s->labels[i].value) < 0)
+			die("out of memory");
+		free(key);
+		key = k2;
+	}
+	pyroscope_uuid(key, pt->id);
+	free(key);
+	pt->sample.raw_profile.data = (uint8_t *)pt->raw;
+	pt->sample.raw_profile.len = pt->raw_len;
+	pt->sample.id = pt->id;
+	pt->samples[0] = &pt->sample;
+	pt->series.n_samples = 1;
+	pt->series.samples = pt->samples;
+	return 0;
+}
+
+static void part_free(struct part *pt)
+{
+	free(pt->raw);
+	free(pt->pairs);
+	free(pt->pair_ptrs);
+}
+
+int pyroscope_request(const struct push_series *s, size_t n, const char *name, uint8_t **out, size_t *len,
+		      size_t *nprofiles)
+{
+	PushRequest req = PYROSCOPE__PUSH_REQUEST__INIT;
+	struct part *parts = xcalloc(2 * n + 1, sizeof(*parts));
+	RawProfileSeries **ptrs = xcalloc(2 * n + 1, sizeof(*ptrs));
+	size_t np = 0;
+	int ret = 0;
+
+	for (size_t i = 0; i < n && !ret; i++) {
+		bool wall = profile__meta_of(s[i].prof)->wall;
+
+		for (int k = 0; k < 2 && !ret; k++) {
+			enum pprof_only kind = k ? PPROF_ONLY_WALL : PPROF_ONLY_CPU;
+
+			if ((kind == PPROF_ONLY_WALL && !wall) || !has_kind(s[i].prof, kind))
+				continue;
+			ret = part_build(&parts[np], &s[i], kind, name);
+			if (!ret) {
+				ptrs[np] = &parts[np].series;
+				np++;
+			}
+		}
+	}
+	if (!ret) {
+		req.n_series = np;
+		req.series = ptrs;
+		*len = pyroscope__push_request__get_packed_size(&req);
+		*out = xmalloc(*len + 1);
+		pyroscope__push_request__pack(&req, *out);
+		*nprofiles = np;
+	}
+	for (size_t i = 0; i < np; i++)
+		part_free(&parts[i]);
+	free(parts);
+	free(ptrs);
+	return ret;
+}

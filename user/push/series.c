@@ -1,0 +1,253 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+#include "push/series.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cgroups.h"
+#include "hashmap.h"
+#include "util.h"
+
+/* Pyroscope's default limit on a label value's length is 2048. */
+#define LABEL_VALUE_MAX 1024
+
+char *series_clean_text(const char *s, char *out, size_t size)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t o = 0;
+
+	while (*p && o + 1 < size) {
+		size_t len = *p < 0x80             ? 1
+			     : (*p & 0xe0) == 0xc0 ? 2
+			     : (*p & 0xf0) == 0xe0 ? 3
+			     : (*p & 0xf8) == 0xf0 ? 4
+						   : 0;
+		bool ok = len > 0 && o + len < size;
+
+		for (size_t i = 1; ok && i < len; i++)
+			ok = (p[i] & 0xc0) == 0x80;
+		/* No overlong forms, surrogates or code points past U+10FFFF. */
+		if (ok && len == 2)
+			ok = *p >= 0xc2;
+		if (ok && len == 3)
+			ok = !(*p == 0xe0 && p[1] < 0xa0) && !(*p == 0xed && p[1] >= 0xa0);
+		if (ok && len == 4)
+			ok = !(*p == 0xf0 && p[1] < 0x90) && !(*p == 0xf4 && p[1] >= 0x90) && *p <= 0xf4;
+		if (ok && len == 1 && (*p < 0x20 || *p == 0x7f))
+			ok = false;
+		if (!ok) {
+			out[o++] = '?';
+			p++;
+			continue;
+		}
+		memcpy(out + o, p, len);
+		o += len;
+		p += len;
+	}
+	out[o] = 0;
+	return out;
+}
+
+int series_parse_label(const char *arg, struct series_label *out, char *why, size_t whylen)
+{
+	const char *eq = strchr(arg, '=');
+	size_t n = eq ? (size_t)(eq - arg) : 0;
+	char clean[LABEL_VALUE_MAX];
+
+	if (!eq || !n) {
+		snprintf(why, whylen, "invalid label '%s' (expected KEY=VALUE)", arg);
+		return -1;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (!(isalpha((unsigned char)arg[i]) || arg[i] == '_' || (i && isdigit((unsigned char)arg[i])))) {
+			snprintf(why, whylen, "invalid label name '%.*s' (letters, digits and _, not first a digit)",
+				 (int)n, arg);
+			return -1;
+		}
+	if (n >= 2 && arg[0] == '_' && arg[1] == '_') {
+		snprintf(why, whylen, "label names starting with __ are the backend's own ('%.*s')", (int)n, arg);
+		return -1;
+	}
+	if (!eq[1] || strlen(eq + 1) >= sizeof(clean) ||
+	    strcmp(series_clean_text(eq + 1, clean, sizeof(clean)), eq + 1)) {
+		snprintf(why, whylen, "invalid value for label '%.*s' (1 to %d bytes of printable UTF-8)", (int)n, arg,
+			 LABEL_VALUE_MAX - 1);
+		return -1;
+	}
+	out->name = strndup(arg, n);
+	out->value = eq + 1;
+	if (!out->name)
+		die("out of memory");
+	return 0;
+}
+
+/* What one sample's process says of its series. */
+struct series_key {
+	uint32_t comm, container, cgroup_path; /* string ids of the source profile */
+};
+
+struct splitter {
+	const struct profile *in;
+	const struct series_config *c;
+	char host[256];
+	struct hashmap *index; /* series key -> index in v */
+	struct push_series *v;
+	size_t n, cap;
+	uint32_t **frame_maps; /* per series: source frame id + 1 -> its frame id there + 1 */
+};
+
+static void add_label(struct push_series *s, const char *name, const char *value)
+{
+	char clean[LABEL_VALUE_MAX];
+
+	for (size_t i = 0; i < s->nlabels; i++)
+		if (!strcmp(s->labels[i].name, name)) { /* a later value wins (--label) */
+			free((char *)s->labels[i].value);
+			s->labels[i].value = xstrdup(series_clean_text(value, clean, sizeof(clean)));
+			return;
+		}
+	s->labels = xrealloc(s->labels, (s->nlabels + 1) * sizeof(*s->labels));
+	s->labels[s->nlabels].name = xstrdup(name);
+	s->labels[s->nlabels].value = xstrdup(series_clean_text(value, clean, sizeof(clean)));
+	s->nlabels++;
+}
+
+static int cmp_label(const void *a, const void *b)
+{
+	return strcmp(((const struct series_label *)a)->name, ((const struct series_label *)b)->name);
+}
+
+static struct push_series *series_for(struct splitter *sp, const struct series_key *k)
+{
+	bool created;
+	uint64_t *idx = hashmap__put(sp->index, k, sizeof(*k), &created);
+	struct push_series *s;
+	const struct profile *in = sp->in;
+	char buf[128];
+
+	if (!created)
+		return &sp->v[*idx];
+	*idx = sp->n;
+	xgrow(&sp->v, &sp->cap, sp->n + 1, sizeof(*sp->v));
+	sp->frame_maps = xrealloc(sp->frame_maps, sp->cap * sizeof(*sp->frame_maps));
+	sp->frame_maps[sp->n] = xcalloc(profile__nframes(in) + 1, sizeof(**sp->frame_maps));
+	s = &sp->v[sp->n++];
+	memset(s, 0, sizeof(*s));
+	s->prof = profile__new();
+	*profile__meta(s->prof) = *profile__meta_of(in);
+	add_label(s, "service_name",
+		  sp->c->service_name ? sp->c->service_name
+		  : k->comm           ? profile__str_at(in, k->comm)
+				      : "unknown");
+	add_label(s, "host", sp->host);
+	if (k->container)
+		add_label(s, "container_id", profile__str_at(in, k->container));
+	if (k->cgroup_path && *k8s_pod_uid_of(profile__str_at(in, k->cgroup_path), buf, sizeof(buf)))
+		add_label(s, "pod_uid", buf);
+	for (size_t i = 0; i < sp->c->nextra; i++)
+		add_label(s, sp->c->extra[i].name, sp->c->extra[i].value);
+	qsort(s->labels, s->nlabels, sizeof(*s->labels), cmp_label);
+	return s;
+}
+
+/* A string of the source profile, cleaned, in series profile p. */
+static uint32_t copy_str(const struct profile *in, struct profile *p, uint32_t id)
+{
+	char clean[4096];
+
+	return id ? profile__str(p, series_clean_text(profile__str_at(in, id), clean, sizeof(clean))) : 0;
+}
+
+static uint32_t copy_frame(struct splitter *sp, size_t si, uint32_t id)
+{
+	uint32_t *map = sp->frame_maps[si];
+
+	if (!map[id]) {
+		struct frame f = *profile__frame_at(sp->in, id);
+
+		f.name = copy_str(sp->in, sp->v[si].prof, f.name);
+		f.module = copy_str(sp->in, sp->v[si].prof, f.module);
+		map[id] = profile__frame(sp->v[si].prof, &f) + 1;
+	}
+	return map[id] - 1;
+}
+
+static void host_of(const struct profile *p, char *host, size_t size)
+{
+	size_t n;
+	const char *const *comments = profile__comments(p, &n);
+
+	for (size_t i = 0; i < n; i++)
+		if (!strncmp(comments[i], SERIES_HOST_COMMENT, strlen(SERIES_HOST_COMMENT))) {
+			snprintf(host, size, "%s", comments[i] + strlen(SERIES_HOST_COMMENT));
+			return;
+		}
+	if (gethostname(host, size))
+		snprintf(host, size, "unknown");
+	host[size - 1] = 0;
+}
+
+struct push_series *series_split(const struct profile *p, const struct series_config *c, size_t *n)
+{
+	struct splitter sp = { .in = p, .c = c, .index = hashmap__new() };
+	struct profile_entry e;
+	size_t pos = 0;
+	uint32_t *frames = NULL;
+	size_t fcap = 0;
+
+	host_of(p, sp.host, sizeof(sp.host));
+	while (profile__next(p, &pos, &e)) {
+		struct series_key k = { e.labels.comm, e.labels.container, e.labels.cgroup_path };
+		struct push_series *s = series_for(&sp, &k);
+		size_t si = (size_t)(s - sp.v);
+		struct sample_labels l = {
+			.comm = copy_str(p, s->prof, e.labels.comm),
+			.thread = copy_str(p, s->prof, e.labels.thread),
+			.flags = e.labels.flags,
+			.python = copy_str(p, s->prof, e.labels.python),
+			.offcpu = e.labels.offcpu,
+		};
+
+		xgrow(&frames, &fcap, e.nframes + 1, sizeof(*frames));
+		for (uint32_t i = 0; i < e.nframes; i++)
+			frames[i] = copy_frame(&sp, si, e.frames[i]);
+		/* Counts above 2^32 come in parts (an entry's count is 64 bits). */
+		for (uint64_t left = e.count; left;) {
+			uint32_t part = left > UINT32_MAX ? UINT32_MAX : (uint32_t)left;
+
+			profile__add(s->prof, &l, frames, e.nframes, part);
+			left -= part;
+		}
+	}
+	for (size_t i = 0; i < sp.n; i++)
+		free(sp.frame_maps[i]);
+	free(sp.frame_maps);
+	free(frames);
+	hashmap__free(sp.index);
+	*n = sp.n;
+	return sp.v;
+}
+
+void series_free(struct push_series *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		for (size_t k = 0; k < s[i].nlabels; k++) {
+			free((char *)s[i].labels[k].name);
+			free((char *)s[i].labels[k].value);
+		}
+		free(s[i].labels);
+		profile__free(s[i].prof);
+	}
+	free(s);
+}
+
+const char *series_label(const struct push_series *s, const char *name)
+{
+	for (size_t i = 0; i < s->nlabels; i++)
+		if (!strcmp(s->labels[i].name, name))
+			return s->labels[i].value;
+	return NULL;
+}

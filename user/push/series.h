@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * An interval's samples as the series a fleet's backend files them under:
+ * one per service and where it ran (host, container, Kubernetes pod), each
+ * with the labels a backend filters by. The process and thread ids stay
+ * out (a series per pid would grow without bound on a busy host); thread
+ * names, the command, GIL, off-CPU reasons and CPython version stay sample
+ * labels (write/pprof.h: PPROF_ONLY_*). No network here.
+ *
+ * service_name: --service-name, else the command (comm): a gunicorn master
+ * and its workers are one service, as they are one tower in a flame graph
+ * (write/process_frame.h). host: --label host=..., else the host the file
+ * was recorded on (its "pyebpf host:" comment), else this host.
+ */
+#ifndef PYEBPF_PUSH_SERIES_H
+#define PYEBPF_PUSH_SERIES_H
+
+#include <stddef.h>
+
+#include "profile.h"
+
+struct series_label {
+	const char *name, *value;
+};
+
+struct series_config {
+	const char *service_name;         /* --service-name; NULL: from each process */
+	const struct series_label *extra; /* --label KEY=VALUE, applied last (they win) */
+	size_t nextra;
+};
+
+struct push_series {
+	struct series_label *labels; /* sorted by name; owned */
+	size_t nlabels;
+	struct profile *prof; /* its samples, with the push's labels only */
+};
+
+/* The comment that names the host a file was recorded on. */
+#define SERIES_HOST_COMMENT "pyebpf host: "
+
+/* The series of p, in the order first seen; NULL with *n 0 when p has no samples. */
+struct push_series *series_split(const struct profile *p, const struct series_config *c, size_t *n);
+void series_free(struct push_series *s, size_t n);
+const char *series_label(const struct push_series *s, const char *name); /* NULL when absent */
+
+/* --label KEY=VALUE: a name Prometheus and Pyroscope accept ([a-zA-Z_][a-zA-Z0-9_]*,
+ * not __reserved__), a value of printable UTF-8. 0, or -1 with why. */
+int series_parse_label(const char *arg, struct series_label *out, char *why, size_t whylen);
+
+/* s as valid UTF-8 with no control characters (each bad byte becomes '?'),
+ * at most size-1 bytes: target-given names are data, and a backend refuses
+ * a whole push for one invalid label value. Returns out. */
+char *series_clean_text(const char *s, char *out, size_t size);
+
+#endif
