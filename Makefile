@@ -40,7 +40,7 @@ SAN     := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-re
 BPF_SRCS  := user/main.c user/record.c user/sampler.c user/dump.c user/live_top.c user/record_targets.c
 # serve.c is the one file that links libmicrohttpd (serve_api.c answers without HTTP);
 # push/sender.c the one that links libcurl (push/*.c build what it sends, without the network).
-NET_SRCS  := user/serve.c user/push/sender.c
+NET_SRCS  := user/serve.c user/push/sender.c user/push/push_main.c
 # live_screen.c is the one file that links ncurses (live_table.c, live_format.c: top's numbers and text).
 SCREEN_SRCS := user/live_screen.c
 PURE_SRCS := $(filter-out $(BPF_SRCS) $(NET_SRCS) $(SCREEN_SRCS),$(wildcard user/*.c user/*/*.c))

@@ -224,11 +224,13 @@ int rotation_prune(const char *dir, struct rotation_prune *pr)
 	 * ones for the disk bound alone; the newest always stays. */
 	for (int pass = 0; pass < 2; pass++) {
 		for (size_t i = 0; i + 1 < kept; i++) {
+			if (!v[i].name) /* deleted in the first pass */
+				continue;
 			bool unsent = pr->unsent && pr->unsent(pr->unsent_ctx, v[i].name);
 			bool over_keep = pr->keep && left > pr->keep,
 			     over_disk = pr->max_bytes && total > pr->max_bytes;
 
-			if (!v[i].name || unsent != (pass == 1) || (!over_disk && (unsent || !over_keep)))
+			if (unsent != (pass == 1) || (!over_disk && (unsent || !over_keep)))
 				continue;
 			if (unlinkat(fd, v[i].name, 0) == 0) {
 				deleted++;

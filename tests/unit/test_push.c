@@ -1,0 +1,529 @@
+/* Pushing without the network: URLs, secrets, backoff, the journal, series and
+ * the Pyroscope request, pruning that keeps unsent files. */
+#include "unit.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include "cgroups.h"
+#include "profile.h"
+#include "push/backoff.h"
+#include "push/endpoint.h"
+#include "push/journal.h"
+#include "push/pyroscope_req.h"
+#include "push/secret.h"
+#include "push/series.h"
+#include "pyroscope.pb-c.h"
+#include "gzip.h"
+#include "profile.pb-c.h"
+#include "rotation.h"
+
+static void url_ok(enum push_kind k, const char *arg, const char *want_url)
+{
+	struct push_endpoint e;
+	char why[256] = "";
+
+	cr_assert_eq(push_endpoint__parse(&e, k, arg, why, sizeof(why)), 0, "%s: %s", arg, why);
+	cr_assert_str_eq(e.url, want_url);
+	push_endpoint__free(&e);
+}
+
+static void url_bad(const char *arg, const char *want_why)
+{
+	struct push_endpoint e;
+	char why[256] = "";
+
+	cr_assert_eq(push_endpoint__parse(&e, PUSH_PYROSCOPE, arg, why, sizeof(why)), -1, "%s", arg);
+	cr_assert(strstr(why, want_why), "%s: '%s' lacks '%s'", arg, why, want_why);
+	cr_assert_null(strstr(why, "hunter2"), "a refused secret is never repeated");
+}
+
+Test(push, urls)
+{
+	url_ok(PUSH_PYROSCOPE, "http://localhost:4040", "http://localhost:4040/push.v1.PusherService/Push");
+	url_ok(PUSH_PYROSCOPE, "https://p.example/prefix/", "https://p.example/prefix/push.v1.PusherService/Push");
+	url_ok(PUSH_PYROSCOPE, "http://[::1]:4040", "http://[::1]:4040/push.v1.PusherService/Push");
+	url_ok(PUSH_OTLP, "http://127.0.0.1:4318", "http://127.0.0.1:4318/v1development/profiles");
+	url_ok(PUSH_OTLP, "http://c:4318/v1development/profiles", "http://c:4318/v1development/profiles");
+	url_bad("ftp://x", "unknown scheme 'ftp'");
+	url_bad("localhost:4040", "not a URL");
+	url_bad("http://", "no host");
+	url_bad("http://:4040", "no host");
+	url_bad("http://h:0", "invalid port");
+	url_bad("http://h:70000", "invalid port");
+	url_bad("http://h:12a", "invalid port");
+	url_bad("http://admin:hunter2@h:4040", "credentials in the URL are refused");
+	url_bad("http://h/x?y=1", "query or fragment");
+	url_bad("http://h/a b", "no spaces or control");
+	url_bad("http://h/\x1b[2J", "no spaces or control");
+	url_bad("http://[::1", "closing ']'");
+}
+
+Test(push, backend_keys_differ_by_kind_url_and_tenant)
+{
+	struct push_endpoint a, b;
+	char why[128], ka[17], kb[17], kt[17];
+
+	cr_assert_eq(push_endpoint__parse(&a, PUSH_PYROSCOPE, "http://h:1", why, sizeof(why)), 0);
+	cr_assert_eq(push_endpoint__parse(&b, PUSH_OTLP, "http://h:1", why, sizeof(why)), 0);
+	push_endpoint__key(&a, NULL, ka);
+	push_endpoint__key(&b, NULL, kb);
+	push_endpoint__key(&a, "team-a", kt);
+	cr_assert_eq(strlen(ka), 16);
+	cr_assert_str_neq(ka, kb);
+	cr_assert_str_neq(ka, kt);
+	push_endpoint__key(&a, NULL, kb);
+	cr_assert_str_eq(ka, kb, "stable across calls (and runs: no random seed)");
+	push_endpoint__free(&a);
+	push_endpoint__free(&b);
+}
+
+static const char *secret_file(const char *text, mode_t mode)
+{
+	const char *path = write_temp(text);
+
+	cr_assert_eq(chmod(path, mode), 0);
+	return path;
+}
+
+Test(push, secrets_come_from_private_files)
+{
+	char buf[SECRET_MAX + 2], why[512];
+	const char *p;
+
+	p = secret_file("s3cret-token\n", 0600);
+	cr_assert_eq(secret_read(p, "--bearer-token-file", buf, sizeof(buf), why, sizeof(why)), 0, "%s", why);
+	cr_assert_str_eq(buf, "s3cret-token", "the line end is not part of it");
+	unlink(p);
+	p = secret_file("s3cret-token\n", 0644);
+	cr_assert_eq(secret_read(p, "--bearer-token-file", buf, sizeof(buf), why, sizeof(why)), -1);
+	cr_assert(strstr(why, "can be read or written by other users (mode 644): chmod 600 it"), "%s", why);
+	cr_assert_null(strstr(why, "s3cret"), "the secret is never in a message");
+	unlink(p);
+	p = secret_file("\n", 0600);
+	cr_assert_eq(secret_read(p, "--basic-auth-file", buf, sizeof(buf), why, sizeof(why)), -1);
+	cr_assert(strstr(why, "is empty"), "%s", why);
+	unlink(p);
+	p = secret_file("a\nb\n", 0400);
+	cr_assert_eq(secret_read(p, "--basic-auth-file", buf, sizeof(buf), why, sizeof(why)), -1);
+	cr_assert(strstr(why, "more than one line"), "%s", why);
+	unlink(p);
+	p = secret_file("tok\x01en", 0600);
+	cr_assert_eq(secret_read(p, "--bearer-token-file", buf, sizeof(buf), why, sizeof(why)), -1);
+	cr_assert(strstr(why, "control character"), "%s", why);
+	unlink(p);
+	cr_assert_eq(secret_read("/nonexistent/x", "--bearer-token-file", buf, sizeof(buf), why, sizeof(why)), -1);
+	cr_assert(strstr(why, "cannot read --bearer-token-file '/nonexistent/x'"), "%s", why);
+	cr_assert_eq(secret_read("/tmp", "--bearer-token-file", buf, sizeof(buf), why, sizeof(why)), -1);
+	cr_assert(strstr(why, "not a regular file"), "%s", why);
+	cr_assert_eq(secret_check_basic("user:pw", why, sizeof(why)), 0);
+	cr_assert_eq(secret_check_basic("userpw", why, sizeof(why)), -1);
+	cr_assert_eq(secret_check_basic(":pw", why, sizeof(why)), -1);
+}
+
+Test(push, secret_behind_a_symlink_is_refused)
+{
+	char buf[64], why[512], link[] = "/tmp/pyebpf-unit-link-XXXXXX";
+	const char *p = secret_file("tok\n", 0600);
+	int fd = mkstemp(link);
+
+	cr_assert(fd >= 0);
+	close(fd);
+	unlink(link);
+	cr_assert_eq(symlink(p, link), 0);
+	cr_assert_eq(secret_read(link, "--bearer-token-file", buf, sizeof(buf), why, sizeof(why)), -1);
+	cr_assert(strstr(why, "symbolic link"), "%s", why);
+	unlink(link);
+	unlink(p);
+}
+
+Test(push, backoff_doubles_to_five_minutes_with_jitter)
+{
+	cr_assert_float_eq(backoff_delay(1, 0), 0.5, 1e-9);
+	cr_assert_float_eq(backoff_delay(2, 0), 1.0, 1e-9);
+	cr_assert_float_eq(backoff_delay(5, 0), 8.0, 1e-9);
+	cr_assert_float_eq(backoff_delay(40, 0), 300.0, 1e-9, "capped");
+	cr_assert_float_eq(backoff_delay(1000000, 0), 300.0, 1e-9);
+	cr_assert_float_eq(backoff_delay(3, 0.999999), 2.0 - 1.0 * 0.999999, 1e-6, "at most half taken off");
+	cr_assert_float_eq(backoff_wait(1, 0, 30), 30.0, 1e-9, "Retry-After longer than the backoff wins");
+	cr_assert_float_eq(backoff_wait(12, 0, 3), 300.0, 1e-9, "a shorter one does not shorten it");
+	cr_assert_float_eq(backoff_wait(1, 0, 1e9), RETRY_AFTER_MAX_S, 1e-9);
+}
+
+Test(push, verdicts)
+{
+	cr_assert_eq(push_verdict_of(200), PUSH_SENT);
+	cr_assert_eq(push_verdict_of(204), PUSH_SENT);
+	cr_assert_eq(push_verdict_of(0), PUSH_RETRY, "no answer");
+	cr_assert_eq(push_verdict_of(429), PUSH_RETRY);
+	cr_assert_eq(push_verdict_of(503), PUSH_RETRY);
+	cr_assert_eq(push_verdict_of(500), PUSH_RETRY);
+	cr_assert_eq(push_verdict_of(408), PUSH_RETRY);
+	cr_assert_eq(push_verdict_of(401), PUSH_SETUP);
+	cr_assert_eq(push_verdict_of(403), PUSH_SETUP);
+	cr_assert_eq(push_verdict_of(404), PUSH_SETUP);
+	cr_assert_eq(push_verdict_of(400), PUSH_REJECTED);
+	cr_assert_eq(push_verdict_of(413), PUSH_REJECTED);
+	cr_assert_eq(push_verdict_of(422), PUSH_REJECTED);
+}
+
+#define N1 "pyebpf-20261126T100000.000Z-000001.pb.gz"
+#define N2 "pyebpf-20261126T100015.000Z-000002.pb.gz"
+#define N3 "pyebpf-20261126T100030.000Z-000003.pb.gz"
+
+Test(push, journal_lines)
+{
+	struct push_journal *j = push_journal__new_memory();
+	const char text[] = "# pyebpf push journal: http://h\n"
+			    "sent " N1 "\n"
+			    "rejected " N2 " 400\n"
+			    "sent ../../etc/passwd\n"
+			    "sent " N3 " trailing\n"
+			    "garbage\n"
+			    "rejected " N3 " 999\n"
+			    "sent " N3; /* a last line cut short by a crash still counts if whole */
+
+	cr_assert_eq(push_journal__parse(j, text, sizeof(text) - 1), 4);
+	cr_assert_eq(push_journal__state(j, N1), JOURNAL_SENT);
+	cr_assert_eq(push_journal__state(j, N2), JOURNAL_REJECTED);
+	cr_assert_eq(push_journal__state(j, N3), JOURNAL_SENT);
+	cr_assert_eq(push_journal__state(j, "pyebpf-20261126T100045.000Z-000004.pb.gz"), JOURNAL_UNSENT);
+	cr_assert_eq(push_journal__count(j, JOURNAL_SENT), 2);
+	cr_assert_eq(push_journal__count(j, JOURNAL_REJECTED), 1);
+	push_journal__close(j);
+}
+
+static int temp_dir(char *dir)
+{
+	strcpy(dir, "/tmp/pyebpf-unit-push-XXXXXX");
+	cr_assert(mkdtemp(dir));
+	return open(dir, O_RDONLY | O_DIRECTORY);
+}
+
+Test(push, journal_survives_reopen_and_forgets_deleted_files)
+{
+	char dir[64], why[256], path[256];
+	int fd = temp_dir(dir);
+	struct push_journal *j;
+
+	for (const char *const *n = (const char *const[]){ N1, N2, N3, NULL }; *n; n++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, *n);
+		close(open(path, O_CREAT | O_WRONLY, 0644));
+	}
+	j = push_journal__open(fd, "0123456789abcdef", "http://h", why, sizeof(why));
+	cr_assert(j, "%s", why);
+	cr_assert_eq(push_journal__mark(j, N1, JOURNAL_SENT, 200), 0);
+	cr_assert_eq(push_journal__mark(j, N2, JOURNAL_REJECTED, 413), 0);
+	push_journal__close(j);
+	j = push_journal__open(fd, "0123456789abcdef", "http://h", why, sizeof(why));
+	cr_assert(j, "%s", why);
+	cr_assert_eq(push_journal__state(j, N1), JOURNAL_SENT);
+	cr_assert_eq(push_journal__state(j, N2), JOURNAL_REJECTED);
+	cr_assert_eq(push_journal__state(j, N3), JOURNAL_UNSENT);
+	push_journal__close(j);
+	snprintf(path, sizeof(path), "%s/%s", dir, N1);
+	unlink(path);
+	j = push_journal__open(fd, "0123456789abcdef", "http://h", why, sizeof(why));
+	cr_assert_eq(push_journal__count(j, JOURNAL_SENT), 0, "the deleted file's line is gone");
+	cr_assert_eq(push_journal__count(j, JOURNAL_REJECTED), 1);
+	push_journal__close(j);
+	/* Another backend's journal is its own. */
+	j = push_journal__open(fd, "fedcba9876543210", "http://other", why, sizeof(why));
+	cr_assert_eq(push_journal__state(j, N2), JOURNAL_UNSENT);
+	push_journal__close(j);
+	snprintf(path, sizeof(path), "rm -rf %s", dir);
+	cr_assert_eq(system(path), 0);
+	close(fd);
+}
+
+Test(push, journal_that_is_a_symlink_is_refused)
+{
+	char dir[64], why[256] = "", path[256];
+	int fd = temp_dir(dir);
+
+	snprintf(path, sizeof(path), "%s/.pyebpf-push-0123456789abcdef.journal", dir);
+	cr_assert_eq(symlink("/etc/passwd", path), 0);
+	cr_assert_null(push_journal__open(fd, "0123456789abcdef", "http://h", why, sizeof(why)));
+	cr_assert(strstr(why, "push journal"), "%s", why);
+	snprintf(path, sizeof(path), "rm -rf %s", dir);
+	cr_assert_eq(system(path), 0);
+	close(fd);
+}
+
+Test(push, kubernetes_pod_uids_from_cgroup_paths)
+{
+	char out[64];
+
+	cr_assert_str_eq(
+		k8s_pod_uid_of("/kubepods.slice/kubepods-burstable.slice/"
+			       "kubepods-burstable-pod3f2e1a0b_1c2d_4e5f_8a9b_0c1d2e3f4a5b.slice/"
+			       "cri-containerd-0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef.scope",
+			       out, sizeof(out)),
+		"3f2e1a0b-1c2d-4e5f-8a9b-0c1d2e3f4a5b");
+	cr_assert_str_eq(k8s_pod_uid_of("/kubepods.slice/kubepods-pod3F2E1A0B_1C2D_4E5F_8A9B_0C1D2E3F4A5B.slice/"
+					"crio-0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef.scope",
+					out, sizeof(out)),
+			 "3f2e1a0b-1c2d-4e5f-8a9b-0c1d2e3f4a5b", "guaranteed QoS has no class slice");
+	cr_assert_str_eq(k8s_pod_uid_of("/kubepods/besteffort/pod3f2e1a0b-1c2d-4e5f-8a9b-0c1d2e3f4a5b/"
+					"0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+					out, sizeof(out)),
+			 "3f2e1a0b-1c2d-4e5f-8a9b-0c1d2e3f4a5b", "cgroupfs driver");
+	cr_assert_str_eq(k8s_pod_uid_of("/system.slice/docker-0123456789abcdef0123456789abcdef0123456789abcdef0123456"
+					"789abcdef.scope",
+					out, sizeof(out)),
+			 "", "a container outside Kubernetes");
+	cr_assert_str_eq(k8s_pod_uid_of("/user.slice/pod3f2e1a0b-1c2d-4e5f-8a9b-0c1d2e3f4a5b", out, sizeof(out)), "",
+			 "a pod-like name outside kubepods");
+	cr_assert_str_eq(k8s_pod_uid_of("/kubepods/burstable/podnot-a-uid", out, sizeof(out)), "");
+}
+
+Test(push, text_made_valid_utf8_without_controls)
+{
+	char out[64];
+
+	cr_assert_str_eq(series_clean_text("gunicorn: worker", out, sizeof(out)), "gunicorn: worker");
+	cr_assert_str_eq(series_clean_text("caf\xc3\xa9", out, sizeof(out)), "caf\xc3\xa9");
+	cr_assert_str_eq(series_clean_text("a\xff"
+					   "b\xc3",
+					   out, sizeof(out)),
+			 "a?b?");
+	cr_assert_str_eq(series_clean_text("\x1b[31mred", out, sizeof(out)), "?[31mred");
+	cr_assert_str_eq(series_clean_text("\xed\xa0\x80", out, sizeof(out)), "???", "a surrogate");
+	cr_assert_str_eq(series_clean_text("\xc0\xaf", out, sizeof(out)), "??", "an overlong form");
+	cr_assert_str_eq(series_clean_text("\xf0\x9f\x94\xa5", out, 4), "???", "no room: never half a character");
+}
+
+Test(push, labels_given_on_the_command_line)
+{
+	struct series_label l;
+	char why[256];
+
+	cr_assert_eq(series_parse_label("env=prod", &l, why, sizeof(why)), 0);
+	cr_assert_str_eq(l.name, "env");
+	cr_assert_str_eq(l.value, "prod");
+	free((char *)l.name);
+	cr_assert_eq(series_parse_label("region_2=eu-west=1", &l, why, sizeof(why)), 0);
+	cr_assert_str_eq(l.value, "eu-west=1");
+	free((char *)l.name);
+	cr_assert_eq(series_parse_label("env", &l, why, sizeof(why)), -1);
+	cr_assert(strstr(why, "expected KEY=VALUE"));
+	cr_assert_eq(series_parse_label("2x=a", &l, why, sizeof(why)), -1);
+	cr_assert_eq(series_parse_label("a-b=c", &l, why, sizeof(why)), -1);
+	cr_assert_eq(series_parse_label("__name__=x", &l, why, sizeof(why)), -1);
+	cr_assert(strstr(why, "backend's own"));
+	cr_assert_eq(series_parse_label("env=", &l, why, sizeof(why)), -1);
+	cr_assert_eq(series_parse_label("env=a\nb", &l, why, sizeof(why)), -1);
+}
+
+/* Two gunicorn workers and a python3 worker in a pod, CPU and off-CPU time. */
+static struct profile *fleet_profile(void)
+{
+	struct profile *p = profile__new();
+	struct profile_meta *m = profile__meta(p);
+	struct frame fa = {
+		.kind = FRAME_PYTHON, .name = profile__str(p, "handle"), .module = profile__str(p, "app.py"), .line = 3
+	};
+	struct frame fb = {
+		.kind = FRAME_PYTHON, .name = profile__str(p, "work"), .module = profile__str(p, "job.py"), .line = 9
+	};
+	uint32_t a = profile__frame(p, &fa), b = profile__frame(p, &fb);
+	uint32_t gunicorn = profile__str(p, "gunicorn"), py = profile__str(p, "python3");
+	struct sample_labels w1 = { .pid = 101, .tid = 101, .comm = gunicorn, .thread = profile__str(p, "MainThread") };
+	struct sample_labels w2 = w1, job = { .pid = 7, .tid = 8, .comm = py, .thread = profile__str(p, "bad\xff") };
+	struct sample_labels io = w1;
+
+	m->period_ns = 10000000;
+	m->start_epoch_ns = 1795000000000000000LL;
+	m->duration_ns = 15000000000LL;
+	m->wall = 1;
+	w2.pid = w2.tid = 102;
+	io.offcpu = 3; /* io */
+	job.container = profile__str(p, "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef");
+	job.cgroup_path = profile__str(p, "/kubepods/burstable/pod3f2e1a0b-1c2d-4e5f-8a9b-0c1d2e3f4a5b/"
+					  "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef");
+	profile__add(p, &w1, &a, 1, 30);
+	profile__add(p, &w2, &a, 1, 20);
+	profile__add(p, &io, &a, 1, 7);
+	profile__add(p, &job, &b, 1, 11);
+	profile__add_comment(p, SERIES_HOST_COMMENT "web-7");
+	return p;
+}
+
+Test(push, series_one_per_service_and_container)
+{
+	struct profile *p = fleet_profile();
+	struct series_label env = { "env", "prod" };
+	struct series_config c = { .extra = &env, .nextra = 1 };
+	size_t n;
+	struct push_series *s = series_split(p, &c, &n);
+
+	cr_assert_eq(n, 2, "gunicorn's workers are one service; the pod's process another");
+	cr_assert_str_eq(series_label(&s[0], "service_name"), "gunicorn");
+	cr_assert_str_eq(series_label(&s[0], "host"), "web-7", "the host the file was recorded on");
+	cr_assert_str_eq(series_label(&s[0], "env"), "prod");
+	cr_assert_null(series_label(&s[0], "container_id"));
+	cr_assert_eq(profile__total(s[0].prof), 57);
+	cr_assert_eq(profile__nstacks(s[0].prof), 2, "the two workers merge: no pid in a push");
+	cr_assert_str_eq(series_label(&s[1], "service_name"), "python3");
+	cr_assert_str_eq(series_label(&s[1], "pod_uid"), "3f2e1a0b-1c2d-4e5f-8a9b-0c1d2e3f4a5b");
+	cr_assert_str_eq(series_label(&s[1], "container_id"),
+			 "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef");
+	for (size_t i = 1; i < s[1].nlabels; i++)
+		cr_assert_lt(strcmp(s[1].labels[i - 1].name, s[1].labels[i].name), 0, "sorted by name");
+	series_free(s, n);
+	c.service_name = "shop";
+	s = series_split(p, &c, &n);
+	cr_assert_eq(n, 2, "still split by container");
+	cr_assert_str_eq(series_label(&s[0], "service_name"), "shop");
+	cr_assert_str_eq(series_label(&s[1], "service_name"), "shop");
+	series_free(s, n);
+	profile__free(p);
+}
+
+/* The pprof of one RawSample as a backend reads it: its one sample type and the sum of its values. */
+static int64_t sample_total(const Pyroscope__RawProfileSeries *rs, const char *want_type, int64_t *time_nanos)
+{
+	const char *why;
+	uint8_t *raw;
+	size_t len;
+	Perftools__Profiles__Profile *pp;
+	int64_t total = 0;
+
+	cr_assert_eq(rs->n_samples, 1);
+	cr_assert_eq(gzip__inflate(rs->samples[0]->raw_profile.data, rs->samples[0]->raw_profile.len, 1 << 24, &raw,
+				   &len, &why),
+		     0);
+	pp = perftools__profiles__profile__unpack(NULL, len, raw);
+	cr_assert(pp);
+	cr_assert_eq(pp->n_sample_type, 1);
+	cr_assert_str_eq(pp->string_table[pp->sample_type[0]->type], want_type);
+	cr_assert_str_eq(pp->string_table[pp->period_type->type], want_type);
+	for (size_t i = 0; i < pp->n_sample; i++) {
+		total += pp->sample[i]->value[0];
+		for (size_t k = 0; k < pp->sample[i]->n_label; k++) {
+			const char *key = pp->string_table[pp->sample[i]->label[k]->key];
+
+			cr_assert(strcmp(key, "pid") && strcmp(key, "tid"), "no label makes a series per process");
+		}
+	}
+	*time_nanos = pp->time_nanos;
+	perftools__profiles__profile__free_unpacked(pp, NULL);
+	free(raw);
+	return total;
+}
+
+static const char *pair(const Pyroscope__RawProfileSeries *rs, const char *name)
+{
+	for (size_t i = 0; i < rs->n_labels; i++)
+		if (!strcmp(rs->labels[i]->name, name))
+			return rs->labels[i]->value;
+	return NULL;
+}
+
+Test(push, pyroscope_request_has_cpu_and_wall_series)
+{
+	struct profile *p = fleet_profile();
+	struct series_config c = { 0 };
+	size_t n, np, len;
+	struct push_series *s = series_split(p, &c, &n);
+	uint8_t *body;
+	Pyroscope__PushRequest *req;
+	uint8_t *body2;
+	size_t len2;
+
+	cr_assert_eq(pyroscope_request(s, n, N1, &body, &len, &np), 0);
+	cr_assert_eq(np, 4, "cpu and wall for each of the two series");
+	req = pyroscope__push_request__unpack(NULL, len, body);
+	cr_assert(req);
+	cr_assert_eq(req->n_series, 4);
+	cr_assert_str_eq(req->series[0]->labels[0]->name, "__name__");
+	cr_assert_str_eq(pair(req->series[0], "__name__"), "process_cpu");
+	cr_assert_str_eq(pair(req->series[1], "__name__"), "wall");
+	cr_assert_str_eq(pair(req->series[0], "service_name"), "gunicorn");
+	{
+		int64_t t;
+
+		cr_assert_eq(sample_total(req->series[0], "cpu", &t), 50 * 10000000LL, "off-CPU time is not CPU time");
+		cr_assert_eq(t, 1795000000000000000LL, "the interval's start");
+		cr_assert_eq(sample_total(req->series[1], "wall", &t), 57 * 10000000LL);
+		cr_assert_eq(sample_total(req->series[3], "wall", &t), 11 * 10000000LL);
+	}
+	cr_assert_str_neq(req->series[0]->samples[0]->id, req->series[1]->samples[0]->id);
+	cr_assert_eq(strlen(req->series[0]->samples[0]->id), 36);
+	cr_assert_eq(req->series[0]->samples[0]->id[14], '4', "a version 4 UUID's layout");
+	/* The same interval gives the same IDs; another interval others. */
+	cr_assert_eq(pyroscope_request(s, n, N1, &body2, &len2, &np), 0);
+	{
+		Pyroscope__PushRequest *again = pyroscope__push_request__unpack(NULL, len2, body2);
+
+		cr_assert_str_eq(again->series[2]->samples[0]->id, req->series[2]->samples[0]->id);
+		pyroscope__push_request__free_unpacked(again, NULL);
+	}
+	free(body2);
+	cr_assert_eq(pyroscope_request(s, n, N2, &body2, &len2, &np), 0);
+	{
+		Pyroscope__PushRequest *other = pyroscope__push_request__unpack(NULL, len2, body2);
+
+		cr_assert_str_neq(other->series[2]->samples[0]->id, req->series[2]->samples[0]->id);
+		pyroscope__push_request__free_unpacked(other, NULL);
+	}
+	free(body2);
+	pyroscope__push_request__free_unpacked(req, NULL);
+	free(body);
+	series_free(s, n);
+	profile__free(p);
+}
+
+static void make_named(const char *dir, const char *name, size_t size)
+{
+	char path[256];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "w");
+	cr_assert(f);
+	for (size_t i = 0; i < size; i++)
+		fputc('x', f);
+	fclose(f);
+}
+
+static bool unsent_n2_n3(void *ctx, const char *name)
+{
+	(void)ctx;
+	return !strcmp(name, N2) || !strcmp(name, N3);
+}
+
+static bool exists(const char *dir, const char *name)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	return access(path, F_OK) == 0;
+}
+
+Test(push, pruning_keeps_unsent_files_past_keep_not_past_max_disk)
+{
+	char dir[64], cmd[128];
+	int fd = temp_dir(dir);
+	const char *n4 = "pyebpf-20261126T100045.000Z-000004.pb.gz";
+	struct rotation_prune pr = { .keep = 1, .written = n4, .now_ns = 1800000000000000000LL, .unsent = unsent_n2_n3 };
+
+	close(fd);
+	make_named(dir, N1, 100);
+	make_named(dir, N2, 100);
+	make_named(dir, N3, 100);
+	make_named(dir, n4, 100);
+	cr_assert_eq(rotation_prune(dir, &pr), 1, "only the sent file goes for --keep");
+	cr_assert(!exists(dir, N1));
+	cr_assert(exists(dir, N2) && exists(dir, N3) && exists(dir, n4));
+	cr_assert_eq(pr.unsent_deleted, 0);
+	pr.keep = 0;
+	pr.max_bytes = 250;
+	cr_assert_eq(rotation_prune(dir, &pr), 1, "the disk bound forces the oldest unsent file out");
+	cr_assert(!exists(dir, N2));
+	cr_assert(exists(dir, N3));
+	cr_assert_eq(pr.unsent_deleted, 1);
+	fflush(stderr);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	cr_assert_eq(system(cmd), 0);
+}
