@@ -47,7 +47,7 @@ PURE_SRCS := $(filter-out $(BPF_SRCS) $(NET_SRCS) $(SCREEN_SRCS),$(wildcard user
 USER_SRCS := $(PURE_SRCS) $(BPF_SRCS) $(NET_SRCS) $(SCREEN_SRCS)
 # The schemas, compiled by protoc-c (generated code: not held to our warnings):
 # pprof's, Pyroscope's push request and OTLP's profiles.
-PROTOS    := profile pyroscope
+PROTOS    := profile pyroscope otlp
 PROTO_OBJ := $(patsubst %,$(BUILD)/obj/%.pb-c.o,$(PROTOS))
 PROTO_ASAN := $(patsubst %,$(BUILD)/asan/%.pb-c.o,$(PROTOS))
 PROTO_HDRS := $(patsubst %,$(BUILD)/%.pb-c.h,$(PROTOS))
