@@ -62,7 +62,7 @@ INTEG_SRCS := $(wildcard tests/integ/*.c)
 FIXTURES   := $(BUILD)/fixtures/busy $(BUILD)/fixtures/libfixture.so $(BUILD)/fixtures/libfixture-stripped.so \
 	$(BUILD)/fixtures/libunwind_fixture.so $(BUILD)/fixtures/debug/.done $(BUILD)/fixtures/layouts/.done
 
-.PHONY: all clean install deps vmlinux test unit-test integ-test fuzz demo bench viewers
+.PHONY: all clean install deps vmlinux test unit-test integ-test fuzz demo bench viewers backends
 .DELETE_ON_ERROR:
 
 all: $(BUILD)/pyebpf
@@ -288,8 +288,15 @@ fuzz: $(BUILD)/fuzz-pprof $(BUILD)/fuzz-ingest $(BUILD)/fuzz-names $(BUILD)/fuzz
 unit-test: $(BUILD)/unit-tests $(FIXTURES)
 	cd $(BUILD) && ASAN_OPTIONS=detect_leaks=1 ./unit-tests --jobs 1
 
+# The backends the push tests send to, built once from the Go module proxy
+# into /var/cache/pyebpf/backends (tests/backends/): an OpenTelemetry
+# Collector, and a Pyroscope stand-in on Pyroscope's own API module.
+backends:
+	bash tests/backends/pyroscope.sh build >/dev/null
+	bash tests/backends/otelcol.sh build >/dev/null
+
 # Integration tests run the real binary with real BPF: root, one at a time.
-integ-test: $(BUILD)/pyebpf $(BUILD)/integ-tests $(FIXTURES) $(BUILD)/bench/replay
+integ-test: $(BUILD)/pyebpf $(BUILD)/integ-tests $(FIXTURES) $(BUILD)/bench/replay backends
 	cd $(BUILD) && ./integ-tests --jobs 1
 
 test: unit-test fuzz integ-test kernel-test

@@ -35,7 +35,10 @@ static int check_tenant(const char *t)
 
 	if (!n || n > 150 || strspn(t, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789!-_.*'()") != n ||
 	    !strcmp(t, ".") || !strcmp(t, "..")) {
-		err_msg("invalid tenant '%s' for --tenant (1-150 letters, digits and !-_.*'())", n > 150 ? "..." : t);
+		char shown[160];
+
+		err_msg("invalid tenant '%s' for --tenant (1-150 letters, digits and !-_.*'())",
+			n > 150 ? "..." : series_clean_text(t, shown, sizeof(shown)));
 		return -1;
 	}
 	return 0;
@@ -69,7 +72,7 @@ int push_args__option(struct push_opts *o, int c, const char *arg)
 		char clean[256];
 
 		if (!*arg || strlen(arg) >= sizeof(clean) ||
-		    strcmp(series_clean_text(arg, clean, sizeof(clean)), arg)) {
+		    strcmp(series_clean_text(arg, clean, sizeof(clean)), arg) != 0) {
 			err_msg("invalid name for --service-name (1 to 255 bytes of printable UTF-8)");
 			return -1;
 		}

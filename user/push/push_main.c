@@ -76,7 +76,7 @@ static void on_signal(int sig)
 
 static int parse(int argc, char **argv, struct push_verb *v)
 {
-	int c, r;
+	int c;
 
 	push_args__init(&v->push);
 	v->give_up_s = PUSH_DEFAULT_GIVE_UP;
@@ -113,7 +113,7 @@ static int parse(int argc, char **argv, struct push_verb *v)
 			err_msg("unknown option '%s' (see 'pyebpf push --help')", argv[optind - 1]);
 			return -1;
 		default:
-			if ((r = push_args__option(&v->push, c, optarg)) < 0)
+			if (push_args__option(&v->push, c, optarg) < 0)
 				return -1;
 		}
 	}

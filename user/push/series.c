@@ -72,7 +72,7 @@ int series_parse_label(const char *arg, struct series_label *out, char *why, siz
 		return -1;
 	}
 	if (!eq[1] || strlen(eq + 1) >= sizeof(clean) ||
-	    strcmp(series_clean_text(eq + 1, clean, sizeof(clean)), eq + 1)) {
+	    strcmp(series_clean_text(eq + 1, clean, sizeof(clean)), eq + 1) != 0) {
 		snprintf(why, whylen, "invalid value for label '%.*s' (1 to %d bytes of printable UTF-8)", (int)n, arg,
 			 LABEL_VALUE_MAX - 1);
 		return -1;

@@ -1,0 +1,178 @@
+#!/usr/bin/env bash
+# A real OpenTelemetry Collector that takes OTLP profiles over HTTP, for the
+# integration tests. Built from the Go module proxy with the collector builder
+# (ocb) and cached; no gRPC.
+#
+#   bash tests/backends/otelcol.sh build           prints the binary's path (builds it once)
+#   bash tests/backends/otelcol.sh start DIR PORT  OTLP/HTTP on 127.0.0.1:PORT -> DIR/profiles.json
+#   bash tests/backends/otelcol.sh stop DIR
+#
+# Pinned: go.opentelemetry.io/collector/cmd/builder v0.165.0, with
+#   receiver/otlpreceiver v0.165.0, exporter/debugexporter v0.165.0 (core),
+#   opentelemetry-collector-contrib/exporter/fileexporter v0.165.0,
+#   confmap providers env/file/yaml v1.71.0 (the builder's own defaults);
+#   its pdata (v1.71.0) implements opentelemetry-proto v1.11.0 (profiles/v1development).
+# Feature gate: --feature-gates=service.profilesSupport (alpha, off by default:
+# without it a "profiles" pipeline is refused).
+# POST http://127.0.0.1:PORT/v1development/profiles, Content-Type
+# application/x-protobuf or application/json, optional Content-Encoding: gzip.
+# A request reaches DIR/profiles.json up to 100ms after its HTTP 200 (the flush
+# interval): poll it. One request per line, as OTLP JSON; one with no samples is
+# not written.
+# DIR also gets config.yaml, otelcol.log, pid.
+# Needs Go >= 1.26 (pdata's go.mod; /usr/local/go/bin is put on PATH) and the module proxy for the build.
+set -euo pipefail
+
+VERSION=0.165.0
+CONTRIB_VERSION=0.165.0
+CONFMAP_VERSION=1.71.0
+FEATURE_GATE=service.profilesSupport
+
+CACHE_ROOT=${PYEBPF_BACKENDS_CACHE:-/var/cache/pyebpf/backends}
+CACHE=$CACHE_ROOT/otelcol-$VERSION
+BIN=$CACHE/otelcol
+START_TIMEOUT=${OTELCOL_START_TIMEOUT:-30}
+
+die() { echo "otelcol: $*" >&2; exit 1; }
+usage() { die "usage: $0 build | start DIR PORT | stop DIR"; }
+
+build() {
+	if [ -x "$BIN" ]; then echo "$BIN"; return; fi
+	mkdir -p "$CACHE"
+	exec 9>"$CACHE/.lock"
+	flock 9
+	if [ -x "$BIN" ]; then echo "$BIN"; return; fi # built by another while we waited
+	[ -d /usr/local/go/bin ] && PATH=/usr/local/go/bin:$PATH
+	command -v go >/dev/null || die "no go on PATH"
+	local tmp
+	tmp=$(mktemp -d "$CACHE/.build.XXXXXX")
+	# shellcheck disable=SC2064 # tmp is fixed now
+	trap "rm -rf '$tmp'" EXIT
+	export GOFLAGS="-p=1 -trimpath -buildvcs=false" GOTOOLCHAIN=local CGO_ENABLED=0
+	echo "otelcol: building the collector $VERSION (a few minutes)..." >&2
+	GOBIN=$tmp/bin go install "go.opentelemetry.io/collector/cmd/builder@v$VERSION" >&2
+	cat >"$tmp/manifest.yaml" <<EOF
+dist:
+  name: otelcol
+  module: pyebpf.test/otelcol
+  description: pyebpf test collector (OTLP/HTTP profiles to a file)
+  version: $VERSION
+  output_path: $tmp/dist
+receivers:
+  - gomod: go.opentelemetry.io/collector/receiver/otlpreceiver v$VERSION
+exporters:
+  - gomod: go.opentelemetry.io/collector/exporter/debugexporter v$VERSION
+  - gomod: github.com/open-telemetry/opentelemetry-collector-contrib/exporter/fileexporter v$CONTRIB_VERSION
+providers:
+  - gomod: go.opentelemetry.io/collector/confmap/provider/envprovider v$CONFMAP_VERSION
+  - gomod: go.opentelemetry.io/collector/confmap/provider/fileprovider v$CONFMAP_VERSION
+  - gomod: go.opentelemetry.io/collector/confmap/provider/yamlprovider v$CONFMAP_VERSION
+EOF
+	# GOFLAGS -e: the builder's "go mod tidy" also resolves the imports of
+	# fileexporter's own tests, one of which (contrib's otlpencodingextension)
+	# the module proxy does not serve here; -e lets tidy go on past it (go build
+	# ignores -e; the collector itself does not import that module).
+	if ! GOFLAGS="$GOFLAGS -e" "$tmp/bin/builder" --config "$tmp/manifest.yaml" >"$tmp/builder.log" 2>&1; then
+		tail -n 30 "$tmp/builder.log" >&2
+		die "build failed"
+	fi
+	"$tmp/dist/otelcol" --version >&2 || die "the built binary does not run"
+	mv -f "$tmp/dist/otelcol" "$BIN" # same filesystem: an atomic rename
+	rm -rf "$tmp"
+	trap - EXIT
+	echo "$BIN"
+}
+
+alive() { # DIR: the pid in DIR/pid is a running otelcol
+	local pid
+	[ -s "$1/pid" ] || return 1
+	pid=$(cat "$1/pid")
+	[ -r "/proc/$pid/cmdline" ] && tr '\0' ' ' <"/proc/$pid/cmdline" | grep -q otelcol
+}
+
+answers() { # PORT: something speaks HTTP there
+	local code
+	code=$(curl -s -o /dev/null -m 2 -w '%{http_code}' "http://127.0.0.1:$1/" 2>/dev/null) || true
+	[ -n "$code" ] && [ "$code" != 000 ]
+}
+
+start() {
+	[ $# -eq 2 ] || usage
+	local dir port bin pid i
+	mkdir -p "$1"
+	dir=$(realpath "$1")
+	port=$2
+	if ! [[ $port =~ ^[0-9]+$ ]] || [ "$port" -lt 1 ] || [ "$port" -gt 65535 ]; then die "bad port: $port"; fi
+	[[ $dir != *[\'\$]* ]] || die "DIR may hold neither ' nor \$: $dir"
+	alive "$dir" && die "already running in $dir (pid $(cat "$dir/pid"))"
+	answers "$port" && die "port $port is taken already"
+	bin=$(build)
+	rm -f "$dir/profiles.json" "$dir/pid"
+	cat >"$dir/config.yaml" <<EOF
+receivers:
+  otlp:
+    protocols:
+      http:
+        endpoint: 127.0.0.1:$port
+exporters:
+  file:
+    path: '$dir/profiles.json'
+    format: json
+    flush_interval: 100ms
+  debug:
+    verbosity: basic
+service:
+  telemetry:
+    metrics:
+      level: none
+  pipelines:
+    profiles:
+      receivers: [otlp]
+      exporters: [file, debug]
+EOF
+	setsid "$bin" --config "file:$dir/config.yaml" --feature-gates="$FEATURE_GATE" \
+		</dev/null >"$dir/otelcol.log" 2>&1 &
+	pid=$!
+	echo "$pid" >"$dir/pid"
+	for ((i = 0; i < START_TIMEOUT * 10; i++)); do
+		if ! kill -0 "$pid" 2>/dev/null; then
+			tail -n 20 "$dir/otelcol.log" >&2
+			rm -f "$dir/pid"
+			die "the collector exited at start"
+		fi
+		if answers "$port"; then
+			echo "otelcol: pid $pid, http://127.0.0.1:$port/v1development/profiles -> $dir/profiles.json" >&2
+			return
+		fi
+		sleep 0.1
+	done
+	tail -n 20 "$dir/otelcol.log" >&2
+	stop "$dir"
+	die "port $port did not answer in ${START_TIMEOUT}s"
+}
+
+stop() {
+	[ $# -eq 1 ] || usage
+	local dir=$1 pid i
+	[ -s "$dir/pid" ] || return 0
+	pid=$(cat "$dir/pid")
+	if alive "$dir"; then
+		kill -TERM "$pid" 2>/dev/null || true
+		for ((i = 0; i < 100; i++)); do
+			kill -0 "$pid" 2>/dev/null || break
+			sleep 0.1
+		done
+		if kill -0 "$pid" 2>/dev/null; then kill -KILL "$pid" 2>/dev/null || true; fi
+	fi
+	rm -f "$dir/pid"
+}
+
+[ $# -ge 1 ] || usage
+cmd=$1
+shift
+case $cmd in
+build) [ $# -eq 0 ] || usage; build ;;
+start) start "$@" ;;
+stop) stop "$@" ;;
+*) usage ;;
+esac

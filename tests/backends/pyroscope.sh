@@ -1,0 +1,135 @@
+#!/usr/bin/env bash
+# A stand-in for Grafana Pyroscope in the integration tests: a small Go server
+# (tests/backends/pyroscope-stub/main.go) built on Pyroscope's own API module
+# (github.com/grafana/pyroscope/api, Apache-2.0: generated protobuf and Connect
+# handlers), so the wire protocol is Pyroscope's; the server side mimics its
+# distributor and querier. The real server cannot be built here (its main
+# module is not on the module proxy, and it is AGPL).
+#
+#   bash tests/backends/pyroscope.sh build                       prints the binary's path (builds it once)
+#   bash tests/backends/pyroscope.sh start DIR PORT [FLAGS...]   serves 127.0.0.1:PORT; DIR gets pyroscope.log, pid
+#   bash tests/backends/pyroscope.sh stop DIR
+#
+# FLAGS go to the server: -reject-older-than 1h, -reject-newer-than 10m,
+# -basic-auth-file FILE (user:pass), -bearer-token-file FILE, -require-tenant,
+# -store-cancelled, -settle DURATION. See main.go's head for the endpoints:
+#   POST /push.v1.PusherService/Push, /querier.v1.QuerierService/SelectMergeProfile
+#   (Connect: Content-Type application/proto or application/json), and the
+#   stub's own /stub/fail, /stub/delay, /stub/reset, /stub/stats, /stub/totals,
+#   /stub/pprof.
+# The binary is cached under $PYEBPF_BACKENDS_CACHE (/var/cache/pyebpf/backends)
+# by a hash of the sources. Needs Go >= 1.26 (/usr/local/go/bin is put on PATH)
+# and, for the first build, the Go module proxy.
+set -euo pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+SRC=$HERE/pyroscope-stub
+CACHE_ROOT=${PYEBPF_BACKENDS_CACHE:-/var/cache/pyebpf/backends}
+START_TIMEOUT=${PYROSCOPE_START_TIMEOUT:-20}
+
+die() { echo "pyroscope: $*" >&2; exit 1; }
+usage() { die "usage: $0 build | start DIR PORT [FLAGS...] | stop DIR"; }
+
+build() {
+	local hash cache bin tmp
+	hash=$(cat "$SRC/main.go" "$SRC/go.mod" "$SRC/go.sum" | sha256sum | cut -c1-16)
+	cache=$CACHE_ROOT/pyroscope-stub-$hash
+	bin=$cache/pyroscope-stub
+	if [ -x "$bin" ]; then echo "$bin"; return; fi
+	mkdir -p "$cache"
+	exec 9>"$cache/.lock"
+	flock 9
+	if [ -x "$bin" ]; then echo "$bin"; return; fi # built by another while we waited
+	[ -d /usr/local/go/bin ] && PATH=/usr/local/go/bin:$PATH
+	command -v go >/dev/null || die "no go on PATH"
+	tmp=$(mktemp -d "$cache/.build.XXXXXX")
+	# shellcheck disable=SC2064 # tmp is fixed now
+	trap "rm -rf '$tmp'" EXIT
+	echo "pyroscope: building the stub (about a minute the first time)..." >&2
+	# -mod=readonly: go.mod and go.sum are used as committed, never rewritten.
+	if ! (cd "$SRC" && CGO_ENABLED=0 GOTOOLCHAIN=local GOFLAGS="-mod=readonly -buildvcs=false -p=1" \
+		go build -trimpath -o "$tmp/pyroscope-stub" .) >"$tmp/build.log" 2>&1; then
+		tail -n 30 "$tmp/build.log" >&2
+		die "build failed"
+	fi
+	mv -f "$tmp/pyroscope-stub" "$bin" # same filesystem: an atomic rename
+	rm -rf "$tmp"
+	trap - EXIT
+	echo "$bin"
+}
+
+alive() { # DIR: the pid in DIR/pid is a running pyroscope-stub
+	local pid
+	[ -s "$1/pid" ] || return 1
+	pid=$(cat "$1/pid")
+	[ -r "/proc/$pid/cmdline" ] && tr '\0' ' ' <"/proc/$pid/cmdline" | grep -q pyroscope-stub
+}
+
+ready() { # PORT: GET /ready answers 200
+	[ "$(curl -s -o /dev/null -m 2 -w '%{http_code}' "http://127.0.0.1:$1/ready" 2>/dev/null)" = 200 ]
+}
+
+answers() { # PORT: something speaks HTTP there
+	local code
+	code=$(curl -s -o /dev/null -m 2 -w '%{http_code}' "http://127.0.0.1:$1/" 2>/dev/null) || true
+	[ -n "$code" ] && [ "$code" != 000 ]
+}
+
+start() {
+	[ $# -ge 2 ] || usage
+	local dir port bin pid i
+	mkdir -p "$1"
+	dir=$(realpath "$1")
+	port=$2
+	shift 2
+	if ! [[ $port =~ ^[0-9]+$ ]] || [ "$port" -lt 1 ] || [ "$port" -gt 65535 ]; then die "bad port: $port"; fi
+	alive "$dir" && die "already running in $dir (pid $(cat "$dir/pid"))"
+	answers "$port" && die "port $port is taken already"
+	bin=$(build)
+	rm -f "$dir/pid"
+	setsid "$bin" -addr "127.0.0.1:$port" "$@" </dev/null >"$dir/pyroscope.log" 2>&1 &
+	pid=$!
+	echo "$pid" >"$dir/pid"
+	for ((i = 0; i < START_TIMEOUT * 10; i++)); do
+		if ! kill -0 "$pid" 2>/dev/null; then
+			tail -n 20 "$dir/pyroscope.log" >&2
+			rm -f "$dir/pid"
+			die "the server exited at start"
+		fi
+		if ready "$port"; then
+			echo "pyroscope: pid $pid, http://127.0.0.1:$port (log $dir/pyroscope.log)" >&2
+			return
+		fi
+		sleep 0.1
+	done
+	tail -n 20 "$dir/pyroscope.log" >&2
+	stop "$dir"
+	die "GET /ready did not answer 200 in ${START_TIMEOUT}s"
+}
+
+stop() {
+	[ $# -eq 1 ] || usage
+	local dir=$1 pid i
+	[ -s "$dir/pid" ] || return 0
+	pid=$(cat "$dir/pid")
+	if alive "$dir"; then
+		kill -CONT "$pid" 2>/dev/null || true # a test may have frozen it (SIGSTOP)
+		kill -TERM "$pid" 2>/dev/null || true
+		for ((i = 0; i < 100; i++)); do
+			kill -0 "$pid" 2>/dev/null || break
+			sleep 0.1
+		done
+		if kill -0 "$pid" 2>/dev/null; then kill -KILL "$pid" 2>/dev/null || true; fi
+	fi
+	rm -f "$dir/pid"
+}
+
+[ $# -ge 1 ] || usage
+cmd=$1
+shift
+case $cmd in
+build) [ $# -eq 0 ] || usage; build ;;
+start) start "$@" ;;
+stop) stop "$@" ;;
+*) usage ;;
+esac

@@ -1,0 +1,540 @@
+/*
+ * Pushing to real backends started on loopback by the tests: an OpenTelemetry
+ * Collector built from the Go module proxy (tests/backends/otelcol.sh), and a
+ * Pyroscope stand-in that speaks Pyroscope's push and query protocol through
+ * Pyroscope's own API module (tests/backends/pyroscope.sh: Pyroscope itself
+ * cannot be had from the module proxy). What arrived is read back and
+ * compared with the local interval files: the same samples per function,
+ * exactly the same total.
+ */
+#include "integ.h"
+
+#include <dirent.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define PY "/usr/bin/python3"
+#define WORK "../tests/fixtures/pywork.py"
+#define CPU_TYPE "process_cpu:cpu:nanoseconds:cpu:nanoseconds"
+#define PERIOD_NS 10101010LL /* 99 Hz */
+
+/* The backends a test started, stopped after it however it ended (.fini). */
+static struct {
+	char kind[16], dir[256];
+} started[4];
+static int nstarted;
+
+static void backend_stop(const char *kind, const char *dir);
+
+static void stop_started(void)
+{
+	while (nstarted > 0) {
+		nstarted--;
+		backend_stop(started[nstarted].kind, started[nstarted].dir);
+	}
+}
+
+/* Start backend `kind` (pyroscope, otelcol, tls) in dir on port; extra flags after. */
+static void backend_start(const char *kind, const char *dir, int port, const char *const extra[])
+{
+	char script[128], portbuf[16];
+	const char *argv[16] = { "bash", script, "start", dir, portbuf };
+	int n = 5;
+	struct run_result r;
+
+	snprintf(script, sizeof(script), "../tests/backends/%s.sh", kind);
+	snprintf(portbuf, sizeof(portbuf), "%d", port);
+	for (int i = 0; extra && extra[i] && n < 15; i++)
+		argv[n++] = extra[i];
+	argv[n] = NULL;
+	if (nstarted < 4) {
+		snprintf(started[nstarted].kind, sizeof(started[0].kind), "%s", kind);
+		snprintf(started[nstarted].dir, sizeof(started[0].dir), "%s", dir);
+		nstarted++;
+	}
+	run(argv, 120, &r);
+	cr_assert_eq(r.status, 0, "%s did not start: %s%s", kind, r.out, r.err);
+	run_result_free(&r);
+}
+
+static void backend_stop(const char *kind, const char *dir)
+{
+	char script[128];
+	struct run_result r;
+
+	snprintf(script, sizeof(script), "../tests/backends/%s.sh", kind);
+	run((const char *const[]){ "bash", script, "stop", dir, NULL }, 60, &r);
+	run_result_free(&r);
+}
+
+static pid_t backend_pid(const char *dir)
+{
+	char path[512];
+	FILE *f;
+	int pid = 0;
+
+	snprintf(path, sizeof(path), "%s/pid", dir);
+	f = fopen(path, "r");
+	cr_assert(f, "no %s", path);
+	cr_assert_eq(fscanf(f, "%d", &pid), 1);
+	fclose(f);
+	return pid;
+}
+
+/* A number of the stub's JSON answer: "key":N. */
+static long long json_num(const char *json, const char *key)
+{
+	char pat[128];
+	const char *p;
+
+	snprintf(pat, sizeof(pat), "\"%s\":", key);
+	p = strstr(json, pat);
+	cr_assert(p, "no %s in %s", key, json);
+	return atoll(p + strlen(pat));
+}
+
+__attribute__((noinline)) static char *stub_get(int port, const char *path)
+{
+	char url[1024], *body = NULL;
+
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d%s", port, path);
+	cr_assert_eq(http(url, NULL, &body, NULL), 200, "%s: %s", url, body ? body : "");
+	return body;
+}
+
+static void stub_post(int port, const char *path)
+{
+	char url[512], *body = NULL;
+
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d%s", port, path);
+	cr_assert_eq(http(url, (const char *const[]){ "-X", "POST", NULL }, &body, NULL), 200, "%s: %s", url, body);
+	free(body);
+}
+
+/* The local files of dir as folded stacks. */
+static void local_folded(const char *dir, struct folded *f)
+{
+	char *out = temp_path(dir, "local.folded");
+	char *spool = temp_path(dir, "spool");
+	struct run_result r;
+
+	run((const char *const[]){ PYEBPF, "report", spool, "-o", out, NULL }, 60, &r);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	run_result_free(&r);
+	folded_load(out, f);
+	free(out);
+	free(spool);
+}
+
+/* What the Pyroscope stand-in holds of CPU time, merged, as folded stacks (pyebpf report reads its pprof). */
+static void pyroscope_folded(const char *dir, int port, const char *selector, struct folded *f)
+{
+	char *pprof = temp_path(dir, "merged.pb.gz"), *out = temp_path(dir, "remote.folded"), url[1024], cmd[2048];
+	struct run_result r;
+
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d/stub/pprof?type=" CPU_TYPE "&selector=%s", port, selector);
+	snprintf(cmd, sizeof(cmd), "curl -sf -g -o %s '%s'", pprof, url);
+	cr_assert_eq(system(cmd), 0, "%s", cmd);
+	run((const char *const[]){ PYEBPF, "report", pprof, "-o", out, NULL }, 60, &r);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	run_result_free(&r);
+	folded_load(out, f);
+	free(pprof);
+	free(out);
+}
+
+static int count_files(const char *dir, const char *prefix)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int n = 0;
+
+	cr_assert(d);
+	while ((e = readdir(d)))
+		n += !strncmp(e->d_name, prefix, strlen(prefix));
+	closedir(d);
+	return n;
+}
+
+static void record_split(const char *spool, const char *seconds, const char *const push[], struct run_result *r,
+			 double timeout)
+{
+	const char *argv[32] = { PYEBPF, "record", "--continuous", spool, "--interval", "1s" };
+	int n = 6;
+
+	for (int i = 0; push[i]; i++)
+		argv[n++] = push[i];
+	argv[n++] = "--";
+	argv[n++] = PY;
+	argv[n++] = WORK;
+	argv[n++] = "split";
+	argv[n++] = seconds;
+	argv[n] = NULL;
+	run(argv, timeout, r);
+}
+
+/* alpha and beta of pywork's split in a folded profile. */
+static void split_of(const struct folded *f, uint64_t *alpha, uint64_t *beta)
+{
+	*alpha = count_all(f, "alpha (", NULL);
+	*beta = count_all(f, "beta (", NULL);
+}
+
+Test(push, otlp_lands_the_same_functions_and_total_in_a_collector, .timeout = 240, .fini = stop_started)
+{
+	const char *dir = temp_dir();
+	char *oc = temp_path(dir, "oc"), *spool = temp_path(dir, "spool"), *json = temp_path(dir, "oc/profiles.json");
+	char *remote = temp_path(dir, "remote.folded"), cmd[2048];
+	struct run_result r;
+	struct folded local, got;
+	uint64_t la, lb, ga, gb;
+
+	backend_start("otelcol", oc, 24318, NULL);
+	record_split(spool, "4", (const char *const[]){ "--otlp", "http://127.0.0.1:24318", NULL }, &r, 90);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert(strstr(r.err, "pyebpf: pushed "), "%s", r.err);
+	cr_assert_null(strstr(r.err, "not sent yet"), "%s", r.err);
+	run_result_free(&r);
+	sleep_s(0.5); /* the file exporter flushes every 100 ms */
+	snprintf(cmd, sizeof(cmd), "python3 ../tests/backends/otlp_folded.py %s cpu > %s", json, remote);
+	cr_assert_eq(system(cmd), 0);
+	backend_stop("otelcol", oc);
+	local_folded(dir, &local);
+	folded_load(remote, &got);
+	split_of(&local, &la, &lb);
+	split_of(&got, &ga, &gb);
+	cr_assert_gt(la, 200, "alpha: %llu", (unsigned long long)la);
+	cr_assert_eq(ga, la, "alpha: %llu in the collector, %llu here", (unsigned long long)ga, (unsigned long long)la);
+	cr_assert_eq(gb, lb, "beta: %llu in the collector, %llu here", (unsigned long long)gb, (unsigned long long)lb);
+	cr_assert_eq(got.total, local.total, "every CPU sample: %llu there, %llu here", (unsigned long long)got.total,
+		     (unsigned long long)local.total);
+	/* Running push again sends nothing: it all went while recording. */
+	run((const char *const[]){ PYEBPF, "push", spool, "--otlp", "http://127.0.0.1:24318", NULL }, 30, &r);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert(strstr(r.err, "pushed 0 intervals"), "%s", r.err);
+	run_result_free(&r);
+	folded_free(&local);
+	folded_free(&got);
+}
+
+/*
+ * The acceptance path: Pyroscope away when recording starts, there for a
+ * while, frozen (SIGSTOP: connections accepted, no answer) while the
+ * recording ends; then thawed and `pyebpf push` sends what it lacks.
+ * Exactly the local total arrives, nothing twice.
+ */
+Test(push, pyroscope_absent_then_frozen_then_backfilled_gets_exactly_the_local_total, .timeout = 300,
+     .fini = stop_started)
+{
+	const char *dir = temp_dir();
+	char *py = temp_path(dir, "py"), *spool = temp_path(dir, "spool"), *err = temp_path(dir, "err.txt");
+	char *stats;
+	struct folded local, got;
+	uint64_t la, lb, ga, gb;
+	struct run_result r;
+	pid_t rec, pid;
+
+	rec = spawn_capture((const char *const[]){ PYEBPF, "record", "--continuous", spool, "--interval", "1s",
+						   "--push", "http://127.0.0.1:24040", "--push-timeout", "3s", "--", PY,
+						   WORK, "split", "9", NULL },
+			    err);
+	wait_for_text(err, "intervals are kept in", 30); /* away at start: one warning, recording goes on */
+	backend_start("pyroscope", py, 24040, NULL);
+	wait_for_text(err, "it answers again", 30);
+	sleep_s(2);
+	pid = backend_pid(py);
+	kill(pid, SIGSTOP);
+	cr_assert_eq(wait_exit(rec, 60), 0, "the recording ends with its command");
+	kill(pid, SIGCONT);
+	sleep_s(1);
+	run((const char *const[]){ PYEBPF, "push", spool, "--push", "http://127.0.0.1:24040", NULL }, 120, &r);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	run_result_free(&r);
+	/* Twice sends nothing twice. */
+	run((const char *const[]){ PYEBPF, "push", spool, "--push", "http://127.0.0.1:24040", NULL }, 60, &r);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert(strstr(r.err, "pushed 0 intervals"), "%s", r.err);
+	run_result_free(&r);
+	stats = stub_get(24040, "/stub/stats");
+	cr_assert_eq(json_num(stats, "duplicate_stored_ids"), 0, "no profile stored twice: %s", stats);
+	local_folded(dir, &local);
+	pyroscope_folded(dir, 24040, "{service_name=\"python3\"}", &got);
+	backend_stop("pyroscope", py);
+	split_of(&local, &la, &lb);
+	split_of(&got, &ga, &gb);
+	cr_assert_gt(la, 400, "alpha: %llu", (unsigned long long)la);
+	cr_assert_eq(ga, la, "alpha: %llu in Pyroscope, %llu here", (unsigned long long)ga, (unsigned long long)la);
+	cr_assert_eq(gb, lb, "beta: %llu in Pyroscope, %llu here", (unsigned long long)gb, (unsigned long long)lb);
+	cr_assert_eq(got.total, folded_comm_total(&local, "python3"),
+		     "every CPU sample of the service: %llu there, %llu here", (unsigned long long)got.total,
+		     (unsigned long long)folded_comm_total(&local, "python3"));
+	free(stats);
+	folded_free(&local);
+	folded_free(&got);
+}
+
+/* A spool of `seconds` of pywork's split recorded with no backend at all. */
+static char *spool_of(const char *dir, const char *seconds)
+{
+	char *spool = temp_path(dir, "spool");
+	struct run_result r;
+
+	record_split(spool, seconds, (const char *const[]){ NULL }, &r, 90);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	run_result_free(&r);
+	return spool;
+}
+
+static void forget_pushes(const char *spool)
+{
+	char cmd[1024];
+
+	snprintf(cmd, sizeof(cmd), "rm -f %s/.pyebpf-push-*.journal", spool);
+	cr_assert_eq(system(cmd), 0);
+}
+
+/* The CPU total the stand-in holds of python3, in samples. */
+static long long pyroscope_samples(int port)
+{
+	char *t = stub_get(port, "/stub/totals?type=" CPU_TYPE "&selector=%7Bservice_name=%22python3%22%7D");
+	long long v = json_num(t, "total") / PERIOD_NS;
+
+	free(t);
+	return v;
+}
+
+static long long local_samples(const char *dir)
+{
+	struct folded f;
+	long long v;
+
+	local_folded(dir, &f);
+	v = (long long)folded_comm_total(&f, "python3");
+	folded_free(&f);
+	return v;
+}
+
+Test(push, failures_then_success_and_retry_after, .timeout = 240, .fini = stop_started)
+{
+	const char *dir = temp_dir();
+	char *py = temp_path(dir, "py"), *spool = spool_of(dir, "3"), *stats;
+	long long want = local_samples(dir);
+	struct run_result r;
+
+	backend_start("pyroscope", py, 24041, NULL);
+	/* 500s, then 200: every interval arrives once, oldest first. */
+	stub_post(24041, "/stub/fail?status=500&count=3");
+	run((const char *const[]){ PYEBPF, "push", spool, "--push", "http://127.0.0.1:24041", NULL }, 120, &r);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert_eq(occurrences(r.err, "24041: HTTP 500"), 1, "one line while it fails, not one per try: %s", r.err);
+	cr_assert(strstr(r.err, "it answers again"), "%s", r.err);
+	run_result_free(&r);
+	stats = stub_get(24041, "/stub/stats");
+	cr_assert_eq(json_num(stats, "injected_failures"), 3, "%s", stats);
+	cr_assert_eq(json_num(stats, "duplicate_stored_ids"), 0, "%s", stats);
+	free(stats);
+	cr_assert_eq(pyroscope_samples(24041), want);
+	/* 429 with Retry-After: 2 s is waited, though the backoff would retry sooner. */
+	stub_post(24041, "/stub/reset");
+	forget_pushes(spool);
+	stub_post(24041, "/stub/fail?status=429&count=1&retry_after=2");
+	run((const char *const[]){ PYEBPF, "push", spool, "--push", "http://127.0.0.1:24041", NULL }, 120, &r);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert(strstr(r.err, "HTTP 429, retry after the time it asked"), "%s", r.err);
+	cr_assert_geq(r.seconds, 2.0, "Retry-After honoured: %.2f s", r.seconds);
+	run_result_free(&r);
+	cr_assert_eq(pyroscope_samples(24041), want);
+	backend_stop("pyroscope", py);
+}
+
+Test(push, refused_for_good_is_one_line_kept_and_not_retried, .timeout = 240, .fini = stop_started)
+{
+	const char *dir = temp_dir();
+	char *py = temp_path(dir, "py"), *spool = spool_of(dir, "2"), *stats;
+	int files = count_files(spool, "pyebpf-");
+	struct run_result r;
+	long long pushes;
+
+	/* Older than the backend's window: Pyroscope answers 400 for each. */
+	backend_start("pyroscope", py, 24042, (const char *const[]){ "-reject-older-than", "1s", NULL });
+	sleep_s(2);
+	run((const char *const[]){ PYEBPF, "push", spool, "--push", "http://127.0.0.1:24042", NULL }, 120, &r);
+	cr_assert_eq(r.status, 1, "%s", r.err);
+	/* An interval with no samples (the command's last moments) has nothing to refuse. */
+	int empty = 0;
+	const char *summary = strstr(r.err, "pyebpf: pushed ");
+
+	cr_assert(summary && sscanf(summary, "pyebpf: pushed %d intervals (0 profiles", &empty) == 1, "%s", r.err);
+	cr_assert_eq(occurrences(r.err, "refused for good (HTTP 400") + empty, files, "one line per interval: %s",
+		     r.err);
+	cr_assert(strstr(r.err, "outside of ingestion window"), "the backend's reason: %s", r.err);
+	run_result_free(&r);
+	cr_assert_eq(count_files(spool, "pyebpf-"), files, "kept on disk");
+	stats = stub_get(24042, "/stub/stats");
+	pushes = json_num(stats, "pushes");
+	free(stats);
+	run((const char *const[]){ PYEBPF, "push", spool, "--push", "http://127.0.0.1:24042", NULL }, 60, &r);
+	cr_assert(strstr(r.err, "pushed 0 intervals"), "%s", r.err);
+	run_result_free(&r);
+	stats = stub_get(24042, "/stub/stats");
+	cr_assert_eq(json_num(stats, "pushes"), pushes, "not tried again: %s", stats);
+	free(stats);
+	backend_stop("pyroscope", py);
+}
+
+static char *secret(const char *dir, const char *name, const char *text, mode_t mode)
+{
+	char *path = temp_path(dir, name);
+	FILE *f = fopen(path, "w");
+
+	cr_assert(f);
+	fputs(text, f);
+	fclose(f);
+	cr_assert_eq(chmod(path, mode), 0);
+	return path;
+}
+
+Test(push, credentials_tenant_and_labels, .timeout = 240, .fini = stop_started)
+{
+	const char *dir = temp_dir();
+	char *py = temp_path(dir, "py"), *spool = spool_of(dir, "2"), *stats, *t;
+	char *good = secret(dir, "good", "pyebpf:s3cret\n", 0600), *bad = secret(dir, "bad", "pyebpf:nope\n", 0600);
+	long long want = local_samples(dir);
+	struct run_result r;
+
+	backend_start("pyroscope", py, 24043,
+		      (const char *const[]){ "-basic-auth-file", good, "-require-tenant", NULL });
+	/* Wrong credentials: one line, nothing marked sent, nothing deleted. */
+	run((const char *const[]){ PYEBPF, "push", spool, "--push", "http://127.0.0.1:24043", "--basic-auth-file", bad,
+				   "--tenant", "team-a", "--give-up", "3s", NULL },
+	    60, &r);
+	cr_assert_eq(r.status, 1, "%s", r.err);
+	cr_assert_eq(occurrences(r.err, "HTTP 401"), 1, "%s", r.err);
+	cr_assert(strstr(r.err, "check the URL and credentials"), "%s", r.err);
+	cr_assert_null(strstr(r.err, "nope"), "no secret in a message");
+	cr_assert(strstr(r.err, "not sent (kept"), "%s", r.err);
+	run_result_free(&r);
+	/* The right ones: everything, with the tenant and the labels asked for. */
+	run((const char *const[]){ PYEBPF, "push", spool, "--push", "http://127.0.0.1:24043", "--basic-auth-file", good,
+				   "--tenant", "team-a", "--label", "env=prod", NULL },
+	    60, &r);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	run_result_free(&r);
+	stats = stub_get(24043, "/stub/stats");
+	cr_assert(strstr(stats, "\"team-a\""), "the X-Scope-OrgID: %s", stats);
+	free(stats);
+	t = stub_get(24043, "/stub/totals?tenant=team-a&type=" CPU_TYPE
+			    "&selector=%7Bservice_name=%22python3%22,env=%22prod%22,thread_name=%22MainThread%22%7D");
+	cr_assert_eq(json_num(t, "total") / PERIOD_NS, want,
+		     "every sample, filtered by a series and a sample label: %s", t);
+	cr_assert(strstr(t, "\"host\""), "the host label: %s", t);
+	free(t);
+	backend_stop("pyroscope", py);
+}
+
+Test(push, tls_with_the_right_ca_and_a_wrong_one, .timeout = 240, .fini = stop_started)
+{
+	const char *dir = temp_dir();
+	char *py = temp_path(dir, "py"), *tls = temp_path(dir, "tls"), *spool = spool_of(dir, "2");
+	char *ca = temp_path(dir, "tls/ca.pem"), *other = temp_path(dir, "tls/other-ca.pem");
+	int files = count_files(spool, "pyebpf-");
+	long long want = local_samples(dir);
+	struct run_result r;
+
+	backend_start("pyroscope", py, 24044, NULL);
+	backend_start("tls", tls, 24444, (const char *const[]){ "24044", NULL });
+	run((const char *const[]){ PYEBPF, "push", spool, "--push", "https://127.0.0.1:24444", "--ca-file", other,
+				   "--give-up", "2s", NULL },
+	    60, &r);
+	cr_assert_eq(r.status, 1, "%s", r.err);
+	cr_assert_eq(occurrences(r.err, "SSL certificate problem"), 1, "one line naming the certificate problem: %s",
+		     r.err);
+	run_result_free(&r);
+	cr_assert_eq(count_files(spool, "pyebpf-"), files, "nothing deleted");
+	run((const char *const[]){ PYEBPF, "push", spool, "--push", "https://127.0.0.1:24444", "--ca-file", ca, NULL },
+	    60, &r);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	run_result_free(&r);
+	cr_assert_eq(pyroscope_samples(24044), want);
+	backend_stop("tls", tls);
+	backend_stop("pyroscope", py);
+}
+
+Test(push, spool_filled_to_its_bound_while_the_backend_is_away, .timeout = 240, .fini = stop_started)
+{
+	const char *dir = temp_dir();
+	char *spool = temp_path(dir, "spool");
+	struct run_result r;
+	struct stat st;
+
+	/* Nothing listens on the port: every interval stays, until the disk bound. */
+	record_split(spool, "6",
+		     (const char *const[]){ "--push", "http://127.0.0.1:24049", "--max-disk", "6K", "--keep", "2",
+					    NULL },
+		     &r, 90);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert_eq(occurrences(r.err, "intervals are kept in"), 1, "one warning: %s", r.err);
+	cr_assert_geq(occurrences(r.err, "before it was pushed (beyond --max-disk"), 1, "%s", r.err);
+	cr_assert_eq(occurrences(r.err, "(beyond --keep"), 0, "--keep never deletes an unsent file: %s", r.err);
+	cr_assert(strstr(r.err, "deleted unsent (--max-disk)"), "counted in the summary: %s", r.err);
+	run_result_free(&r);
+	cr_assert_gt(count_files(spool, "pyebpf-"), 2, "more than --keep: they are unsent");
+	cr_assert_eq(stat(spool, &st), 0);
+}
+
+Test(push, bad_push_options_are_one_line_before_sampling)
+{
+	const char *dir = temp_dir();
+	char *spool = temp_path(dir, "spool"), *open_file = secret(dir, "open", "tok\n", 0644);
+	static const struct {
+		const char *opt, *value, *want;
+	} cases[] = {
+		{ "--push", "localhost:4040", "invalid URL for --push: not a URL" },
+		{ "--otlp", "ftp://c:4318", "invalid URL for --otlp: unknown scheme 'ftp'" },
+		{ "--push", "http://u:hunter2@h:4040", "credentials in the URL are refused" },
+		{ "--bearer-token-file", "/nonexistent/token", "cannot read --bearer-token-file '/nonexistent/token'" },
+		{ "--bearer-token-file", NULL, "can be read or written by other users (mode 644)" },
+		{ "--tenant", "a\nb", "invalid tenant" },
+		{ "--label", "__name__=x", "backend's own" },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct run_result r;
+		const char *v = cases[i].value ? cases[i].value : open_file;
+		bool url = !strcmp(cases[i].opt, "--push") || !strcmp(cases[i].opt, "--otlp");
+
+		run((const char *const[]){ PYEBPF, "record", "--continuous", spool, url ? "-v" : "--push",
+					   url ? "-v" : "http://127.0.0.1:1", cases[i].opt, v, "-d", "1", NULL },
+		    30, &r);
+		cr_assert_eq(r.status, 2, "%s %s: %s", cases[i].opt, v, r.err);
+		cr_assert(strstr(r.err, cases[i].want), "%s %s: %s", cases[i].opt, v, r.err);
+		cr_assert_eq(occurrences(r.err, "\n"), 1, "one line: %s", r.err);
+		cr_assert_null(strstr(r.err, "hunter2"), "%s", r.err);
+		cr_assert_null(strstr(r.err, SAMPLING), "before sampling");
+		run_result_free(&r);
+	}
+	{
+		struct run_result r;
+
+		run((const char *const[]){ PYEBPF, "record", "--push", "http://127.0.0.1:1", "-d", "1", NULL }, 30, &r);
+		cr_assert_eq(r.status, 2);
+		cr_assert(strstr(r.err, "--push and --otlp need --continuous DIR"), "%s", r.err);
+		run_result_free(&r);
+	}
+}
+
+Test(push, systemd_unit_verifies)
+{
+	char cmd[1024];
+	char *unit = temp_path(temp_dir(), "pyebpf.service");
+
+	snprintf(cmd, sizeof(cmd),
+		 "sed \"s#/usr/local/bin/pyebpf#$(realpath pyebpf)#\" ../deploy/pyebpf.service > %s && "
+		 "systemd-analyze verify %s",
+		 unit, unit);
+	cr_assert_eq(system(cmd), 0, "%s", cmd);
+}
