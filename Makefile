@@ -255,6 +255,15 @@ $(BUILD)/fuzz-asyncio: $(FUZZ_ASYNCIO_SRCS)
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) $(FUZZ_ASYNCIO_SRCS) -o $@
 	$(Q)$(CC) $(CPPFLAGS) -MM -MP -MT $@ $(FUZZ_ASYNCIO_SRCS) > $@.d
 
+# push: a backend's answer, the spool's journal, URLs, labels, cgroup paths.
+FUZZ_PUSH_SRCS := tests/fuzz/fuzz_push.c user/push/journal.c user/push/otlp_req.c user/push/series.c \
+	user/push/endpoint.c user/cgroups.c user/rotation.c user/hashmap.c user/strtab.c user/util.c user/profile.c \
+	user/frame_format.c user/gzip.c user/offcpu.c
+$(BUILD)/fuzz-push: $(FUZZ_PUSH_SRCS) $(PROTO_OBJ) | $(PROTO_HDRS)
+	$(call msg,LD      ,$@)
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) $(FUZZ_PUSH_SRCS) $(PROTO_OBJ) -o $@ -lprotobuf-c -lz
+	$(Q)$(CC) $(CPPFLAGS) -MM -MP -MT $@ $(FUZZ_PUSH_SRCS) > $@.d
+
 $(BUILD)/fuzz-names: $(FUZZ_NAMES_SRCS)
 	$(call msg,LD      ,$@)
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) $(FUZZ_NAMES_SRCS) -o $@
@@ -276,11 +285,12 @@ define run_fuzz
 	@grep -E '^(Done|stat::(number_of_executed_units|new_units_added|peak_rss_mb))' $(BUILD)/fuzz-$(1).log
 endef
 
-fuzz: $(BUILD)/fuzz-pprof $(BUILD)/fuzz-ingest $(BUILD)/fuzz-names $(BUILD)/fuzz-asyncio
+fuzz: $(BUILD)/fuzz-pprof $(BUILD)/fuzz-ingest $(BUILD)/fuzz-names $(BUILD)/fuzz-asyncio $(BUILD)/fuzz-push
 	$(call run_fuzz,pprof,512)
 	$(call run_fuzz,ingest,2048)
 	$(call run_fuzz,names,2048)
 	$(call run_fuzz,asyncio,512)
+	$(call run_fuzz,push,512)
 
 # One job: with --jobs 2 Criterion's own runner leaks a 48-byte buffer now and
 # then (inside libcriterion.so), which LeakSanitizer reports; one job is no

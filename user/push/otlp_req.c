@@ -409,7 +409,7 @@ int otlp_request(const struct push_series *s, size_t n, const char *name, uint8_
 	return ret;
 }
 
-void otlp_partial_success_note(const char *backend, const char *name, const uint8_t *body, size_t len)
+void otlp_partial_success_note(FILE *out, const char *backend, const char *name, const uint8_t *body, size_t len)
 {
 	Otlp__ExportProfilesServiceResponse *r = otlp__export_profiles_service_response__unpack(NULL, len, body);
 	char msg[512];
@@ -417,7 +417,7 @@ void otlp_partial_success_note(const char *backend, const char *name, const uint
 	if (!r)
 		return; /* a 2xx whose body is not the protocol's: the profiles were taken */
 	if (r->partial_success && (r->partial_success->rejected_profiles || *r->partial_success->error_message))
-		fprintf(stderr, "pyebpf: push to %s: %s: the collector dropped %lld profiles (%s)\n", backend, name,
+		fprintf(out, "pyebpf: push to %s: %s: the collector dropped %lld profiles (%s)\n", backend, name,
 			(long long)r->partial_success->rejected_profiles,
 			series_clean_text(r->partial_success->error_message, msg, sizeof(msg)));
 	otlp__export_profiles_service_response__free_unpacked(r, NULL);

@@ -2,13 +2,15 @@
 /*
  * An interval as one OTLP ExportProfilesServiceRequest (otlp.proto: the
  * opentelemetry-proto release named there), gzip'd, and the answer's
- * partial success read back. No network here.
+ * partial success read back (one line on `out` when profiles were
+ * dropped). No network here.
  */
 #ifndef PYEBPF_PUSH_OTLP_REQ_H
 #define PYEBPF_PUSH_OTLP_REQ_H
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "push/series.h"
 
@@ -19,6 +21,6 @@ int otlp_request(const struct push_series *s, size_t n, const char *name, uint8_
 
 /* A 2xx answer's ExportProfilesServiceResponse: when it says some profiles
  * were rejected (partial success), one line naming the backend and file. */
-void otlp_partial_success_note(const char *backend, const char *name, const uint8_t *body, size_t len);
+void otlp_partial_success_note(FILE *out, const char *backend, const char *name, const uint8_t *body, size_t len);
 
 #endif

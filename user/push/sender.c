@@ -260,7 +260,7 @@ static enum push_verdict push_one(struct backend *b, CURL *curl, const char *nam
 	free(body);
 	v = *status ? push_verdict_of(*status) : PUSH_RETRY;
 	if (v == PUSH_SENT && b->ep->kind == PUSH_OTLP)
-		otlp_partial_success_note(b->ep->base, name, (const uint8_t *)ans.buf, ans.len);
+		otlp_partial_success_note(stderr, b->ep->base, name, (const uint8_t *)ans.buf, ans.len);
 	if (v == PUSH_SENT) {
 		b->profiles += nprofiles;
 		b->bytes += len;

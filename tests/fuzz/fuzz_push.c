@@ -1,0 +1,69 @@
+/*
+ * libFuzzer target for what pushing reads from outside: a backend's answer
+ * (an OTLP ExportProfilesServiceResponse, whose message reaches stderr), a
+ * journal in the spool (pyebpf's own file, but in a directory others may
+ * write), URLs, --label values, cgroup paths (pod UIDs) and target-given
+ * names made into label values. Any crash or sanitizer report fails `make
+ * fuzz`; cleaned text is checked to be printable UTF-8.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cgroups.h"
+#include "push/endpoint.h"
+#include "push/journal.h"
+#include "push/otlp_req.h"
+#include "push/series.h"
+
+/* Valid UTF-8 with no control character, or abort. */
+static void check_clean(const char *s)
+{
+	for (const unsigned char *p = (const unsigned char *)s; *p;) {
+		size_t len = *p < 0x80             ? 1
+			     : (*p & 0xe0) == 0xc0 ? 2
+			     : (*p & 0xf0) == 0xe0 ? 3
+			     : (*p & 0xf8) == 0xf0 ? 4
+						   : 0;
+
+		if (!len || (len == 1 && (*p < 0x20 || *p == 0x7f)))
+			abort();
+		for (size_t i = 1; i < len; i++)
+			if ((p[i] & 0xc0) != 0x80)
+				abort();
+		p += len;
+	}
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	char *s = malloc(size + 1), out[256], why[512] = "";
+	struct push_journal *j = push_journal__new_memory();
+	struct push_endpoint e;
+	struct series_label l;
+	static FILE *null;
+
+	if (!null)
+		null = fopen("/dev/null", "w");
+	memcpy(s, data, size);
+	s[size] = '\0';
+	otlp_partial_success_note(null, "http://backend", "name", data, size);
+	push_journal__parse(j, (const char *)data, size);
+	push_journal__close(j);
+	if (!push_endpoint__parse(&e, size & 1 ? PUSH_OTLP : PUSH_PYROSCOPE, s, why, sizeof(why))) {
+		char key[17];
+
+		push_endpoint__key(&e, s, key);
+		push_endpoint__free(&e);
+	} else {
+		check_clean(why); /* the reason is printed: the URL's bytes must not reach a terminal raw */
+	}
+	if (!series_parse_label(s, &l, why, sizeof(why)))
+		free((char *)l.name);
+	check_clean(series_clean_text(s, out, sizeof(out)));
+	(void)k8s_pod_uid_of(s, out, sizeof(out));
+	free(s);
+	return 0;
+}
