@@ -15,6 +15,7 @@
 #include "elf_syms.h"
 #include "hashmap.h"
 #include "maps.h"
+#include "target_fs.h"
 #include "util.h"
 
 /* How long an exited process's tables stay for samples still in flight. */
@@ -56,7 +57,7 @@ struct proc {
 	bool exe_noted;           /* its executable was noted in the profile's modules */
 	uint32_t name;            /* string id: the name it gives itself (multiprocessing's); 0: none */
 	uint8_t name_asks;        /* looks for it so far: a few at most */
-	uint32_t cgroup_path, container, ns_pid;
+	uint32_t cgroup_path, container, ns_pid, k8s_pod;
 };
 
 struct procs {
@@ -477,6 +478,38 @@ void procs__note_exe(struct procs *t, struct proc *p)
 		}
 }
 
+/* A line of a small file inside the process's root (never outside it: target_fs.h), cleaned; "" when none. */
+static void root_line(uint32_t pid, const char *path, char *out, size_t size)
+{
+	size_t len;
+	char *text = target_read(pid, path, 256, &len);
+
+	out[0] = 0;
+	if (!text)
+		return;
+	text[strcspn(text, "\r\n")] = 0;
+	utf8_clean(text, out, size);
+	free(text);
+}
+
+/*
+ * A Kubernetes pod's "NAMESPACE/POD", found without an API server: kubelet
+ * gives each pod's containers the pod's name as their hostname (/etc/hostname)
+ * and, unless automounting is off, the namespace in the service-account
+ * volume; both read inside the container's root.
+ */
+static uint32_t k8s_pod_name(struct procs *t, uint32_t pid)
+{
+	char host[128], ns[128], both[260];
+
+	root_line(pid, "/etc/hostname", host, sizeof(host));
+	root_line(pid, "/var/run/secrets/kubernetes.io/serviceaccount/namespace", ns, sizeof(ns));
+	if (!host[0] && !ns[0])
+		return 0;
+	snprintf(both, sizeof(both), "%s/%s", ns, host);
+	return profile__str(t->prof, both);
+}
+
 void procs__container_labels(struct procs *t, struct proc *p, struct sample_labels *l)
 {
 	if (!p->ns_read) {
@@ -486,9 +519,12 @@ void procs__container_labels(struct procs *t, struct proc *p, struct sample_labe
 		if (proc_cgroup_path((pid_t)p->pid, path, sizeof(path)) == 0) {
 			p->cgroup_path = profile__str(t->prof, path);
 			p->container = profile__str(t->prof, container_id_of(path, id, sizeof(id)));
+			if (*k8s_pod_uid_of(path, id, sizeof(id)))
+				p->k8s_pod = k8s_pod_name(t, p->pid);
 		}
 		p->ns_pid = proc_ns_pid((pid_t)p->pid);
 	}
+	l->k8s_pod = p->k8s_pod;
 	l->cgroup_path = p->cgroup_path;
 	l->container = p->container;
 	l->ns_pid = p->ns_pid;

@@ -48,7 +48,7 @@ struct sample_labels {
 	uint32_t ns_pid;      /* the pid inside the process's own pid namespace; 0: unknown */
 	uint32_t offcpu;      /* enum offcpu_reason: why the thread was off the CPU; 0: it was on it */
 	uint32_t process;     /* string id: the name the process gives itself (multiprocessing's); 0: none */
-	uint32_t spare;       /* zero */
+	uint32_t k8s_pod;     /* string id: "NAMESPACE/POD" of a Kubernetes pod (either may be empty); 0: none */
 	uint64_t cgroup;      /* cgroup v2 id of the task; 0: unknown */
 };
 

@@ -49,6 +49,7 @@ void profile_import__labels(struct profile_import *im, struct sample_labels *l)
 	l->container = profile_import__str(im, l->container);
 	l->cgroup_path = profile_import__str(im, l->cgroup_path);
 	l->process = profile_import__str(im, l->process);
+	l->k8s_pod = profile_import__str(im, l->k8s_pod);
 }
 
 static bool has_comment(const struct profile *p, const char *text)

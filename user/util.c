@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -168,4 +169,41 @@ int parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 		return -1;
 	*out = v;
 	return 0;
+}
+
+char *utf8_clean(const char *s, char *out, size_t size)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t o = 0;
+
+	while (*p && o + 1 < size) {
+		size_t len = *p < 0x80             ? 1
+			     : (*p & 0xe0) == 0xc0 ? 2
+			     : (*p & 0xf0) == 0xe0 ? 3
+			     : (*p & 0xf8) == 0xf0 ? 4
+						   : 0;
+		bool ok = len > 0 && o + len < size;
+
+		for (size_t i = 1; ok && i < len; i++)
+			ok = (p[i] & 0xc0) == 0x80;
+		/* No overlong forms, surrogates or code points past U+10FFFF. */
+		if (ok && len == 2)
+			ok = *p >= 0xc2;
+		if (ok && len == 3)
+			ok = !(*p == 0xe0 && p[1] < 0xa0) && !(*p == 0xed && p[1] >= 0xa0);
+		if (ok && len == 4)
+			ok = !(*p == 0xf0 && p[1] < 0x90) && !(*p == 0xf4 && p[1] >= 0x90) && *p <= 0xf4;
+		if (ok && len == 1 && (*p < 0x20 || *p == 0x7f))
+			ok = false;
+		if (!ok) {
+			out[o++] = '?';
+			p++;
+			continue;
+		}
+		memcpy(out + o, p, len);
+		o += len;
+		p += len;
+	}
+	out[o] = 0;
+	return out;
 }

@@ -62,7 +62,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	if (!series_parse_label(s, &l, why, sizeof(why)))
 		free((char *)l.name);
-	check_clean(series_clean_text(s, out, sizeof(out)));
+	check_clean(utf8_clean(s, out, sizeof(out)));
 	(void)k8s_pod_uid_of(s, out, sizeof(out));
 	free(s);
 	return 0;

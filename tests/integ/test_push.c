@@ -10,6 +10,7 @@
 #include "integ.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -537,4 +538,76 @@ Test(push, systemd_unit_verifies)
 		 "systemd-analyze verify %s",
 		 unit, unit);
 	cr_assert_eq(system(cmd), 0, "%s", cmd);
+}
+
+/*
+ * A Kubernetes pod without Kubernetes: a cgroup named as kubelet's systemd
+ * driver names a burstable pod's containerd container, and a Python in its
+ * own mount namespace that sees the pod's name as /etc/hostname and its
+ * namespace in the service-account volume. No API server is asked.
+ */
+#define POD_UID "3f2e1a0b_1c2d_4e5f_8a9b_0c1d2e3f4a5b"
+#define POD_CID "c0ffee00a1b2c3d4e5f6a7b8c9d0e1f2a3b4c5d6e7f8a9b0c1d2e3f4a5b6c7d8"
+
+static void cgroup2_mount(char *out, size_t size)
+{
+	FILE *f = fopen("/proc/mounts", "r");
+	char dev[256], dir[1024], type[64], line[4096];
+
+	out[0] = '\0';
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%255s %1023s %63s", dev, dir, type) == 3 && !strcmp(type, "cgroup2")) {
+			snprintf(out, size, "%s", dir);
+			break;
+		}
+	if (f)
+		fclose(f);
+}
+
+Test(push, kubernetes_pod_labels_from_cgroup_and_the_pod_itself, .timeout = 240, .fini = stop_started)
+{
+	const char *dir = temp_dir();
+	char *py = temp_path(dir, "py"), *spool = temp_path(dir, "spool"), *host = temp_path(dir, "hostname");
+	char mnt[1024], cg[4096], cmd[16384], *t;
+	struct run_result r;
+	FILE *f;
+	pid_t pod;
+
+	cgroup2_mount(mnt, sizeof(mnt));
+	cr_assert(mnt[0], "no cgroup2 mount");
+	snprintf(cg, sizeof(cg),
+		 "%s/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod" POD_UID
+		 ".slice/cri-containerd-" POD_CID ".scope",
+		 mnt);
+	snprintf(cmd, sizeof(cmd), "mkdir -p %s", cg);
+	cr_assert_eq(system(cmd), 0);
+	f = fopen(host, "w");
+	cr_assert(f);
+	fputs("web-7d9f8b6c5-x2x9z\n", f);
+	fclose(f);
+	snprintf(cmd, sizeof(cmd),
+		 "echo $$ > %s/cgroup.procs && exec unshare --mount --fork --kill-child sh -c '"
+		 "mount --bind %s /etc/hostname && mount -t tmpfs tmpfs /run && "
+		 "mkdir -p /run/secrets/kubernetes.io/serviceaccount && "
+		 "echo shop > /run/secrets/kubernetes.io/serviceaccount/namespace && "
+		 "exec " PY " " WORK " split 6'",
+		 cg, host);
+	pod = spawn((const char *const[]){ "sh", "-c", cmd, NULL });
+	backend_start("pyroscope", py, 24045, NULL);
+	sleep_s(1);
+	run((const char *const[]){ PYEBPF, "record", "--continuous", spool, "--interval", "1s", "--container", POD_CID,
+				   "--push", "http://127.0.0.1:24045", "-d", "3", NULL },
+	    60, &r);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	run_result_free(&r);
+	kill_wait(pod);
+	for (int i = 0; i < 100 && rmdir(cg) && errno == EBUSY; i++)
+		sleep_s(0.05);
+	t = stub_get(24045,
+		     "/stub/totals?type=" CPU_TYPE "&selector=%7Bservice_name=%22shop/web%22,namespace=%22shop%22,"
+		     "pod=%22web-7d9f8b6c5-x2x9z%22%7D");
+	cr_assert_gt(json_num(t, "total") / PERIOD_NS, 100, "the pod's samples under its service: %s", t);
+	cr_assert(strstr(t, "\"pod_uid\":\"3f2e1a0b-1c2d-4e5f-8a9b-0c1d2e3f4a5b\""), "%s", t);
+	cr_assert(strstr(t, "\"container_id\":\"" POD_CID "\""), "%s", t);
+	free(t);
 }

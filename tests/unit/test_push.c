@@ -17,6 +17,7 @@
 #include "gzip.h"
 #include "profile.pb-c.h"
 #include "rotation.h"
+#include "util.h"
 
 static void url_ok(enum push_kind k, const char *arg, const char *want_url)
 {
@@ -281,16 +282,16 @@ Test(push, text_made_valid_utf8_without_controls)
 {
 	char out[64];
 
-	cr_assert_str_eq(series_clean_text("gunicorn: worker", out, sizeof(out)), "gunicorn: worker");
-	cr_assert_str_eq(series_clean_text("caf\xc3\xa9", out, sizeof(out)), "caf\xc3\xa9");
-	cr_assert_str_eq(series_clean_text("a\xff"
-					   "b\xc3",
-					   out, sizeof(out)),
+	cr_assert_str_eq(utf8_clean("gunicorn: worker", out, sizeof(out)), "gunicorn: worker");
+	cr_assert_str_eq(utf8_clean("caf\xc3\xa9", out, sizeof(out)), "caf\xc3\xa9");
+	cr_assert_str_eq(utf8_clean("a\xff"
+				    "b\xc3",
+				    out, sizeof(out)),
 			 "a?b?");
-	cr_assert_str_eq(series_clean_text("\x1b[31mred", out, sizeof(out)), "?[31mred");
-	cr_assert_str_eq(series_clean_text("\xed\xa0\x80", out, sizeof(out)), "???", "a surrogate");
-	cr_assert_str_eq(series_clean_text("\xc0\xaf", out, sizeof(out)), "??", "an overlong form");
-	cr_assert_str_eq(series_clean_text("\xf0\x9f\x94\xa5", out, 4), "???", "no room: never half a character");
+	cr_assert_str_eq(utf8_clean("\x1b[31mred", out, sizeof(out)), "?[31mred");
+	cr_assert_str_eq(utf8_clean("\xed\xa0\x80", out, sizeof(out)), "???", "a surrogate");
+	cr_assert_str_eq(utf8_clean("\xc0\xaf", out, sizeof(out)), "??", "an overlong form");
+	cr_assert_str_eq(utf8_clean("\xf0\x9f\x94\xa5", out, 4), "???", "no room: never half a character");
 }
 
 Test(push, labels_given_on_the_command_line)
@@ -526,4 +527,47 @@ Test(push, pruning_keeps_unsent_files_past_keep_not_past_max_disk)
 	fflush(stderr);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	cr_assert_eq(system(cmd), 0);
+}
+
+Test(push, kubernetes_workloads_from_pod_names)
+{
+	char out[128];
+
+	cr_assert_str_eq(k8s_workload_of("web-7d9f8b6c5-x2x9z", out, sizeof(out)), "web", "a Deployment's pod");
+	cr_assert_str_eq(k8s_workload_of("api-server-5c8d4b7f9-qwz2k", out, sizeof(out)), "api-server");
+	cr_assert_str_eq(k8s_workload_of("node-agent-x2x9z", out, sizeof(out)), "node-agent", "a DaemonSet's pod");
+	cr_assert_str_eq(k8s_workload_of("db-0", out, sizeof(out)), "db", "a StatefulSet's pod");
+	cr_assert_str_eq(k8s_workload_of("redis-12", out, sizeof(out)), "redis");
+	cr_assert_str_eq(k8s_workload_of("web-front", out, sizeof(out)), "web-front", "a vowel: not generated");
+	cr_assert_str_eq(k8s_workload_of("standalone", out, sizeof(out)), "standalone");
+	cr_assert_str_eq(k8s_workload_of("", out, sizeof(out)), "");
+}
+
+Test(push, pod_series_are_named_by_namespace_and_workload)
+{
+	struct profile *p = profile__new();
+	struct frame fa = { .kind = FRAME_PYTHON,
+			    .name = profile__str(p, "handle"),
+			    .module = profile__str(p, "app.py") };
+	uint32_t a = profile__frame(p, &fa);
+	struct sample_labels r1 = { .pid = 1,
+				    .comm = profile__str(p, "gunicorn"),
+				    .k8s_pod = profile__str(p, "shop/web-7d9f8b6c5-x2x9z") };
+	struct sample_labels r2 = r1;
+	struct series_config c = { 0 };
+	struct push_series *s;
+	size_t n;
+
+	r2.k8s_pod = profile__str(p, "shop/web-7d9f8b6c5-bb2kq");
+	profile__meta(p)->period_ns = 10000000;
+	profile__add(p, &r1, &a, 1, 4);
+	profile__add(p, &r2, &a, 1, 6);
+	s = series_split(p, &c, &n);
+	cr_assert_eq(n, 2, "a series per pod");
+	cr_assert_str_eq(series_label(&s[0], "service_name"), "shop/web", "one service for every replica");
+	cr_assert_str_eq(series_label(&s[1], "service_name"), "shop/web");
+	cr_assert_str_eq(series_label(&s[0], "namespace"), "shop");
+	cr_assert_str_eq(series_label(&s[1], "pod"), "web-7d9f8b6c5-bb2kq");
+	series_free(s, n);
+	profile__free(p);
 }

@@ -419,6 +419,6 @@ void otlp_partial_success_note(FILE *out, const char *backend, const char *name,
 	if (r->partial_success && (r->partial_success->rejected_profiles || *r->partial_success->error_message))
 		fprintf(out, "pyebpf: push to %s: %s: the collector dropped %lld profiles (%s)\n", backend, name,
 			(long long)r->partial_success->rejected_profiles,
-			series_clean_text(r->partial_success->error_message, msg, sizeof(msg)));
+			utf8_clean(r->partial_success->error_message, msg, sizeof(msg)));
 	otlp__export_profiles_service_response__free_unpacked(r, NULL);
 }

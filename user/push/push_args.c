@@ -38,7 +38,7 @@ static int check_tenant(const char *t)
 		char shown[160];
 
 		err_msg("invalid tenant '%s' for --tenant (1-150 letters, digits and !-_.*'())",
-			n > 150 ? "..." : series_clean_text(t, shown, sizeof(shown)));
+			n > 150 ? "..." : utf8_clean(t, shown, sizeof(shown)));
 		return -1;
 	}
 	return 0;
@@ -71,8 +71,7 @@ int push_args__option(struct push_opts *o, int c, const char *arg)
 	case OPT_SERVICE_NAME: {
 		char clean[256];
 
-		if (!*arg || strlen(arg) >= sizeof(clean) ||
-		    strcmp(series_clean_text(arg, clean, sizeof(clean)), arg) != 0) {
+		if (!*arg || strlen(arg) >= sizeof(clean) || strcmp(utf8_clean(arg, clean, sizeof(clean)), arg) != 0) {
 			err_msg("invalid name for --service-name (1 to 255 bytes of printable UTF-8)");
 			return -1;
 		}

@@ -231,7 +231,7 @@ static const char *answer_text(const struct answer *a, char *out, size_t size)
 	char line[512];
 
 	snprintf(line, sizeof(line), "%.*s", (int)strcspn(a->buf, "\r\n"), a->buf);
-	return series_clean_text(line, out, size);
+	return utf8_clean(line, out, size);
 }
 
 /* Send interval `name`; what the answer means for it. */

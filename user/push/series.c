@@ -14,43 +14,6 @@
 /* Pyroscope's default limit on a label value's length is 2048. */
 #define LABEL_VALUE_MAX 1024
 
-char *series_clean_text(const char *s, char *out, size_t size)
-{
-	const unsigned char *p = (const unsigned char *)s;
-	size_t o = 0;
-
-	while (*p && o + 1 < size) {
-		size_t len = *p < 0x80             ? 1
-			     : (*p & 0xe0) == 0xc0 ? 2
-			     : (*p & 0xf0) == 0xe0 ? 3
-			     : (*p & 0xf8) == 0xf0 ? 4
-						   : 0;
-		bool ok = len > 0 && o + len < size;
-
-		for (size_t i = 1; ok && i < len; i++)
-			ok = (p[i] & 0xc0) == 0x80;
-		/* No overlong forms, surrogates or code points past U+10FFFF. */
-		if (ok && len == 2)
-			ok = *p >= 0xc2;
-		if (ok && len == 3)
-			ok = !(*p == 0xe0 && p[1] < 0xa0) && !(*p == 0xed && p[1] >= 0xa0);
-		if (ok && len == 4)
-			ok = !(*p == 0xf0 && p[1] < 0x90) && !(*p == 0xf4 && p[1] >= 0x90) && *p <= 0xf4;
-		if (ok && len == 1 && (*p < 0x20 || *p == 0x7f))
-			ok = false;
-		if (!ok) {
-			out[o++] = '?';
-			p++;
-			continue;
-		}
-		memcpy(out + o, p, len);
-		o += len;
-		p += len;
-	}
-	out[o] = 0;
-	return out;
-}
-
 int series_parse_label(const char *arg, struct series_label *out, char *why, size_t whylen)
 {
 	const char *eq = strchr(arg, '=');
@@ -72,7 +35,7 @@ int series_parse_label(const char *arg, struct series_label *out, char *why, siz
 		return -1;
 	}
 	if (!eq[1] || strlen(eq + 1) >= sizeof(clean) ||
-	    strcmp(series_clean_text(eq + 1, clean, sizeof(clean)), eq + 1) != 0) {
+	    strcmp(utf8_clean(eq + 1, clean, sizeof(clean)), eq + 1) != 0) {
 		snprintf(why, whylen, "invalid value for label '%.*s' (1 to %d bytes of printable UTF-8)", (int)n, arg,
 			 LABEL_VALUE_MAX - 1);
 		return -1;
@@ -86,8 +49,34 @@ int series_parse_label(const char *arg, struct series_label *out, char *why, siz
 
 /* What one sample's process says of its series. */
 struct series_key {
-	uint32_t comm, container, cgroup_path; /* string ids of the source profile */
+	uint32_t comm, container, cgroup_path, k8s_pod; /* string ids of the source profile */
 };
+
+/* The characters of Kubernetes' generated name suffixes (no vowels, no 0, 1, 3). */
+#define K8S_SUFFIX_CHARS "bcdfghjklmnpqrstvwxz2456789"
+
+/* Does s end in "-" and n..m suffix characters? The length of that end, else 0. */
+static size_t generated_suffix(const char *s, size_t len, size_t n, size_t m, const char *chars)
+{
+	for (size_t k = m; k >= n && k; k--)
+		if (len > k + 1 && s[len - k - 1] == '-' && strspn(s + len - k, chars) >= k)
+			return k + 1;
+	return 0;
+}
+
+char *k8s_workload_of(const char *pod, char *out, size_t size)
+{
+	size_t len = strlen(pod), cut;
+
+	if ((cut = generated_suffix(pod, len, 5, 5, K8S_SUFFIX_CHARS))) { /* a ReplicaSet's, DaemonSet's or Job's pod */
+		len -= cut;
+		len -= generated_suffix(pod, len, 6, 10, K8S_SUFFIX_CHARS); /* a Deployment's ReplicaSet */
+	} else {
+		len -= generated_suffix(pod, len, 1, 5, "0123456789"); /* a StatefulSet's ordinal */
+	}
+	snprintf(out, size, "%.*s", (int)len, pod);
+	return out;
+}
 
 struct splitter {
 	const struct profile *in;
@@ -106,12 +95,12 @@ static void add_label(struct push_series *s, const char *name, const char *value
 	for (size_t i = 0; i < s->nlabels; i++)
 		if (!strcmp(s->labels[i].name, name)) { /* a later value wins (--label) */
 			free((char *)s->labels[i].value);
-			s->labels[i].value = xstrdup(series_clean_text(value, clean, sizeof(clean)));
+			s->labels[i].value = xstrdup(utf8_clean(value, clean, sizeof(clean)));
 			return;
 		}
 	s->labels = xrealloc(s->labels, (s->nlabels + 1) * sizeof(*s->labels));
 	s->labels[s->nlabels].name = xstrdup(name);
-	s->labels[s->nlabels].value = xstrdup(series_clean_text(value, clean, sizeof(clean)));
+	s->labels[s->nlabels].value = xstrdup(utf8_clean(value, clean, sizeof(clean)));
 	s->nlabels++;
 }
 
@@ -126,7 +115,7 @@ static struct push_series *series_for(struct splitter *sp, const struct series_k
 	uint64_t *idx = hashmap__put(sp->index, k, sizeof(*k), &created);
 	struct push_series *s;
 	const struct profile *in = sp->in;
-	char buf[128];
+	char buf[400];
 
 	if (!created)
 		return &sp->v[*idx];
@@ -138,10 +127,27 @@ static struct push_series *series_for(struct splitter *sp, const struct series_k
 	memset(s, 0, sizeof(*s));
 	s->prof = profile__new();
 	*profile__meta(s->prof) = *profile__meta_of(in);
-	add_label(s, "service_name",
-		  sp->c->service_name ? sp->c->service_name
-		  : k->comm           ? profile__str_at(in, k->comm)
-				      : "unknown");
+	if (k->k8s_pod) { /* "NAMESPACE/POD" */
+		const char *both = profile__str_at(in, k->k8s_pod), *slash = strchr(both, '/');
+		char ns[128], workload[256];
+
+		snprintf(ns, sizeof(ns), "%.*s", slash ? (int)(slash - both) : 0, both);
+		if (*ns)
+			add_label(s, "namespace", ns);
+		if (slash && slash[1])
+			add_label(s, "pod", slash + 1);
+		/* A pod's service: its namespace and workload, as Grafana Alloy names
+		 * Kubernetes services (every replica of a Deployment is one service). */
+		if (!sp->c->service_name && slash && slash[1]) {
+			snprintf(buf, sizeof(buf), "%s/%s", ns, k8s_workload_of(slash + 1, workload, sizeof(workload)));
+			add_label(s, "service_name", buf);
+		}
+	}
+	if (!series_label(s, "service_name"))
+		add_label(s, "service_name",
+			  sp->c->service_name ? sp->c->service_name
+			  : k->comm           ? profile__str_at(in, k->comm)
+					      : "unknown");
 	add_label(s, "host", sp->host);
 	if (k->container)
 		add_label(s, "container_id", profile__str_at(in, k->container));
@@ -158,7 +164,7 @@ static uint32_t copy_str(const struct profile *in, struct profile *p, uint32_t i
 {
 	char clean[4096];
 
-	return id ? profile__str(p, series_clean_text(profile__str_at(in, id), clean, sizeof(clean))) : 0;
+	return id ? profile__str(p, utf8_clean(profile__str_at(in, id), clean, sizeof(clean))) : 0;
 }
 
 static uint32_t copy_frame(struct splitter *sp, size_t si, uint32_t id)
@@ -200,7 +206,7 @@ struct push_series *series_split(const struct profile *p, const struct series_co
 
 	host_of(p, sp.host, sizeof(sp.host));
 	while (profile__next(p, &pos, &e)) {
-		struct series_key k = { e.labels.comm, e.labels.container, e.labels.cgroup_path };
+		struct series_key k = { e.labels.comm, e.labels.container, e.labels.cgroup_path, e.labels.k8s_pod };
 		struct push_series *s = series_for(&sp, &k);
 		size_t si = (size_t)(s - sp.v);
 		struct sample_labels l = {

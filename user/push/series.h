@@ -7,10 +7,13 @@
  * names, the command, GIL, off-CPU reasons and CPython version stay sample
  * labels (write/pprof.h: PPROF_ONLY_*). No network here.
  *
- * service_name: --service-name, else the command (comm): a gunicorn master
+ * service_name: --service-name, else for a Kubernetes pod "NAMESPACE/WORKLOAD"
+ * (the pod's name less the generated suffixes: every replica of a
+ * Deployment is one service), else the command (comm): a gunicorn master
  * and its workers are one service, as they are one tower in a flame graph
  * (write/process_frame.h). host: --label host=..., else the host the file
- * was recorded on (its "pyebpf host:" comment), else this host.
+ * was recorded on (its "pyebpf host:" comment), else this host. A pod's
+ * samples also carry namespace, pod, pod_uid and container_id.
  */
 #ifndef PYEBPF_PUSH_SERIES_H
 #define PYEBPF_PUSH_SERIES_H
@@ -43,13 +46,13 @@ struct push_series *series_split(const struct profile *p, const struct series_co
 void series_free(struct push_series *s, size_t n);
 const char *series_label(const struct push_series *s, const char *name); /* NULL when absent */
 
+/* The workload of a pod's name: "web-7d9f8b6c5-x2x9z" (a Deployment's) and
+ * "agent-x2x9z" (a DaemonSet's) give "web" and "agent", "db-0" (a
+ * StatefulSet's) "db"; a name without such a suffix stays. Returns out. */
+char *k8s_workload_of(const char *pod, char *out, size_t size);
+
 /* --label KEY=VALUE: a name Prometheus and Pyroscope accept ([a-zA-Z_][a-zA-Z0-9_]*,
  * not __reserved__), a value of printable UTF-8. 0, or -1 with why. */
 int series_parse_label(const char *arg, struct series_label *out, char *why, size_t whylen);
-
-/* s as valid UTF-8 with no control characters (each bad byte becomes '?'),
- * at most size-1 bytes: target-given names are data, and a backend refuses
- * a whole push for one invalid label value. Returns out. */
-char *series_clean_text(const char *s, char *out, size_t size);
 
 #endif

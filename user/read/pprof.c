@@ -382,6 +382,8 @@ static void read_samples(struct reader *r, int vi, bool by_period)
 				l.flags |= LABEL_TASK;
 			else if (!strcmp(key, "process_name"))
 				l.process = profile__str(r->p, sv);
+			else if (!strcmp(key, "k8s_pod"))
+				l.k8s_pod = profile__str(r->p, sv);
 			else if (!strcmp(key, "ns_pid"))
 				l.ns_pid = (uint32_t)num;
 			else if (!strcmp(key, "time") && num >= 0) /* files of pyebpf before the timeline field */

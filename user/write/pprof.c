@@ -189,7 +189,7 @@ static ValueType *value_type(struct builder *b, const char *type, const char *un
 }
 
 /* The labels every sample of an entry shares. */
-#define ENTRY_LABELS 13
+#define ENTRY_LABELS 14
 
 struct entry_out {
 	uint64_t *location_ids; /* leaf first */
@@ -260,6 +260,8 @@ static void entry_out(struct builder *b, const struct profile_entry *e, struct e
 		o->labels[o->nlabels++] = label(b, "process_name", profile__str_at(p, e->labels.process), 0);
 	if (e->labels.flags & LABEL_TASK)
 		o->labels[o->nlabels++] = label(b, "time_kind", "task", 0);
+	if (e->labels.k8s_pod)
+		o->labels[o->nlabels++] = label(b, "k8s_pod", profile__str_at(p, e->labels.k8s_pod), 0);
 }
 
 /* The samples: one per entry (labels and stack), its adds summed. */
