@@ -12,12 +12,17 @@
 
 int gzip__writev(const struct gzip_part *parts, size_t nparts, FILE *out)
 {
+	return gzip__writev_level(parts, nparts, Z_DEFAULT_COMPRESSION, out);
+}
+
+int gzip__writev_level(const struct gzip_part *parts, size_t nparts, int level, FILE *out)
+{
 	z_stream z = { 0 };
 	uint8_t buf[1 << 16];
 	int ret, err = 0;
 	size_t part = 0, len = nparts ? parts[0].len : 0;
 
-	if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, GZIP_WBITS, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+	if (deflateInit2(&z, level, Z_DEFLATED, GZIP_WBITS, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
 		errno = ENOMEM;
 		return -1;
 	}
@@ -74,7 +79,7 @@ int gzip__is_gzip(const uint8_t *data, size_t len)
 static int inflate_stream(const uint8_t *data, size_t len, uint8_t *buf, size_t cap, size_t max_out, size_t *n,
 			  const char **why)
 {
-	static uint8_t scratch[64 * 1024];
+	uint8_t scratch[64 * 1024]; /* not static: pushers read files on threads of their own */
 	z_stream z = { 0 };
 	int ret, err = -1;
 

@@ -15,6 +15,8 @@ struct gzip_part {
 	size_t len;
 };
 int gzip__writev(const struct gzip_part *parts, size_t nparts, FILE *out);
+/* The same at zlib's `level` (1: fastest; what a push sends once need not be smallest). */
+int gzip__writev_level(const struct gzip_part *parts, size_t nparts, int level, FILE *out);
 
 /* Does data start with the gzip magic? */
 int gzip__is_gzip(const uint8_t *data, size_t len);

@@ -43,12 +43,17 @@ static int write_file(const char *path, struct profile *prof)
 }
 
 /* The host this file is recorded on: a backend's "host" label, even when
- * the file is pushed from elsewhere later (push/series.h). */
+ * the file is pushed from elsewhere later (push/series.h). PYEBPF_HOST
+ * names it where the host name is not the host's (a DaemonSet's pod has the
+ * pod's name: deploy/daemonset.yaml gives it the node's). */
 static void note_host(struct profile *prof)
 {
 	char host[256], note[300];
+	const char *env = getenv("PYEBPF_HOST");
 
-	if (gethostname(host, sizeof(host)))
+	if (env && *env)
+		utf8_clean(env, host, sizeof(host));
+	else if (gethostname(host, sizeof(host)))
 		return;
 	host[sizeof(host) - 1] = 0;
 	snprintf(note, sizeof(note), "%s%s", SERIES_HOST_COMMENT, host);
@@ -73,7 +78,7 @@ void intervals__write(struct intervals *iv, struct profile *prof, uint64_t freq,
 	else {
 		iv->files_written++;
 		if (iv->written)
-			iv->written(iv->push_ctx, name);
+			iv->written(iv->push_ctx, name, prof);
 		if (iv->log)
 			fprintf(stderr, "pyebpf: wrote %s (%llu samples in %.1f s)\n", path,
 				(unsigned long long)samples, (double)m->duration_ns / 1e9);

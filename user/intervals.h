@@ -30,7 +30,7 @@ struct intervals {
 	/* --push/--otlp (push/sender.h): files a backend lacks are kept past
 	 * --keep; `written` is told of each new file. NULL: not pushing. */
 	bool (*unsent)(void *ctx, const char *name);
-	void (*written)(void *ctx, const char *name);
+	void (*written)(void *ctx, const char *name, const struct profile *prof);
 	void *push_ctx;
 	uint64_t unsent_deleted; /* unsent files --max-disk forced out */
 };

@@ -111,10 +111,9 @@ static bool push_unsent(void *ctx, const char *name)
 	return pusher__unsent(ctx, name);
 }
 
-static void push_written(void *ctx, const char *name)
+static void push_written(void *ctx, const char *name, const struct profile *prof)
 {
-	(void)name;
-	pusher__poke(ctx);
+	pusher__offer(ctx, name, prof);
 }
 
 /* The senders start before sampling: a journal that cannot be written is an

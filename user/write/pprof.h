@@ -44,6 +44,7 @@ enum pprof_only {
 };
 struct pprof_opts {
 	enum pprof_only only;
+	int gzip_level; /* 0: zlib's default */
 };
 int pprof__write_opts(const struct profile *p, const struct pprof_opts *o, FILE *out);
 
