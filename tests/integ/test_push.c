@@ -611,3 +611,36 @@ Test(push, kubernetes_pod_labels_from_cgroup_and_the_pod_itself, .timeout = 240,
 	cr_assert(strstr(t, "\"container_id\":\"" POD_CID "\""), "%s", t);
 	free(t);
 }
+
+/* Pyroscope stopped and started again while recording: what it had plus
+ * what the new one got is exactly the local total. */
+Test(push, pyroscope_stopped_and_restarted_mid_run, .timeout = 240, .fini = stop_started)
+{
+	const char *dir = temp_dir();
+	char *py = temp_path(dir, "py"), *spool = temp_path(dir, "spool"), *err = temp_path(dir, "err.txt");
+	long long before, after;
+	struct run_result r;
+	pid_t rec;
+
+	backend_start("pyroscope", py, 24046, NULL);
+	rec = spawn_capture((const char *const[]){ PYEBPF, "record", "--continuous", spool, "--interval", "1s",
+						   "--push", "http://127.0.0.1:24046", "--", PY, WORK, "split", "9",
+						   NULL },
+			    err);
+	wait_for_text(err, "pyebpf: pushed ", 30);
+	sleep_s(2);
+	/* Refuse from now on, so what it holds stops changing; count it; stop it. */
+	stub_post(24046, "/stub/fail?status=503&count=100000");
+	before = pyroscope_samples(24046);
+	backend_stop("pyroscope", py);
+	sleep_s(2);
+	backend_start("pyroscope", py, 24046, NULL);
+	cr_assert_eq(wait_exit(rec, 60), 0);
+	run((const char *const[]){ PYEBPF, "push", spool, "--push", "http://127.0.0.1:24046", NULL }, 60, &r);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	run_result_free(&r);
+	after = pyroscope_samples(24046);
+	cr_assert_gt(before, 0);
+	cr_assert_gt(after, 0);
+	cr_assert_eq(before + after, local_samples(dir), "%lld before the restart + %lld after", before, after);
+}
