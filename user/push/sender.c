@@ -214,6 +214,8 @@ static long post(struct backend *b, CURL *curl, const uint8_t *body, size_t len,
 							  : "Content-Type: application/proto");
 	if (b->ep->kind == PUSH_OTLP)
 		h = curl_slist_append(h, "Content-Encoding: gzip");
+	else /* Connect's unary protocol, as Pyroscope's own clients send it */
+		h = curl_slist_append(h, "Connect-Protocol-Version: 1");
 	if (p->c.auth.tenant) {
 		snprintf(tenant, sizeof(tenant), "X-Scope-OrgID: %s", p->c.auth.tenant);
 		h = curl_slist_append(h, tenant);
