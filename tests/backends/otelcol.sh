@@ -34,6 +34,10 @@ BIN=$CACHE/otelcol
 START_TIMEOUT=${OTELCOL_START_TIMEOUT:-30}
 
 die() { echo "otelcol: $*" >&2; exit 1; }
+NAME=otelcol
+# shellcheck source=tests/backends/lib.sh
+. "$(dirname "$0")/lib.sh"
+
 usage() { die "usage: $0 build | start DIR PORT | stop DIR"; }
 
 build() {
@@ -81,19 +85,6 @@ EOF
 	rm -rf "$tmp"
 	trap - EXIT
 	echo "$BIN"
-}
-
-alive() { # DIR: the pid in DIR/pid is a running otelcol
-	local pid
-	[ -s "$1/pid" ] || return 1
-	pid=$(cat "$1/pid")
-	[ -r "/proc/$pid/cmdline" ] && tr '\0' ' ' <"/proc/$pid/cmdline" | grep -q otelcol
-}
-
-answers() { # PORT: something speaks HTTP there
-	local code
-	code=$(curl -s -o /dev/null -m 2 -w '%{http_code}' "http://127.0.0.1:$1/" 2>/dev/null) || true
-	[ -n "$code" ] && [ "$code" != 000 ]
 }
 
 start() {
@@ -151,28 +142,4 @@ EOF
 	die "port $port did not answer in ${START_TIMEOUT}s"
 }
 
-stop() {
-	[ $# -eq 1 ] || usage
-	local dir=$1 pid i
-	[ -s "$dir/pid" ] || return 0
-	pid=$(cat "$dir/pid")
-	if alive "$dir"; then
-		kill -TERM "$pid" 2>/dev/null || true
-		for ((i = 0; i < 100; i++)); do
-			kill -0 "$pid" 2>/dev/null || break
-			sleep 0.1
-		done
-		if kill -0 "$pid" 2>/dev/null; then kill -KILL "$pid" 2>/dev/null || true; fi
-	fi
-	rm -f "$dir/pid"
-}
-
-[ $# -ge 1 ] || usage
-cmd=$1
-shift
-case $cmd in
-build) [ $# -eq 0 ] || usage; build ;;
-start) start "$@" ;;
-stop) stop "$@" ;;
-*) usage ;;
-esac
+main "$@"

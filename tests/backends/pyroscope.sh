@@ -28,6 +28,10 @@ CACHE_ROOT=${PYEBPF_BACKENDS_CACHE:-/var/cache/pyebpf/backends}
 START_TIMEOUT=${PYROSCOPE_START_TIMEOUT:-20}
 
 die() { echo "pyroscope: $*" >&2; exit 1; }
+NAME=pyroscope-stub
+# shellcheck source=tests/backends/lib.sh
+. "$(dirname "$0")/lib.sh"
+
 usage() { die "usage: $0 build | start DIR PORT [FLAGS...] | stop DIR"; }
 
 build() {
@@ -58,21 +62,8 @@ build() {
 	echo "$bin"
 }
 
-alive() { # DIR: the pid in DIR/pid is a running pyroscope-stub
-	local pid
-	[ -s "$1/pid" ] || return 1
-	pid=$(cat "$1/pid")
-	[ -r "/proc/$pid/cmdline" ] && tr '\0' ' ' <"/proc/$pid/cmdline" | grep -q pyroscope-stub
-}
-
 ready() { # PORT: GET /ready answers 200
 	[ "$(curl -s -o /dev/null -m 2 -w '%{http_code}' "http://127.0.0.1:$1/ready" 2>/dev/null)" = 200 ]
-}
-
-answers() { # PORT: something speaks HTTP there
-	local code
-	code=$(curl -s -o /dev/null -m 2 -w '%{http_code}' "http://127.0.0.1:$1/" 2>/dev/null) || true
-	[ -n "$code" ] && [ "$code" != 000 ]
 }
 
 start() {
@@ -107,29 +98,4 @@ start() {
 	die "GET /ready did not answer 200 in ${START_TIMEOUT}s"
 }
 
-stop() {
-	[ $# -eq 1 ] || usage
-	local dir=$1 pid i
-	[ -s "$dir/pid" ] || return 0
-	pid=$(cat "$dir/pid")
-	if alive "$dir"; then
-		kill -CONT "$pid" 2>/dev/null || true # a test may have frozen it (SIGSTOP)
-		kill -TERM "$pid" 2>/dev/null || true
-		for ((i = 0; i < 100; i++)); do
-			kill -0 "$pid" 2>/dev/null || break
-			sleep 0.1
-		done
-		if kill -0 "$pid" 2>/dev/null; then kill -KILL "$pid" 2>/dev/null || true; fi
-	fi
-	rm -f "$dir/pid"
-}
-
-[ $# -ge 1 ] || usage
-cmd=$1
-shift
-case $cmd in
-build) [ $# -eq 0 ] || usage; build ;;
-start) start "$@" ;;
-stop) stop "$@" ;;
-*) usage ;;
-esac
+main "$@"

@@ -475,19 +475,6 @@ Test(push, pyroscope_request_has_cpu_and_wall_series)
 	profile__free(p);
 }
 
-static void make_named(const char *dir, const char *name, size_t size)
-{
-	char path[256];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	f = fopen(path, "w");
-	cr_assert(f);
-	for (size_t i = 0; i < size; i++)
-		fputc('x', f);
-	fclose(f);
-}
-
 static bool unsent_n2_n3(void *ctx, const char *name)
 {
 	(void)ctx;
@@ -510,10 +497,10 @@ Test(push, pruning_keeps_unsent_files_past_keep_not_past_max_disk)
 	struct rotation_prune pr = { .keep = 1, .written = n4, .now_ns = 1800000000000000000LL, .unsent = unsent_n2_n3 };
 
 	close(fd);
-	make_named(dir, N1, 100);
-	make_named(dir, N2, 100);
-	make_named(dir, N3, 100);
-	make_named(dir, n4, 100);
+	make_file(dir, N1, 100);
+	make_file(dir, N2, 100);
+	make_file(dir, N3, 100);
+	make_file(dir, n4, 100);
 	cr_assert_eq(rotation_prune(dir, &pr), 1, "only the sent file goes for --keep");
 	cr_assert(!exists(dir, N1));
 	cr_assert(exists(dir, N2) && exists(dir, N3) && exists(dir, n4));

@@ -45,19 +45,6 @@ Test(rotation, names_sort_by_time)
 	cr_assert_lt(strcmp(b, c), 0);
 }
 
-static void make_file(const char *dir, const char *name, size_t size)
-{
-	char path[512];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	f = fopen(path, "w");
-	cr_assert(f);
-	for (size_t i = 0; i < size; i++)
-		fputc('x', f);
-	fclose(f);
-}
-
 static bool exists(const char *dir, const char *name)
 {
 	char path[512];

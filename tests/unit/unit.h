@@ -28,4 +28,18 @@ static inline const char *write_temp(const char *text)
 	return path;
 }
 
+/* A file of `size` bytes of 'x' named dir/name. */
+static inline void make_file(const char *dir, const char *name, size_t size)
+{
+	char path[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "w");
+	cr_assert(f);
+	for (size_t i = 0; i < size; i++)
+		fputc('x', f);
+	fclose(f);
+}
+
 #endif
