@@ -254,6 +254,33 @@ const char *k8s_pod_uid_of(const char *cgroup_path, char *out, size_t size)
 	return out;
 }
 
+const char *k8s_pod_of_uid(const char *pods_dir, const char *uid, char *out, size_t size)
+{
+	DIR *d = opendir(pods_dir);
+	struct dirent *e;
+	size_t ulen = strlen(uid);
+
+	out[0] = '\0';
+	if (!d || !ulen)
+		goto done;
+	while ((e = readdir(d))) {
+		const char *name = e->d_name, *first = strchr(name, '_');
+		size_t n = strlen(name);
+
+		if (n < ulen + 4 || strcmp(name + n - ulen, uid) || name[n - ulen - 1] != '_' || !first ||
+		    first == name || first >= name + n - ulen - 2 ||
+		    memchr(first + 1, '_', (size_t)(name + n - ulen - 1 - first - 1)))
+			continue;
+		snprintf(out, size, "%.*s/%.*s", (int)(first - name), name, (int)(name + n - ulen - 1 - first - 1),
+			 first + 1);
+		break;
+	}
+done:
+	if (d)
+		closedir(d);
+	return out;
+}
+
 int proc_cgroup_path(pid_t pid, char *out, size_t size)
 {
 	char path[64], line[4096];

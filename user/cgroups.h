@@ -48,6 +48,17 @@ const char *container_id_of(const char *cgroup_path, char *out, size_t size);
  */
 const char *k8s_pod_uid_of(const char *cgroup_path, char *out, size_t size);
 
+/* Where kubelet keeps each pod's logs: NAMESPACE_NAME_UID per pod. */
+#define K8S_PODS_DIR "/var/log/pods"
+
+/*
+ * The "NAMESPACE/NAME" of the pod with this UID, from the entry of
+ * pods_dir (K8S_PODS_DIR) that kubelet names NAMESPACE_NAME_UID (neither
+ * part can hold '_'), or "" (returns out). On the node's side: a pod can
+ * write its own hostname, not this.
+ */
+const char *k8s_pod_of_uid(const char *pods_dir, const char *uid, char *out, size_t size);
+
 /* A process's cgroup v2 path ("/system.slice/x.scope") from /proc/PID/cgroup; 0 or -1. */
 int proc_cgroup_path(pid_t pid, char *out, size_t size);
 /* A process's pid in its own (innermost) pid namespace, from /proc/PID/status; 0 when unknown. */

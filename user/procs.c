@@ -15,7 +15,6 @@
 #include "elf_syms.h"
 #include "hashmap.h"
 #include "maps.h"
-#include "target_fs.h"
 #include "util.h"
 
 /* How long an exited process's tables stay for samples still in flight. */
@@ -62,8 +61,9 @@ struct proc {
 
 struct procs {
 	struct profile *prof;
-	struct hashmap *by_pid; /* pid → struct proc * */
-	struct hashmap *files;  /* file_key → struct file_syms * */
+	struct hashmap *by_pid;   /* pid → struct proc * */
+	struct hashmap *files;    /* file_key → struct file_syms * */
+	struct hashmap *k8s_pods; /* pod UID → string id of "NAMESPACE/POD" (0: not found) */
 	size_t seen;
 	uint64_t now, swept_ns;        /* the latest time seen; the last sweep of idle files */
 	uint64_t gens;                 /* maps generations handed out: one is never seen twice */
@@ -93,6 +93,7 @@ struct procs *procs__new(struct profile *p)
 	t->debug_dirs = default_debug_dirs;
 	t->by_pid = hashmap__new();
 	t->files = hashmap__new();
+	t->k8s_pods = hashmap__new();
 	if (!t->by_pid || !t->files)
 		die("out of memory");
 	exe_path(getpid(), t->self_exe, sizeof(t->self_exe));
@@ -149,6 +150,7 @@ void procs__free(struct procs *t)
 		proc_free(t, v);
 	hashmap__free(t->by_pid);
 	hashmap__free_values(t->files, file_free_value);
+	hashmap__free(t->k8s_pods);
 	free(t);
 }
 
@@ -478,36 +480,20 @@ void procs__note_exe(struct procs *t, struct proc *p)
 		}
 }
 
-/* A line of a small file inside the process's root (never outside it: target_fs.h), cleaned; "" when none. */
-static void root_line(uint32_t pid, const char *path, char *out, size_t size)
-{
-	size_t len;
-	char *text = target_read(pid, path, 256, &len);
-
-	out[0] = 0;
-	if (!text)
-		return;
-	text[strcspn(text, "\r\n")] = 0;
-	utf8_clean(text, out, size);
-	free(text);
-}
-
 /*
- * A Kubernetes pod's "NAMESPACE/POD", found without an API server: kubelet
- * gives each pod's containers the pod's name as their hostname (/etc/hostname)
- * and, unless automounting is off, the namespace in the service-account
- * volume; both read inside the container's root.
+ * A Kubernetes pod's "NAMESPACE/POD" from the node's side: kubelet's log
+ * directory of the pod (cgroups.h: k8s_pod_of_uid), which the pod cannot
+ * write, unlike its own hostname. Looked up once per pod.
  */
-static uint32_t k8s_pod_name(struct procs *t, uint32_t pid)
+static uint32_t k8s_pod_name(struct procs *t, const char *uid)
 {
-	char host[128], ns[128], both[260];
+	bool created;
+	uint64_t *v = hashmap__put(t->k8s_pods, uid, strlen(uid), &created);
+	char both[300];
 
-	root_line(pid, "/etc/hostname", host, sizeof(host));
-	root_line(pid, "/var/run/secrets/kubernetes.io/serviceaccount/namespace", ns, sizeof(ns));
-	if (!host[0] && !ns[0])
-		return 0;
-	snprintf(both, sizeof(both), "%s/%s", ns, host);
-	return profile__str(t->prof, both);
+	if (created)
+		*v = *k8s_pod_of_uid(K8S_PODS_DIR, uid, both, sizeof(both)) ? profile__str(t->prof, both) : 0;
+	return (uint32_t)*v;
 }
 
 void procs__container_labels(struct procs *t, struct proc *p, struct sample_labels *l)
@@ -520,7 +506,7 @@ void procs__container_labels(struct procs *t, struct proc *p, struct sample_labe
 			p->cgroup_path = profile__str(t->prof, path);
 			p->container = profile__str(t->prof, container_id_of(path, id, sizeof(id)));
 			if (*k8s_pod_uid_of(path, id, sizeof(id)))
-				p->k8s_pod = k8s_pod_name(t, p->pid);
+				p->k8s_pod = k8s_pod_name(t, id);
 		}
 		p->ns_pid = proc_ns_pid((pid_t)p->pid);
 	}

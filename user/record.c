@@ -137,6 +137,11 @@ static int start_pusher(struct recorder *r)
 	r->pusher = pusher__start(&pc);
 	if (!r->pusher)
 		return -1;
+	if (o->spool_default)
+		fprintf(stderr,
+			"pyebpf: the spool %s is bounded at 1 GB (--max-disk to change): intervals a backend "
+			"lacks are deleted only past it\n",
+			o->continuous);
 	r->iv.unsent = push_unsent;
 	r->iv.written = push_written;
 	r->iv.push_ctx = r->pusher;

@@ -353,6 +353,11 @@ static int check_combinations(struct record_opts *o, const struct parse_state *s
 	}
 	if (push_args__check(&o->push))
 		return -1;
+	/* Unsent intervals outlive --keep: with no disk bound an outage would fill the disk. */
+	if (o->push.nendpoints && !o->max_disk) {
+		o->max_disk = RECORD_DEFAULT_SPOOL;
+		o->spool_default = true;
+	}
 	if (o->continuous) {
 		if (st->output_given || st->format) {
 			err_msg("--continuous writes pprof files into its directory: -o and --format do not apply");

@@ -49,6 +49,7 @@ struct record_opts {
 	size_t ndebug_dirs;
 	struct filter filter;  /* --tid, --thread, --exclude-thread, --gil, --no-kernel, ... */
 	struct push_opts push; /* --push, --otlp and how (with --continuous: its files are the spool) */
+	bool spool_default;    /* pushing with no --max-disk: RECORD_DEFAULT_SPOOL bounds it */
 };
 
 #define RECORD_DEFAULT_FREQ 99
@@ -56,6 +57,7 @@ struct record_opts {
 #define RECORD_DEFAULT_OUTPUT "pyebpf.folded"
 #define RECORD_DEFAULT_INTERVAL 60.0
 #define RECORD_DEFAULT_STACK_SIZE 32768
+#define RECORD_DEFAULT_SPOOL (1ULL << 30) /* --max-disk when pushing and none is given */
 
 /* 0: run; 1: help was printed (exit 0); -1: one error line was printed (exit 2);
  * after 1 or -1 there is nothing to free.

@@ -17,11 +17,15 @@ void set_die_cleanup(void (*fn)(void))
 	die_cleanup = fn;
 }
 
+/* One write per line: lines from the pushers' threads never interleave. */
 static void vmsg(const char *fmt, va_list ap)
 {
-	fputs("pyebpf: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
+	char line[2048];
+	int n = snprintf(line, sizeof(line), "pyebpf: ");
+
+	vsnprintf(line + n, sizeof(line) - (size_t)n - 1, fmt, ap);
+	strcat(line, "\n");
+	fputs(line, stderr);
 }
 
 void err_msg(const char *fmt, ...)
@@ -198,6 +202,15 @@ char *utf8_clean(const char *s, char *out, size_t size)
 		if (!ok) {
 			out[o++] = '?';
 			p++;
+			continue;
+		}
+		/* Valid, but not to be shown: C1 controls (8-bit CSI, OSC) and the
+		 * bidirectional overrides and isolates (U+202A-202E, U+2066-2069). */
+		if ((len == 2 && *p == 0xc2 && p[1] < 0xa0) || (len == 3 && *p == 0xe2 &&
+								((p[1] == 0x80 && p[2] >= 0xaa && p[2] <= 0xae) ||
+								 (p[1] == 0x81 && p[2] >= 0xa6 && p[2] <= 0xa9)))) {
+			out[o++] = '?';
+			p += len;
 			continue;
 		}
 		memcpy(out + o, p, len);

@@ -40,7 +40,8 @@ double own_cpu_seconds(void); /* user + system CPU of this process so far */
 int parse_id_list(const char *arg, uint32_t **v, size_t *n, char *bad, size_t badlen);
 int parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out);
 
-/* s as valid UTF-8 with no control characters (each bad byte becomes '?'),
+/* s as valid UTF-8 with no control characters, C0 or C1, and no
+ * bidirectional overrides (each bad byte or character becomes '?'),
  * at most size-1 bytes, never half a character: text a target or a server
  * gave, made safe for a label value or a terminal line. Returns out. */
 char *utf8_clean(const char *s, char *out, size_t size);

@@ -28,7 +28,8 @@ static void check_clean(const char *s)
 			     : (*p & 0xf8) == 0xf0 ? 4
 						   : 0;
 
-		if (!len || (len == 1 && (*p < 0x20 || *p == 0x7f)))
+		if (!len || (len == 1 && (*p < 0x20 || *p == 0x7f)) || (len == 2 && p[0] == 0xc2 && p[1] < 0xa0) ||
+		    (len == 3 && p[0] == 0xe2 && p[1] == 0x80 && p[2] >= 0xaa && p[2] <= 0xae))
 			abort();
 		for (size_t i = 1; i < len; i++)
 			if ((p[i] & 0xc0) != 0x80)

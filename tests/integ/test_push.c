@@ -542,11 +542,14 @@ Test(push, systemd_unit_verifies)
 
 /*
  * A Kubernetes pod without Kubernetes: a cgroup named as kubelet's systemd
- * driver names a burstable pod's containerd container, and a Python in its
- * own mount namespace that sees the pod's name as /etc/hostname and its
- * namespace in the service-account volume. No API server is asked.
+ * driver names a burstable pod's containerd container, kubelet's log
+ * directory of the pod (/var/log/pods/NAMESPACE_NAME_UID), and a Python in
+ * its own mount namespace that claims another name and namespace in its own
+ * files (a pod can write those): the node's side wins. No API server is asked.
  */
 #define POD_UID "3f2e1a0b_1c2d_4e5f_8a9b_0c1d2e3f4a5b"
+#define POD_UID_DASHED "3f2e1a0b-1c2d-4e5f-8a9b-0c1d2e3f4a5b"
+#define K8S_LOGS "/var/log/pods"
 #define POD_CID "c0ffee00a1b2c3d4e5f6a7b8c9d0e1f2a3b4c5d6e7f8a9b0c1d2e3f4a5b6c7d8"
 
 static void cgroup2_mount(char *out, size_t size)
@@ -568,7 +571,7 @@ Test(push, kubernetes_pod_labels_from_cgroup_and_the_pod_itself, .timeout = 240,
 {
 	const char *dir = temp_dir();
 	char *py = temp_path(dir, "py"), *spool = temp_path(dir, "spool"), *host = temp_path(dir, "hostname");
-	char mnt[1024], cg[4096], cmd[16384], *t;
+	char mnt[1024], cg[4096], cmd[16384], cmd2[1024], logs[512], *t;
 	struct run_result r;
 	FILE *f;
 	pid_t pod;
@@ -583,15 +586,18 @@ Test(push, kubernetes_pod_labels_from_cgroup_and_the_pod_itself, .timeout = 240,
 	cr_assert_eq(system(cmd), 0);
 	f = fopen(host, "w");
 	cr_assert(f);
-	fputs("web-7d9f8b6c5-x2x9z\n", f);
+	fputs("kube-apiserver-fake\n", f);
 	fclose(f);
 	snprintf(cmd, sizeof(cmd),
 		 "echo $$ > %s/cgroup.procs && exec unshare --mount --fork --kill-child sh -c '"
 		 "mount --bind %s /etc/hostname && mount -t tmpfs tmpfs /run && "
 		 "mkdir -p /run/secrets/kubernetes.io/serviceaccount && "
-		 "echo shop > /run/secrets/kubernetes.io/serviceaccount/namespace && "
+		 "echo kube-system > /run/secrets/kubernetes.io/serviceaccount/namespace && "
 		 "exec " PY " " WORK " split 6'",
 		 cg, host);
+	snprintf(logs, sizeof(logs), K8S_LOGS "/shop_web-7d9f8b6c5-x2x9z_%s", POD_UID_DASHED);
+	snprintf(cmd2, sizeof(cmd2), "mkdir -p %s", logs);
+	cr_assert_eq(system(cmd2), 0);
 	pod = spawn((const char *const[]){ "sh", "-c", cmd, NULL });
 	backend_start("pyroscope", py, 24045, NULL);
 	sleep_s(1);
@@ -601,6 +607,7 @@ Test(push, kubernetes_pod_labels_from_cgroup_and_the_pod_itself, .timeout = 240,
 	cr_assert_eq(r.status, 0, "%s", r.err);
 	run_result_free(&r);
 	kill_wait(pod);
+	rmdir(logs);
 	for (int i = 0; i < 100 && rmdir(cg) && errno == EBUSY; i++)
 		sleep_s(0.05);
 	t = stub_get(24045,
@@ -643,4 +650,43 @@ Test(push, pyroscope_stopped_and_restarted_mid_run, .timeout = 240, .fini = stop
 	cr_assert_gt(before, 0);
 	cr_assert_gt(after, 0);
 	cr_assert_eq(before + after, local_samples(dir), "%lld before the restart + %lld after", before, after);
+}
+
+/* One pusher per directory and backend; a web page is not a backend's 2xx. */
+Test(push, a_second_pusher_and_a_web_page_are_refused, .timeout = 120, .fini = stop_started)
+{
+	const char *dir = temp_dir();
+	char *spool = spool_of(dir, "2");
+	struct run_result r;
+	pid_t first;
+
+	/* The first waits on a port where nothing answers. */
+	first = spawn((const char *const[]){ PYEBPF, "push", spool, "--push", "http://127.0.0.1:24047", "--give-up",
+					     "20s", NULL });
+	sleep_s(1);
+	run((const char *const[]){ PYEBPF, "push", spool, "--push", "http://127.0.0.1:24047", NULL }, 30, &r);
+	cr_assert_eq(r.status, 1, "%s", r.err);
+	cr_assert(strstr(r.err, "another pyebpf is pushing this directory to http://127.0.0.1:24047"), "%s", r.err);
+	run_result_free(&r);
+	kill_wait(first);
+	/* A server that answers 200 with a web page (a UI, a captive portal): not marked sent. */
+	pid_t web = spawn((const char *const[]){
+		PY, "-c",
+		"import http.server as h\n"
+		"class H(h.BaseHTTPRequestHandler):\n"
+		"    def do_POST(self):\n"
+		"        self.rfile.read(int(self.headers['Content-Length']))\n"
+		"        self.send_response(200); self.send_header('Content-Type', 'text/html')\n"
+		"        self.end_headers(); self.wfile.write(b'<html>Grafana</html>')\n"
+		"h.HTTPServer(('127.0.0.1', 24048), H).serve_forever()\n",
+		NULL });
+	sleep_s(1);
+	run((const char *const[]){ PYEBPF, "push", spool, "--push", "http://127.0.0.1:24048", "--give-up", "2s", NULL },
+	    30, &r);
+	kill_wait(web);
+	cr_assert_eq(r.status, 1, "%s", r.err);
+	cr_assert(strstr(r.err, "HTTP 200 as text/html, not Pyroscope's answer: is the URL the backend's?"), "%s",
+		  r.err);
+	cr_assert(strstr(r.err, "not sent (kept"), "%s", r.err);
+	run_result_free(&r);
 }

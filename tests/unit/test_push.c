@@ -163,6 +163,9 @@ Test(push, verdicts)
 	cr_assert_eq(push_verdict_of(401), PUSH_SETUP);
 	cr_assert_eq(push_verdict_of(403), PUSH_SETUP);
 	cr_assert_eq(push_verdict_of(404), PUSH_SETUP);
+	cr_assert_eq(push_verdict_of(302), PUSH_SETUP, "a redirect is the URL's, not the interval's");
+	cr_assert_eq(push_verdict_of(407), PUSH_SETUP);
+	cr_assert_eq(push_verdict_of(421), PUSH_SETUP);
 	cr_assert_eq(push_verdict_of(400), PUSH_REJECTED);
 	cr_assert_eq(push_verdict_of(413), PUSH_REJECTED);
 	cr_assert_eq(push_verdict_of(422), PUSH_REJECTED);
@@ -290,6 +293,17 @@ Test(push, text_made_valid_utf8_without_controls)
 			 "a?b?");
 	cr_assert_str_eq(utf8_clean("\x1b[31mred", out, sizeof(out)), "?[31mred");
 	cr_assert_str_eq(utf8_clean("\xed\xa0\x80", out, sizeof(out)), "???", "a surrogate");
+	cr_assert_str_eq(utf8_clean("a\xc2\x9b"
+				    "31mb",
+				    out, sizeof(out)),
+			 "a?31mb", "a C1 control (8-bit CSI)");
+	cr_assert_str_eq(utf8_clean("\xe2\x80\xae"
+				    "evil",
+				    out, sizeof(out)),
+			 "?evil", "a right-to-left override");
+	cr_assert_str_eq(utf8_clean("\xe2\x81\xa6x", out, sizeof(out)), "?x", "a bidirectional isolate");
+	cr_assert_str_eq(utf8_clean("\xc2\xa0\xe2\x80\x94", out, sizeof(out)), "\xc2\xa0\xe2\x80\x94",
+			 "a no-break space and an em dash stay");
 	cr_assert_str_eq(utf8_clean("\xc0\xaf", out, sizeof(out)), "??", "an overlong form");
 	cr_assert_str_eq(utf8_clean("\xf0\x9f\x94\xa5", out, 4), "???", "no room: never half a character");
 }
@@ -557,4 +571,25 @@ Test(push, pod_series_are_named_by_namespace_and_workload)
 	cr_assert_str_eq(series_label(&s[1], "pod"), "web-7d9f8b6c5-bb2kq");
 	series_free(s, n);
 	profile__free(p);
+}
+
+Test(push, pod_names_from_kubelets_log_directories)
+{
+	char dir[64], path[256], out[128], cmd[128];
+	int fd = temp_dir(dir);
+
+	close(fd);
+	snprintf(path, sizeof(path), "%s/shop_web-7d9f8b6c5-x2x9z_3f2e1a0b-1c2d-4e5f-8a9b-0c1d2e3f4a5b", dir);
+	cr_assert_eq(mkdir(path, 0755), 0);
+	snprintf(path, sizeof(path), "%s/kube-system_coredns-5d78c9869d-abcde_11111111-2222-3333-4444-555555555555",
+		 dir);
+	cr_assert_eq(mkdir(path, 0755), 0);
+	cr_assert_str_eq(k8s_pod_of_uid(dir, "3f2e1a0b-1c2d-4e5f-8a9b-0c1d2e3f4a5b", out, sizeof(out)),
+			 "shop/web-7d9f8b6c5-x2x9z");
+	cr_assert_str_eq(k8s_pod_of_uid(dir, "11111111-2222-3333-4444-555555555555", out, sizeof(out)),
+			 "kube-system/coredns-5d78c9869d-abcde");
+	cr_assert_str_eq(k8s_pod_of_uid(dir, "99999999-2222-3333-4444-555555555555", out, sizeof(out)), "");
+	cr_assert_str_eq(k8s_pod_of_uid("/nonexistent", "x", out, sizeof(out)), "");
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	cr_assert_eq(system(cmd), 0);
 }

@@ -27,7 +27,10 @@ enum push_verdict push_verdict_of(long status)
 {
 	if (status >= 200 && status < 300)
 		return PUSH_SENT;
-	if (status == 401 || status == 403 || status == 404 || status == 405 || status == 501)
+	/* A redirect (http to https, a login page), a proxy wanting credentials,
+	 * a wrong host: the setup, not the interval. */
+	if ((status >= 300 && status < 400) || status == 401 || status == 403 || status == 404 || status == 405 ||
+	    status == 407 || status == 421 || status == 501)
 		return PUSH_SETUP;
 	if (status == 408 || status == 429 || status >= 500 || status < 100)
 		return PUSH_RETRY;

@@ -29,7 +29,8 @@ double backoff_delay(unsigned failures, double rand01);
 enum push_verdict {
 	PUSH_SENT = 0, /* 2xx: the backend has it */
 	PUSH_RETRY,    /* no answer, 408, 429, 5xx: try again later */
-	PUSH_SETUP,    /* 401, 403, 404, 405, 501: credentials or URL wrong, for every interval alike;
+	PUSH_SETUP,    /* 3xx, 401, 403, 404, 405, 407, 421, 501, a 2xx not in the protocol: the
+			* credentials or URL are wrong, for every interval alike;
 			    * tried again with backoff (a fixed file or server is taken), said once */
 	PUSH_REJECTED, /* any other 4xx (400, 413, 422, too old...): this interval will never be
 			    * taken; kept on disk, not tried again */

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -14,9 +15,12 @@
 #include "util.h"
 
 struct push_journal {
-	int dirfd; /* not owned; -1: in memory */
-	int fd;    /* the journal, appended to; -1: in memory */
+	int dirfd;  /* not owned; -1: in memory */
+	int fd;     /* the journal, appended to; -1: in memory */
+	int lockfd; /* its lock file, held while open: one pusher per directory and backend */
 	char name[64];
+	char *describe;
+	size_t appended;        /* lines written since it was last compacted */
 	struct hashmap *states; /* interval file name -> enum journal_state */
 	size_t counts[3];
 };
@@ -25,7 +29,7 @@ struct push_journal *push_journal__new_memory(void)
 {
 	struct push_journal *j = xcalloc(1, sizeof(*j));
 
-	j->dirfd = j->fd = -1;
+	j->dirfd = j->fd = j->lockfd = -1;
 	j->states = hashmap__new();
 	return j;
 }
@@ -164,7 +168,9 @@ static int compact(struct push_journal *j, const char *describe)
 
 	forget_gone(j);
 	snprintf(tmp, sizeof(tmp), "%s.tmp", j->name);
-	fd = openat(j->dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+	/* Ours alone (the lock is held): a stale one from a crash goes first. */
+	unlinkat(j->dirfd, tmp, 0);
+	fd = openat(j->dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0 || !(f = fdopen(fd, "w"))) {
 		if (fd >= 0)
 			close(fd);
@@ -189,9 +195,24 @@ struct push_journal *push_journal__open(int dirfd, const char *key, const char *
 	size_t len;
 	char *data;
 
+	char lockname[64];
+
 	why[0] = 0;
 	j->dirfd = dirfd;
+	j->describe = xstrdup(describe);
 	snprintf(j->name, sizeof(j->name), ".pyebpf-push-%s.journal", key);
+	/* Two pushers of one directory to one backend would each send what the
+	 * other has not marked yet: the second is refused. */
+	snprintf(lockname, sizeof(lockname), ".pyebpf-push-%s.lock", key);
+	j->lockfd = openat(dirfd, lockname, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (j->lockfd < 0 || flock(j->lockfd, LOCK_EX | LOCK_NB)) {
+		snprintf(why, whylen,
+			 errno == EWOULDBLOCK ? "another pyebpf is pushing this directory to %s (it holds %s)"
+					      : "cannot lock %2$s for %1$s: %3$s",
+			 describe, lockname, strerror(errno));
+		push_journal__close(j);
+		return NULL;
+	}
 	data = read_journal(dirfd, j->name, &len, why, whylen);
 	if (why[0]) {
 		push_journal__close(j);
@@ -215,20 +236,55 @@ void push_journal__close(struct push_journal *j)
 		return;
 	if (j->fd >= 0)
 		close(j->fd);
+	if (j->lockfd >= 0)
+		close(j->lockfd); /* and the lock with it */
+	free(j->describe);
 	hashmap__free(j->states);
 	free(j);
 }
 
-int push_journal__mark(struct push_journal *j, const char *name, enum journal_state st, long status)
+void push_journal__set(struct push_journal *j, const char *name, enum journal_state st)
+{
+	set_state(j, name, st);
+}
+
+int push_journal__append(struct push_journal *j, const char *name, enum journal_state st, long status)
 {
 	char line[192];
 	int n = st == JOURNAL_SENT ? snprintf(line, sizeof(line), "sent %s\n", name)
 				   : snprintf(line, sizeof(line), "rejected %s %ld\n", name, status);
 
-	set_state(j, name, st);
 	if (j->fd < 0)
 		return 0;
+	j->appended++;
 	if (n < 0 || (size_t)n >= sizeof(line) || write(j->fd, line, (size_t)n) != n || fdatasync(j->fd))
 		return -1;
+	return 0;
+}
+
+int push_journal__mark(struct push_journal *j, const char *name, enum journal_state st, long status)
+{
+	push_journal__set(j, name, st);
+	return push_journal__append(j, name, st, status);
+}
+
+bool push_journal__stale(const struct push_journal *j)
+{
+	return j->fd >= 0 && j->appended > 1000 && j->appended > 2 * hashmap__size(j->states);
+}
+
+int push_journal__compact(struct push_journal *j)
+{
+	int fd;
+
+	if (compact(j, j->describe))
+		return -1;
+	/* The new file, appended to from here. */
+	fd = openat(j->dirfd, j->name, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	close(j->fd);
+	j->fd = fd;
+	j->appended = 0;
 	return 0;
 }

@@ -7,8 +7,10 @@
  * a crash costs at most the one push in flight (sent again: see the README
  * for what each backend does with that). An interval file whose name is in
  * no line is unsent: the pusher sends it, and rotation keeps it (beyond
- * --keep; --max-disk still bounds the disk). Compacted when opened: lines of
- * files that are gone are dropped. No network here.
+ * --keep; --max-disk still bounds the disk). Compacted when opened, and
+ * when it has grown past twice what it needs: lines of files that are gone
+ * are dropped. A lock file beside it (.pyebpf-push-KEY.lock, flock) keeps a
+ * second pusher of the same directory and backend out. No network here.
  */
 #ifndef PYEBPF_PUSH_JOURNAL_H
 #define PYEBPF_PUSH_JOURNAL_H
@@ -39,6 +41,14 @@ void push_journal__close(struct push_journal *j); /* accepts NULL */
 enum journal_state push_journal__state(const struct push_journal *j, const char *name);
 /* Record an answer (JOURNAL_SENT, or JOURNAL_REJECTED with its HTTP status) and sync it; 0 or -1 (errno). */
 int push_journal__mark(struct push_journal *j, const char *name, enum journal_state st, long status);
+/* The same in two steps: in memory (quick: under the caller's lock), then
+ * on disk (written and synced: outside it). */
+void push_journal__set(struct push_journal *j, const char *name, enum journal_state st);
+int push_journal__append(struct push_journal *j, const char *name, enum journal_state st, long status);
+/* Has it grown past twice what it still needs (files pruned since)? Then
+ * compact it: the lines of files that are gone dropped, written anew. */
+bool push_journal__stale(const struct push_journal *j);
+int push_journal__compact(struct push_journal *j);
 
 /* The lines of a journal's bytes into j (tests, and open): malformed lines are skipped, counted. */
 size_t push_journal__parse(struct push_journal *j, const char *data, size_t len);

@@ -28,6 +28,12 @@ int secret_read(const char *path, const char *what, char *buf, size_t size, char
 		close(fd);
 		return -1;
 	}
+	if (st.st_uid != geteuid() && st.st_uid != 0) {
+		snprintf(why, whylen, "%s '%s' belongs to another user (uid %u): a secret is pyebpf's user's or root's",
+			 what, path, (unsigned)st.st_uid);
+		close(fd);
+		return -1;
+	}
 	if (st.st_mode & (S_IRWXG | S_IRWXO)) {
 		snprintf(why, whylen, "%s '%s' can be read or written by other users (mode %03o): chmod 600 it", what,
 			 path, (unsigned)(st.st_mode & 0777));

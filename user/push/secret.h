@@ -17,7 +17,8 @@
 /*
  * The file's content up to its first line end, into buf (NUL-terminated).
  * `what` names the option for the reason. 0, or -1 with the reason in why:
- * cannot be opened, not a regular file, readable or writable by group or
+ * cannot be opened, not a regular file, owned by a user other than pyebpf's
+ * or root, readable or writable by group or
  * others, empty, longer than SECRET_MAX, holding a control character.
  * The secret itself never appears in why.
  */

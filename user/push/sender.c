@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -22,12 +23,16 @@
 #include "util.h"
 
 #define PUSH_USER_AGENT "pyebpf/0.1.0"
-/* What is kept of an answer's body: enough for its error message. */
+/* What is read of an answer: enough for its error message; a longer one is cut off. */
 #define ANSWER_MAX 4096
-
 /* Intervals a backend may be handed, not yet sent; past that the oldest is
  * dropped from memory (it is still in the spool, read from there). */
 #define HANDOFF_MAX 4
+/* An idle backend looks at the directory again this often (files another
+ * run left, or that came while it was busy). */
+#define RESCAN_S 60.0
+/* Refusals for good said one by one; past that they are counted in the summary. */
+#define REFUSALS_SHOWN 10
 
 /* An interval handed over as it was written: its series, split already. */
 struct handoff {
@@ -38,16 +43,22 @@ struct handoff {
 
 struct backend {
 	struct pusher *owner;
-	struct handoff hand[HANDOFF_MAX]; /* under owner->lock, oldest first */
-	size_t nhand;
 	const struct push_endpoint *ep;
-	struct push_journal *journal; /* under owner->lock */
 	pthread_t thread;
 	bool started;
-	unsigned failures; /* in a row */
-	bool told_down;    /* the line that it fails was said; the next success says it is back */
+	/* Under owner->lock: */
+	struct push_journal *journal; /* its memory; the file is written by this thread alone */
+	char **queue;                 /* what it lacks, oldest first */
+	size_t nq, qcap;
+	bool rescan; /* the queue is to be built again from the directory */
+	struct handoff hand[HANDOFF_MAX];
+	size_t nhand;
 	uint64_t sent, rejected, retries, profiles, bytes;
 	double cpu_s;
+	/* This thread's own: */
+	unsigned failures; /* in a row */
+	bool told_down;    /* the line that it fails was said; the next success says it is back */
+	unsigned refusals_told;
 	unsigned rand_state;
 };
 
@@ -67,6 +78,14 @@ struct pusher {
 static double mono_s(void)
 {
 	return (double)now_ns() / 1e9;
+}
+
+static double thread_cpu_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 /* Wait on the condition until `until` (monotonic seconds) or a signal; under p->lock. */
@@ -90,29 +109,68 @@ static void wait_until(struct pusher *p, double until)
 	pthread_cond_timedwait(&p->cond, &p->lock, &ts);
 }
 
-/* The oldest interval file in the window that this backend lacks; false when none. */
-static bool next_unsent(struct backend *b, char *name, size_t size)
+static bool in_window(const struct pusher *p, const char *name)
+{
+	int64_t t = rotation_name_time(name);
+
+	return t >= p->c.since_ns && t < p->c.until_ns;
+}
+
+static void queue_clear(struct backend *b)
+{
+	for (size_t i = 0; i < b->nq; i++)
+		free(b->queue[i]);
+	b->nq = 0;
+}
+
+/* Add a name, kept in order (names sort by time); under the lock. */
+static void queue_add(struct backend *b, const char *name)
+{
+	size_t at = b->nq;
+
+	while (at && strcmp(b->queue[at - 1], name) >= 0) {
+		if (!strcmp(b->queue[at - 1], name))
+			return;
+		at--;
+	}
+	xgrow(&b->queue, &b->qcap, b->nq + 1, sizeof(*b->queue));
+	memmove(&b->queue[at + 1], &b->queue[at], (b->nq - at) * sizeof(*b->queue));
+	b->queue[at] = xstrdup(name);
+	b->nq++;
+}
+
+static void queue_remove(struct backend *b, const char *name)
+{
+	for (size_t i = 0; i < b->nq; i++)
+		if (!strcmp(b->queue[i], name)) {
+			free(b->queue[i]);
+			memmove(&b->queue[i], &b->queue[i + 1], (b->nq - i - 1) * sizeof(*b->queue));
+			b->nq--;
+			return;
+		}
+}
+
+/* The queue built from the directory: every interval file in the window the
+ * backend lacks. Listed outside the lock (a directory may be large). */
+static void scan(struct backend *b)
 {
 	struct pusher *p = b->owner;
 	size_t n = 0;
 	struct rotation_file *v = rotation_list(p->dirfd, &n);
-	bool found = false;
 
 	pthread_mutex_lock(&p->lock);
-	for (size_t i = 0; i < n && !found; i++) {
-		if (v[i].start_ns < p->c.since_ns || v[i].start_ns >= p->c.until_ns)
-			continue;
-		if (push_journal__state(b->journal, v[i].name) == JOURNAL_UNSENT) {
-			snprintf(name, size, "%s", v[i].name);
-			found = true;
-		}
-	}
+	queue_clear(b);
+	for (size_t i = 0; i < n; i++)
+		if (v[i].start_ns >= p->c.since_ns && v[i].start_ns < p->c.until_ns &&
+		    push_journal__state(b->journal, v[i].name) == JOURNAL_UNSENT)
+			queue_add(b, v[i].name);
+	b->rescan = false;
 	pthread_mutex_unlock(&p->lock);
 	rotation_list_free(v, n);
-	return found;
 }
 
-/* curl: the answer's first ANSWER_MAX bytes (the rest is read and dropped). */
+/* curl: the answer's first ANSWER_MAX bytes; past that the transfer is cut
+ * off (a server cannot make pyebpf read gigabytes to learn a status). */
 struct answer {
 	char buf[ANSWER_MAX + 1];
 	size_t len;
@@ -123,8 +181,10 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *ctx)
 	struct answer *a = ctx;
 	size_t n = size * nmemb, room = ANSWER_MAX - a->len;
 
-	memcpy(a->buf + a->len, data, n < room ? n : room);
-	a->len += n < room ? n : room;
+	if (n > room)
+		return 0;
+	memcpy(a->buf + a->len, data, n);
+	a->len += n;
 	a->buf[a->len] = 0;
 	return n;
 }
@@ -138,8 +198,24 @@ static int on_progress(void *ctx, curl_off_t dt, curl_off_t dn, curl_off_t ut, c
 	return __atomic_load_n(&p->stop_now, __ATOMIC_RELAXED);
 }
 
-/* The request body of interval `name` for this backend; 0, or -1 after one line. */
-static int build_body(struct backend *b, const char *name, uint8_t **body, size_t *len, size_t *nprofiles)
+/* curl: sockets closed on exec, so a command pyebpf runs (-- CMD) does not
+ * inherit a connection to the backend. */
+static curl_socket_t open_socket(void *ctx, curlsocktype purpose, struct curl_sockaddr *a)
+{
+	(void)ctx, (void)purpose;
+	return socket(a->family, a->socktype | SOCK_CLOEXEC, a->protocol);
+}
+
+/* Why an interval could not be made into a request. */
+enum build_result {
+	BUILD_OK = 0,
+	BUILD_GONE,   /* pruned meanwhile: nothing to send */
+	BUILD_BROKEN, /* not a profile: will never be sent */
+	BUILD_AGAIN,  /* out of memory or file descriptors: try again later */
+};
+
+/* The request body of interval `name` for this backend. */
+static enum build_result build_body(struct backend *b, const char *name, uint8_t **body, size_t *len, size_t *nprofiles)
 {
 	struct pusher *p = b->owner;
 	struct profile *prof = NULL;
@@ -158,43 +234,56 @@ static int build_body(struct backend *b, const char *name, uint8_t **body, size_
 		}
 	pthread_mutex_unlock(&p->lock);
 	if (!s) {
-		prof = recording__read_at(p->dirfd, name, O_NOFOLLOW);
+		int fd = openat(p->dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+
+		if (fd < 0)
+			return errno == ENOENT ? BUILD_GONE : errno == ELOOP ? BUILD_BROKEN : BUILD_AGAIN;
+		close(fd);
+		prof = recording__read_at(p->dirfd, name, O_NOFOLLOW); /* says why when it cannot */
 		if (!prof)
-			return -1;
+			return BUILD_BROKEN;
 		s = series_split(prof, &p->c.series, &ns);
 	}
 	ret = b->ep->kind == PUSH_OTLP ? otlp_request(s, ns, name, body, len, nprofiles)
 				       : pyroscope_request(s, ns, name, body, len, nprofiles);
-	if (ret)
-		err_msg("push: cannot encode %s: %s", name, strerror(errno));
 	series_free(s, ns);
 	profile__free(prof);
-	return ret;
+	return ret ? BUILD_AGAIN : BUILD_OK;
 }
 
-/* Credentials, read again for each push (a rotated file is taken). 0, or -1 after one line. */
-static int set_auth(struct pusher *p, CURL *curl, char *secret, size_t size)
+/* Credentials, read again for each push (a rotated file is taken). 0, or -1 with why. */
+static int set_auth(struct pusher *p, CURL *curl, char *secret, size_t size, char *why, size_t whylen)
 {
 	const struct push_auth *a = &p->c.auth;
-	char why[512];
-	int ret = 0;
 
-	if (a->bearer_file &&
-	    !(ret = secret_read(a->bearer_file, "--bearer-token-file", secret, size, why, sizeof(why)))) {
+	if (a->bearer_file) {
+		if (secret_read(a->bearer_file, "--bearer-token-file", secret, size, why, whylen))
+			return -1;
 		curl_easy_setopt(curl, CURLOPT_HTTPAUTH, CURLAUTH_BEARER);
 		curl_easy_setopt(curl, CURLOPT_XOAUTH2_BEARER, secret);
-	} else if (a->basic_file &&
-		   !(ret = secret_read(a->basic_file, "--basic-auth-file", secret, size, why, sizeof(why))) &&
-		   !(ret = secret_check_basic(secret, why, sizeof(why)))) {
+	} else if (a->basic_file) {
+		if (secret_read(a->basic_file, "--basic-auth-file", secret, size, why, whylen) ||
+		    secret_check_basic(secret, why, whylen))
+			return -1;
 		curl_easy_setopt(curl, CURLOPT_HTTPAUTH, CURLAUTH_BASIC);
 		curl_easy_setopt(curl, CURLOPT_USERPWD, secret);
 	}
-	if (ret)
-		err_msg("push: %s", why);
-	return ret;
+	return 0;
 }
 
-/* One try of one interval: the HTTP status (0: no answer), Retry-After in *retry_after. */
+/* Is a 2xx the protocol's answer, not a web page that happened to be there
+ * (a captive portal, a UI on the wrong port)? */
+static bool protocol_answer(const struct backend *b, const char *type, size_t len)
+{
+	if (!type)
+		return len == 0;
+	return !strncmp(type, b->ep->kind == PUSH_OTLP ? "application/x-protobuf" : "application/proto",
+			strlen(b->ep->kind == PUSH_OTLP ? "application/x-protobuf" : "application/proto"));
+}
+
+/* One try of one interval: the HTTP status (0: no answer, -1: credentials
+ * not read, -2: a 2xx that is not the protocol's), Retry-After in
+ * *retry_after, what went wrong in err. */
 static long post(struct backend *b, CURL *curl, const uint8_t *body, size_t len, struct answer *ans,
 		 double *retry_after, char *err, size_t errlen)
 {
@@ -202,13 +291,14 @@ static long post(struct backend *b, CURL *curl, const uint8_t *body, size_t len,
 	struct curl_slist *h = NULL;
 	char secret[SECRET_MAX + 2] = "", tenant[256], errbuf[CURL_ERROR_SIZE] = "";
 	curl_off_t ra = -1;
+	const char *type = NULL;
 	long status = 0;
 	CURLcode rc;
 
 	curl_easy_reset(curl);
-	if (set_auth(p, curl, secret, sizeof(secret))) {
-		snprintf(err, errlen, "credentials not read");
-		return 0;
+	if (set_auth(p, curl, secret, sizeof(secret), err, errlen)) {
+		secret_wipe(secret, sizeof(secret));
+		return -1;
 	}
 	h = curl_slist_append(h, b->ep->kind == PUSH_OTLP ? "Content-Type: application/x-protobuf"
 							  : "Content-Type: application/proto");
@@ -224,6 +314,7 @@ static long post(struct backend *b, CURL *curl, const uint8_t *body, size_t len,
 	curl_easy_setopt(curl, CURLOPT_URL, b->ep->url);
 	curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
 	curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(curl, CURLOPT_OPENSOCKETFUNCTION, open_socket);
 	curl_easy_setopt(curl, CURLOPT_HTTPHEADER, h);
 	curl_easy_setopt(curl, CURLOPT_USERAGENT, PUSH_USER_AGENT);
 	curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body);
@@ -243,13 +334,23 @@ static long post(struct backend *b, CURL *curl, const uint8_t *body, size_t len,
 	rc = curl_easy_perform(curl);
 	secret_wipe(secret, sizeof(secret));
 	curl_slist_free_all(h);
-	if (rc != CURLE_OK) {
-		snprintf(err, errlen, "%s", errbuf[0] ? errbuf : curl_easy_strerror(rc));
+	/* The status counts once it came, even if the body was cut off or slow:
+	 * a 2xx means the backend has the interval. */
+	curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
+	if (!status) {
+		/* curl's words may quote a certificate's names: made printable. */
+		utf8_clean(errbuf[0] ? errbuf : curl_easy_strerror(rc), err, errlen);
 		return 0;
 	}
-	curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
 	if (curl_easy_getinfo(curl, CURLINFO_RETRY_AFTER, &ra) == CURLE_OK && ra > 0)
 		*retry_after = (double)ra;
+	curl_easy_getinfo(curl, CURLINFO_CONTENT_TYPE, &type);
+	if (status >= 200 && status < 300 && !protocol_answer(b, type, ans->len)) {
+		snprintf(err, errlen, "HTTP %ld as %.64s, not %s's answer: is the URL the backend's?", status,
+			 type ? type : "(no type)", b->ep->kind == PUSH_OTLP ? "OTLP" : "Pyroscope");
+		utf8_clean(err, err, errlen);
+		return -2;
+	}
 	return status;
 }
 
@@ -262,36 +363,61 @@ static const char *answer_text(const struct answer *a, char *out, size_t size)
 	return utf8_clean(line, out, size);
 }
 
-/* Send interval `name`; what the answer means for it. */
+/* The line said when a backend starts failing (once, until it answers again). */
+static void tell_down(struct backend *b, const char *what, bool setup)
+{
+	if (b->told_down)
+		return;
+	b->told_down = true;
+	fprintf(stderr, "pyebpf: push to %s: %s; intervals are kept in %s and sent when it %s\n", b->ep->base, what,
+		b->owner->c.dir, setup ? "takes them (check the URL and credentials)" : "answers");
+}
+
+/* Send interval `name`; what the answer means for it. *status: the HTTP
+ * status; 0 with PUSH_SENT: nothing to send, and nothing to mark. */
 static enum push_verdict push_one(struct backend *b, CURL *curl, const char *name, long *status, double *retry_after)
 {
 	struct pusher *p = b->owner;
 	uint8_t *body = NULL;
 	size_t len = 0, nprofiles = 0;
 	struct answer ans = { .len = 0 };
-	char err[CURL_ERROR_SIZE + 64] = "", text[512];
+	char err[CURL_ERROR_SIZE + 128] = "", text[512], what[1024];
 	enum push_verdict v;
-	struct stat st;
 
 	*status = 0;
 	*retry_after = 0;
-	if (fstatat(p->dirfd, name, &st, AT_SYMLINK_NOFOLLOW) && errno == ENOENT)
-		return PUSH_SENT; /* pruned meanwhile: nothing to send (not marked) */
-	if (build_body(b, name, &body, &len, &nprofiles))
-		return PUSH_REJECTED; /* status 0: not readable */
-	if (!nprofiles) {             /* no samples of any kind: nothing to send, done */
+	switch (build_body(b, name, &body, &len, &nprofiles)) {
+	case BUILD_GONE:
+		return PUSH_SENT; /* pruned meanwhile: not marked */
+	case BUILD_BROKEN:
+		return PUSH_REJECTED; /* status 0: not a profile */
+	case BUILD_AGAIN:
+		snprintf(what, sizeof(what), "cannot build the request for %s: %s", name, strerror(errno));
+		tell_down(b, what, false);
+		return PUSH_RETRY;
+	case BUILD_OK:
+		break;
+	}
+	if (!nprofiles) { /* no samples of any kind: nothing to send, done */
 		free(body);
 		*status = 204;
 		return PUSH_SENT;
 	}
 	*status = post(b, curl, body, len, &ans, retry_after, err, sizeof(err));
 	free(body);
+	if (*status < 0) { /* credentials not read, or not the backend answering */
+		tell_down(b, err, true);
+		*status = 0;
+		return PUSH_SETUP;
+	}
 	v = *status ? push_verdict_of(*status) : PUSH_RETRY;
 	if (v == PUSH_SENT && b->ep->kind == PUSH_OTLP)
 		otlp_partial_success_note(stderr, b->ep->base, name, (const uint8_t *)ans.buf, ans.len);
 	if (v == PUSH_SENT) {
+		pthread_mutex_lock(&p->lock);
 		b->profiles += nprofiles;
 		b->bytes += len;
+		pthread_mutex_unlock(&p->lock);
 		if (b->told_down)
 			fprintf(stderr, "pyebpf: push to %s: it answers again; sending what it lacks, oldest first\n",
 				b->ep->base);
@@ -300,19 +426,20 @@ static enum push_verdict push_one(struct backend *b, CURL *curl, const char *nam
 			fprintf(stderr, "pyebpf: pushed %s to %s (%zu profiles, %zu bytes)\n", name, b->ep->base,
 				nprofiles, len);
 	} else if (v == PUSH_REJECTED) {
-		fprintf(stderr, "pyebpf: push to %s: %s refused for good (HTTP %ld: %s): kept in %s, not sent again\n",
-			b->ep->base, name, *status, answer_text(&ans, text, sizeof(text)), p->c.dir);
-	} else if (!b->told_down) {
-		b->told_down = true;
-		if (!*status)
-			fprintf(stderr, "pyebpf: push to %s: %s; intervals are kept in %s and sent when it answers\n",
-				b->ep->base, err, p->c.dir);
-		else
+		if (b->refusals_told < REFUSALS_SHOWN)
 			fprintf(stderr,
-				"pyebpf: push to %s: HTTP %ld%s%s (%s); intervals are kept in %s and sent when it %s\n",
-				b->ep->base, *status, *retry_after > 0 ? ", retry after " : "",
-				*retry_after > 0 ? "the time it asked" : "", answer_text(&ans, text, sizeof(text)),
-				p->c.dir, v == PUSH_SETUP ? "takes them (check the URL and credentials)" : "answers");
+				"pyebpf: push to %s: %s refused for good (HTTP %ld: %s): kept in %s, not sent "
+				"again%s\n",
+				b->ep->base, name, *status, answer_text(&ans, text, sizeof(text)), p->c.dir,
+				b->refusals_told + 1 == REFUSALS_SHOWN ? " (more refusals are only counted)" : "");
+		b->refusals_told++;
+	} else if (!*status) {
+		tell_down(b, err, false);
+	} else {
+		snprintf(what, sizeof(what), "HTTP %ld%s (%s)", *status,
+			 *retry_after > 0 ? ", retry after the time it asked" : "",
+			 answer_text(&ans, text, sizeof(text)));
+		tell_down(b, what, v == PUSH_SETUP);
 	}
 	return v;
 }
@@ -323,12 +450,29 @@ static double backend_wait(struct backend *b, double retry_after)
 	return backoff_wait(b->failures, (double)rand_r(&b->rand_state) / ((double)RAND_MAX + 1), retry_after);
 }
 
-static double thread_cpu_s(void)
+/* The answer to interval `name` recorded: in memory under the lock, on disk
+ * (written and synced) outside it, so the sampling loop never waits on a sync. */
+static void record_answer(struct backend *b, const char *name, enum journal_state st, long status)
 {
-	struct timespec ts;
+	struct pusher *p = b->owner;
 
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	pthread_mutex_lock(&p->lock);
+	push_journal__set(b->journal, name, st);
+	queue_remove(b, name);
+	if (st == JOURNAL_SENT)
+		b->sent++;
+	else
+		b->rejected++;
+	pthread_mutex_unlock(&p->lock);
+	if (push_journal__append(b->journal, name, st, status))
+		err_msg("push: cannot write the journal in %s: %s (%s may be sent again)", p->c.dir, strerror(errno),
+			name);
+	if (push_journal__stale(b->journal)) {
+		pthread_mutex_lock(&p->lock);
+		if (push_journal__compact(b->journal))
+			err_msg("push: cannot compact the journal in %s: %s", p->c.dir, strerror(errno));
+		pthread_mutex_unlock(&p->lock);
+	}
 }
 
 static void *backend_main(void *arg)
@@ -336,13 +480,13 @@ static void *backend_main(void *arg)
 	struct backend *b = arg;
 	struct pusher *p = b->owner;
 	CURL *curl = curl_easy_init();
-	double next_try = 0, cpu0 = thread_cpu_s();
+	double next_try = 0, next_scan = 0, cpu0 = thread_cpu_s();
 	char name[128];
 
 	while (curl) {
-		bool have;
+		bool have, rescan;
 		long status;
-		double retry_after, wait;
+		double retry_after;
 		enum push_verdict v;
 
 		pthread_mutex_lock(&p->lock);
@@ -355,44 +499,50 @@ static void *backend_main(void *arg)
 			pthread_mutex_unlock(&p->lock);
 			continue;
 		}
+		rescan = b->rescan || (!b->nq && mono_s() >= next_scan);
 		pthread_mutex_unlock(&p->lock);
-		have = next_unsent(b, name, sizeof(name));
+		if (rescan) {
+			scan(b);
+			next_scan = mono_s() + RESCAN_S;
+		}
 		pthread_mutex_lock(&p->lock);
-		if (!have) {
-			if (p->draining) {
-				pthread_mutex_unlock(&p->lock);
-				break;
-			}
-			wait_until(p, mono_s() + 1); /* a poke, or a look at the directory each second */
+		have = b->nq > 0;
+		if (have)
+			snprintf(name, sizeof(name), "%s", b->queue[0]);
+		else if (p->draining) {
 			pthread_mutex_unlock(&p->lock);
-			continue;
+			break;
+		} else {
+			wait_until(p, next_scan); /* an offer, a finish, or time to look again */
 		}
 		pthread_mutex_unlock(&p->lock);
+		if (!have)
+			continue;
 		v = push_one(b, curl, name, &status, &retry_after);
-		pthread_mutex_lock(&p->lock);
-		if (v == PUSH_SENT && status != 0) {
-			if (push_journal__mark(b->journal, name, JOURNAL_SENT, status))
-				err_msg("push: cannot write the journal in %s: %s (%s may be sent again)", p->c.dir,
-					strerror(errno), name);
-			b->sent++;
+		if (v == PUSH_SENT) {
+			if (status)
+				record_answer(b, name, JOURNAL_SENT, status);
+			else { /* gone: nothing to mark */
+				pthread_mutex_lock(&p->lock);
+				queue_remove(b, name);
+				pthread_mutex_unlock(&p->lock);
+			}
 			b->failures = 0;
 			next_try = mono_s() + 1.0 / PUSH_MAX_RATE;
 		} else if (v == PUSH_REJECTED) {
-			if (push_journal__mark(b->journal, name, JOURNAL_REJECTED, status))
-				err_msg("push: cannot write the journal in %s: %s", p->c.dir, strerror(errno));
-			b->rejected++;
+			record_answer(b, name, JOURNAL_REJECTED, status);
 			b->failures = 0;
-		} else if (v != PUSH_SENT) {
+		} else {
+			pthread_mutex_lock(&p->lock);
 			b->retries++;
+			pthread_mutex_unlock(&p->lock);
 			b->failures++;
-			wait = backend_wait(b, retry_after);
-			next_try = mono_s() + wait;
+			next_try = mono_s() + backend_wait(b, retry_after);
 		}
-		pthread_mutex_unlock(&p->lock);
 	}
-	b->cpu_s = thread_cpu_s() - cpu0;
 	curl_easy_cleanup(curl);
 	pthread_mutex_lock(&p->lock);
+	b->cpu_s = thread_cpu_s() - cpu0;
 	p->running--;
 	pthread_cond_broadcast(&p->cond);
 	pthread_mutex_unlock(&p->lock);
@@ -404,6 +554,7 @@ struct pusher *pusher__start(const struct push_config *c)
 	struct pusher *p = xcalloc(1, sizeof(*p));
 	pthread_condattr_t ca;
 	char why[512];
+	int err;
 
 	p->c = *c;
 	p->dirfd = open(c->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -431,6 +582,7 @@ struct pusher *pusher__start(const struct push_config *c)
 
 		b->owner = p;
 		b->ep = &c->endpoints[i];
+		b->rescan = true;
 		b->rand_state = (unsigned)(now_ns() ^ (uint64_t)getpid() ^ i);
 		push_endpoint__key(b->ep, c->auth.tenant, key);
 		b->journal = push_journal__open(p->dirfd, key, b->ep->base, why, sizeof(why));
@@ -444,8 +596,8 @@ struct pusher *pusher__start(const struct push_config *c)
 		pthread_mutex_lock(&p->lock);
 		p->running++;
 		pthread_mutex_unlock(&p->lock);
-		if (pthread_create(&p->b[i].thread, NULL, backend_main, &p->b[i])) {
-			err_msg("push: cannot start a thread: %s", strerror(errno));
+		if ((err = pthread_create(&p->b[i].thread, NULL, backend_main, &p->b[i]))) {
+			err_msg("push: cannot start a thread: %s", strerror(err));
 			pthread_mutex_lock(&p->lock);
 			p->running--;
 			pthread_mutex_unlock(&p->lock);
@@ -481,6 +633,8 @@ void pusher__offer(struct pusher *p, const char *name, const struct profile *pro
 			b->nhand--;
 		}
 		b->hand[b->nhand++] = h;
+		if (in_window(p, name) && push_journal__state(b->journal, name) == JOURNAL_UNSENT)
+			queue_add(b, name);
 		pthread_mutex_unlock(&p->lock);
 	}
 	pusher__poke(p);
@@ -533,13 +687,9 @@ void pusher__finish(struct pusher *p, double seconds)
 
 void pusher__stats(struct pusher *p, struct push_stats *st)
 {
-	size_t n = 0;
-	struct rotation_file *v;
-
 	memset(st, 0, sizeof(*st));
 	if (!p)
 		return;
-	v = rotation_list(p->dirfd, &n);
 	pthread_mutex_lock(&p->lock);
 	for (size_t i = 0; i < p->n; i++) {
 		const struct backend *b = &p->b[i];
@@ -550,18 +700,13 @@ void pusher__stats(struct pusher *p, struct push_stats *st)
 		st->profiles += b->profiles;
 		st->bytes += b->bytes;
 		st->cpu_s += b->cpu_s;
-	}
-	for (size_t k = 0; k < n; k++) {
-		bool unsent = false;
-
-		if (v[k].start_ns < p->c.since_ns || v[k].start_ns >= p->c.until_ns)
-			continue;
-		for (size_t i = 0; i < p->n && !unsent; i++)
-			unsent = push_journal__state(p->b[i].journal, v[k].name) == JOURNAL_UNSENT;
-		st->unsent += unsent;
+		/* The backend that lacks most: until its scan, all of the directory may be. */
+		if (b->rescan)
+			st->unsent = st->unsent > 1 ? st->unsent : 1;
+		else if (b->nq > st->unsent)
+			st->unsent = b->nq;
 	}
 	pthread_mutex_unlock(&p->lock);
-	rotation_list_free(v, n);
 }
 
 void pusher__free(struct pusher *p)
@@ -573,6 +718,8 @@ void pusher__free(struct pusher *p)
 		push_journal__close(p->b[i].journal);
 		for (size_t k = 0; k < p->b[i].nhand; k++)
 			handoff_free(&p->b[i].hand[k]);
+		queue_clear(&p->b[i]);
+		free(p->b[i].queue);
 	}
 	free(p->b);
 	pthread_cond_destroy(&p->cond);

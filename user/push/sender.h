@@ -39,7 +39,7 @@ struct push_stats {
 	uint64_t failures;        /* tries that will be tried again */
 	uint64_t profiles, bytes; /* pprof profiles and request bytes sent */
 	double cpu_s;             /* the senders' own CPU */
-	size_t unsent;            /* intervals some backend still lacks */
+	size_t unsent;            /* intervals the backend that lacks most still lacks */
 };
 
 struct pusher;
