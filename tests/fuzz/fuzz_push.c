@@ -17,6 +17,7 @@
 #include "push/journal.h"
 #include "push/otlp_req.h"
 #include "push/series.h"
+#include "util.h"
 
 /* Valid UTF-8 with no control character, or abort. */
 static void check_clean(const char *s)
