@@ -37,12 +37,13 @@ SAN     := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-re
 
 # Pure logic: no libbpf, so the unit tests link it alone. sampler.c is the one
 # file that links libbpf; record.c and main.c drive it.
-BPF_SRCS  := user/main.c user/record.c user/sampler.c user/dump.c user/live_top.c user/record_targets.c
+BPF_SRCS  := user/main.c user/record/record.c user/record/sampler.c user/live/dump.c user/live/live_top.c \
+	user/record/record_targets.c
 # serve.c is the one file that links libmicrohttpd (serve_api.c answers without HTTP);
 # push/sender.c the one that links libcurl (push/*.c build what it sends, without the network).
-NET_SRCS  := user/serve.c user/push/sender.c user/push/push_main.c
+NET_SRCS  := user/serve/serve.c user/push/sender.c user/push/push_main.c
 # live_screen.c is the one file that links ncurses (live_table.c, live_format.c: top's numbers and text).
-SCREEN_SRCS := user/live_screen.c
+SCREEN_SRCS := user/live/live_screen.c
 PURE_SRCS := $(filter-out $(BPF_SRCS) $(NET_SRCS) $(SCREEN_SRCS),$(wildcard user/*.c user/*/*.c))
 USER_SRCS := $(PURE_SRCS) $(BPF_SRCS) $(NET_SRCS) $(SCREEN_SRCS)
 # The schemas, compiled by protoc-c (generated code: not held to our warnings):
@@ -116,9 +117,9 @@ $(BUILD)/sample_$(1).skel.h: $(BUILD)/sample-$(1).bpf.o $(BUILD)/sample.skel.h M
 endef
 $(foreach v,$(BPF_VARIANTS),$(eval $(call bpf_variant,$(v))))
 
-$(BUILD)/profile.pb-c.c $(BUILD)/profile.pb-c.h: user/write/profile.proto | $(BUILD)
+$(BUILD)/profile.pb-c.c $(BUILD)/profile.pb-c.h: user/read/profile.proto | $(BUILD)
 	$(call msg,PROTOC  ,$<)
-	$(Q)protoc-c --c_out=$(BUILD) --proto_path=user/write $<
+	$(Q)protoc-c --c_out=$(BUILD) --proto_path=user/read $<
 $(BUILD)/%.pb-c.c $(BUILD)/%.pb-c.h: user/push/%.proto | $(BUILD)
 	$(call msg,PROTOC  ,$<)
 	$(Q)protoc-c --c_out=$(BUILD) --proto_path=user/push $<
@@ -129,7 +130,7 @@ embed = $(Q){ echo 'static const char $(1)[] ='; \
 $(BUILD)/flamegraph_js.h: user/write/flamegraph.js | $(BUILD)
 	$(call msg,GEN     ,$@)
 	$(call embed,flamegraph_js,$<,$@)
-$(BUILD)/serve_page.h: user/serve_page.html | $(BUILD)
+$(BUILD)/serve_page.h: user/serve/serve_page.html | $(BUILD)
 	$(call msg,GEN     ,$@)
 	$(call embed,serve_page,$<,$@)
 
@@ -226,15 +227,15 @@ $(BUILD)/integ-tests: $(INTEG_SRCS)
 # ingest: raw ring-buffer records through the decoder, the symbolizers
 # (this process's own maps, /proc/kallsyms) and --native unwinding.
 FUZZ_CFLAGS := -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all $(WARN) $(CPPFLAGS)
-FUZZ_PPROF_SRCS := tests/fuzz/fuzz_pprof.c user/read/pprof.c user/read/pprof_cost.c user/profile.c user/strtab.c user/hashmap.c user/util.c \
-	user/gzip.c user/frame_format.c user/top.c user/write/flamegraph.c user/write/folded.c \
-	user/write/trace.c user/write/escape.c user/write/process_frame.c \
-	user/write/thread_names.c user/offcpu.c user/python/asyncio_tasks.c
+FUZZ_PPROF_SRCS := tests/fuzz/fuzz_pprof.c user/read/pprof.c user/read/pprof_cost.c user/profile/profile.c user/base/strtab.c user/base/hashmap.c user/base/util.c \
+	user/base/gzip.c user/profile/frame_format.c user/write/top.c user/write/flamegraph.c user/write/folded.c \
+	user/write/trace.c user/base/escape.c user/write/process_frame.c \
+	user/write/thread_names.c user/profile/offcpu.c user/python/asyncio_tasks.c
 FUZZ_INGEST_SRCS := tests/fuzz/fuzz_ingest.c $(PURE_SRCS)
 # names: interval file names, the text escaper, id lists, --since/--until times.
-FUZZ_NAMES_SRCS := tests/fuzz/fuzz_names.c user/rotation.c user/write/escape.c user/util.c user/wallclock.c
+FUZZ_NAMES_SRCS := tests/fuzz/fuzz_names.c user/archive/rotation.c user/base/escape.c user/base/util.c user/base/wallclock.c
 # asyncio: a target's memory through the walk's page cache and the task walker.
-FUZZ_ASYNCIO_SRCS := tests/fuzz/fuzz_asyncio.c user/python/asyncio_tasks.c user/python/page_cache.c user/util.c
+FUZZ_ASYNCIO_SRCS := tests/fuzz/fuzz_asyncio.c user/python/asyncio_tasks.c user/python/page_cache.c user/base/util.c
 FUZZ_SECONDS ?= 30
 # One seed by default: a run goes the same way everywhere, so what fails in
 # CI fails here too. FUZZ_SEED=0 (libFuzzer picks one) to explore further.
@@ -257,8 +258,8 @@ $(BUILD)/fuzz-asyncio: $(FUZZ_ASYNCIO_SRCS)
 
 # push: a backend's answer, the spool's journal, URLs, labels, cgroup paths.
 FUZZ_PUSH_SRCS := tests/fuzz/fuzz_push.c user/push/journal.c user/push/otlp_req.c user/push/series.c \
-	user/push/endpoint.c user/cgroups.c user/rotation.c user/hashmap.c user/strtab.c user/util.c user/profile.c \
-	user/frame_format.c user/gzip.c user/offcpu.c
+	user/push/endpoint.c user/system/cgroups.c user/archive/rotation.c user/base/hashmap.c user/base/strtab.c user/base/util.c user/profile/profile.c \
+	user/profile/frame_format.c user/base/gzip.c user/profile/offcpu.c
 $(BUILD)/fuzz-push: $(FUZZ_PUSH_SRCS) $(PROTO_OBJ) | $(PROTO_HDRS)
 	$(call msg,LD      ,$@)
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) $(FUZZ_PUSH_SRCS) $(PROTO_OBJ) -o $@ -lprotobuf-c -lz

@@ -28,9 +28,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "ingest.h"
-#include "profile.h"
-#include "util.h"
+#include "record/ingest.h"
+#include "profile/profile.h"
+#include "base/util.h"
 #include "write/pprof.h"
 
 #define NS 1000000000ULL

@@ -3,13 +3,13 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "dump.h"
-#include "live_top.h"
+#include "live/dump.h"
+#include "live/live_top.h"
 #include "push/push_main.h"
-#include "record.h"
-#include "report.h"
-#include "serve.h"
-#include "util.h"
+#include "record/record.h"
+#include "archive/report.h"
+#include "serve/serve.h"
+#include "base/util.h"
 
 #define PYEBPF_VERSION "0.1.0"
 

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "ingest.h"
+#include "record/ingest.h"
 #include "pyebpf.h"
 
 static struct profile *prof;

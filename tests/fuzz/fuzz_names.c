@@ -9,10 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rotation.h"
-#include "util.h"
-#include "wallclock.h"
-#include "write/escape.h"
+#include "archive/rotation.h"
+#include "base/util.h"
+#include "base/wallclock.h"
+#include "base/escape.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -7,9 +7,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "profile.h"
+#include "profile/profile.h"
 #include "read/pprof.h"
-#include "top.h"
+#include "write/top.h"
 #include "write/flamegraph.h"
 #include "write/folded.h"
 #include "write/trace.h"

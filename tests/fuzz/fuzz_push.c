@@ -12,12 +12,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cgroups.h"
+#include "system/cgroups.h"
 #include "push/endpoint.h"
 #include "push/journal.h"
 #include "push/otlp_req.h"
 #include "push/series.h"
-#include "util.h"
+#include "base/util.h"
 
 /* Valid UTF-8 with no control character, or abort. */
 static void check_clean(const char *s)

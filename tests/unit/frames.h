@@ -2,7 +2,7 @@
 #ifndef PYEBPF_TEST_FRAMES_H
 #define PYEBPF_TEST_FRAMES_H
 
-#include "profile.h"
+#include "profile/profile.h"
 
 static inline uint32_t frame(struct profile *p, enum frame_kind kind, const char *name, const char *module,
 			     uint32_t line, uint32_t start_or_offset)

@@ -5,15 +5,15 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "archive.h"
-#include "filter.h"
+#include "archive/archive.h"
+#include "profile/filter.h"
 #include "frames.h"
-#include "profile.h"
+#include "profile/profile.h"
 #include "read/pprof.h"
-#include "rotation.h"
-#include "serve_api.h"
-#include "top.h"
-#include "wallclock.h"
+#include "archive/rotation.h"
+#include "serve/serve_api.h"
+#include "write/top.h"
+#include "base/wallclock.h"
 #include "write/flamegraph.h"
 #include "write/folded.h"
 #include "write/pprof.h"

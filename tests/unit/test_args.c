@@ -3,10 +3,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cpus.h"
-#include "outfile.h"
-#include "record_args.h"
-#include "report_args.h"
+#include "record/cpus.h"
+#include "base/outfile.h"
+#include "record/record_args.h"
+#include "archive/report_args.h"
 
 static void redirect(void)
 {

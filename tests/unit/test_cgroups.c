@@ -3,7 +3,7 @@
 
 #include <sys/stat.h>
 
-#include "cgroups.h"
+#include "system/cgroups.h"
 
 #define HEX64 "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 

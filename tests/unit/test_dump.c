@@ -2,8 +2,8 @@
  * every string that comes from the target, bounded lengths. */
 #include "unit.h"
 
-#include "offcpu.h"
-#include "profile.h"
+#include "profile/offcpu.h"
+#include "profile/profile.h"
 #include "python/repr.h"
 #include "write/dump.h"
 

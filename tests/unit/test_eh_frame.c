@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "eh_frame.h"
+#include "symbols/eh_frame.h"
 
 /* An .eh_frame built by hand: a CIE "zR" with pcrel|sdata4 pointers, FDEs
  * for two functions (out of order), the terminator. */

@@ -7,10 +7,10 @@
 #include <unistd.h>
 
 #include "../pythons.h"
-#include "elf_syms.h"
-#include "maps.h"
-#include "procs.h"
-#include "profile.h"
+#include "symbols/elf_syms.h"
+#include "symbols/maps.h"
+#include "symbols/procs.h"
+#include "profile/profile.h"
 
 /* Resolve a runtime address of this process the way the profiler does:
  * maps → file offset → ELF virtual address → symbol. */

@@ -1,12 +1,12 @@
 /* Filters: which samples and frames stay, the same for record and report. */
 #include "unit.h"
 
-#include "filter.h"
-#include "filter_args.h"
-#include "filter_idle.h"
-#include "offcpu.h"
+#include "profile/filter.h"
+#include "profile/filter_args.h"
+#include "profile/filter_idle.h"
+#include "profile/offcpu.h"
 #include "frames.h"
-#include "profile.h"
+#include "profile/profile.h"
 #include "write/folded.h"
 
 static char *folded(const struct profile *p)

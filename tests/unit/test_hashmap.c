@@ -1,6 +1,6 @@
 #include "unit.h"
 
-#include "hashmap.h"
+#include "base/hashmap.h"
 
 Test(hashmap, put_get_remove_and_grow)
 {

@@ -5,11 +5,11 @@
  */
 #include "unit.h"
 
-#include "counters.h"
-#include "ingest.h"
+#include "record/counters.h"
+#include "record/ingest.h"
 #include "samples.h"
-#include "summary.h"
-#include "util.h"
+#include "record/summary.h"
+#include "base/util.h"
 
 __attribute__((noinline)) void ingest_leaf_fn(void)
 {

@@ -3,7 +3,7 @@
 #include <errno.h>
 #include <unistd.h>
 
-#include "kallsyms.h"
+#include "symbols/kallsyms.h"
 
 Test(kallsyms, looks_up_text_symbols)
 {

@@ -5,7 +5,7 @@
  */
 #include "unit.h"
 
-#include "kernel_plan.h"
+#include "record/kernel_plan.h"
 
 /* A kernel of the matrix (major * 100 + minor) as pyebpf's probes find it:
  * each feature from the release that brought it; this machine's 6.18 has no

@@ -1,10 +1,10 @@
 /* `pyebpf top`'s numbers and lines: intervals and since-start totals, views, sorting, escaping. */
 #include "unit.h"
 
-#include "live_format.h"
-#include "live_table.h"
-#include "profile.h"
-#include "top.h"
+#include "live/live_format.h"
+#include "live/live_table.h"
+#include "profile/profile.h"
+#include "write/top.h"
 
 /* A Python frame: function name, file, line, first line. */
 static uint32_t py(struct profile *p, const char *name, const char *file, uint32_t line, uint32_t start)

@@ -1,7 +1,7 @@
 /* `pyebpf top`'s options: record's targets and sampling, its own, and what it refuses. */
 #include "unit.h"
 
-#include "live_top_args.h"
+#include "live/live_top_args.h"
 
 #define TOP(o, ...)                                                     \
 	({                                                              \

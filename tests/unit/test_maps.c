@@ -1,6 +1,6 @@
 #include "unit.h"
 
-#include "maps.h"
+#include "symbols/maps.h"
 
 Test(maps, parses_file_backed_line)
 {

@@ -2,12 +2,12 @@
  * and an off-CPU sample through ingest into the writers. */
 #include "unit.h"
 
-#include "ingest.h"
-#include "offcpu.h"
+#include "record/ingest.h"
+#include "profile/offcpu.h"
 #include "offcpu_weight.h"
 #include "read/pprof.h"
 #include "samples.h"
-#include "top.h"
+#include "write/top.h"
 #include "write/pprof.h"
 
 /* The mean weight over rand32 spread evenly over its range. */

@@ -21,12 +21,12 @@
 
 #include "../pythons.h"
 #include "dwarf.h"
-#include "elf_lookup.h"
+#include "symbols/elf_lookup.h"
 #include "python/debug_offsets.h"
 #include "python/asyncio_tasks.h"
 #include "python/offsets.h"
-#include "task_sampler.h"
-#include "util.h"
+#include "record/task_sampler.h"
+#include "base/util.h"
 
 #define NO PYEBPF_NO_OFFSET
 

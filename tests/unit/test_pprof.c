@@ -4,7 +4,7 @@
 #include <zlib.h>
 
 #include "frames.h"
-#include "profile.h"
+#include "profile/profile.h"
 #include "profile.pb-c.h"
 #include "write/pprof.h"
 

@@ -4,8 +4,8 @@
 #include <inttypes.h>
 
 #include "frames.h"
-#include "gzip.h"
-#include "profile.h"
+#include "base/gzip.h"
+#include "profile/profile.h"
 #include "profile.pb-c.h"
 #include "read/pprof.h"
 #include "write/pprof.h"

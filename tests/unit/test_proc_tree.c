@@ -7,7 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "proc_tree.h"
+#include "system/proc_tree.h"
 
 static char root[] = "/tmp/pyebpf-proc-XXXXXX";
 

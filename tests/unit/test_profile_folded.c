@@ -1,7 +1,7 @@
 #include "unit.h"
 
 #include "frames.h"
-#include "profile.h"
+#include "profile/profile.h"
 #include "write/folded.h"
 
 static char *folded_text_opts(const struct profile *p, const struct folded_opts *o)

@@ -5,8 +5,8 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
-#include "cgroups.h"
-#include "profile.h"
+#include "system/cgroups.h"
+#include "profile/profile.h"
 #include "push/backoff.h"
 #include "push/endpoint.h"
 #include "push/journal.h"
@@ -14,10 +14,10 @@
 #include "push/secret.h"
 #include "push/series.h"
 #include "pyroscope.pb-c.h"
-#include "gzip.h"
+#include "base/gzip.h"
 #include "profile.pb-c.h"
-#include "rotation.h"
-#include "util.h"
+#include "archive/rotation.h"
+#include "base/util.h"
 
 static void url_ok(enum push_kind k, const char *arg, const char *want_url)
 {

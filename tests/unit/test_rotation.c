@@ -3,7 +3,7 @@
 
 #include <sys/stat.h>
 
-#include "rotation.h"
+#include "archive/rotation.h"
 
 Test(rotation, intervals_and_sizes)
 {

@@ -6,9 +6,9 @@
 #include <sys/stat.h>
 
 #include "frames.h"
-#include "profile.h"
-#include "rotation.h"
-#include "serve_api.h"
+#include "profile/profile.h"
+#include "archive/rotation.h"
+#include "serve/serve_api.h"
 #include "write/pprof.h"
 
 #define SEC 1000000000LL

@@ -7,8 +7,8 @@
 #include <sys/socket.h>
 #include <time.h>
 
-#include "serve_accept.h"
-#include "serve_host.h"
+#include "serve/serve_accept.h"
+#include "serve/serve_host.h"
 
 Test(serve_host, own_names_only)
 {

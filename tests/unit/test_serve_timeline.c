@@ -4,11 +4,11 @@
 #include "unit.h"
 
 #include "frames.h"
-#include "offcpu.h"
-#include "profile.h"
-#include "rotation.h"
-#include "serve_api.h"
-#include "serve_split.h"
+#include "profile/offcpu.h"
+#include "profile/profile.h"
+#include "archive/rotation.h"
+#include "serve/serve_api.h"
+#include "serve/serve_split.h"
 #include "write/pprof.h"
 
 #define SEC 1000000000LL

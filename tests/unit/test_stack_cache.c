@@ -3,9 +3,9 @@
 
 #include <string.h>
 
-#include "hashmap.h"
-#include "profile.h"
-#include "stack_cache.h"
+#include "base/hashmap.h"
+#include "profile/profile.h"
+#include "record/stack_cache.h"
 
 #define S 1000000000ULL
 

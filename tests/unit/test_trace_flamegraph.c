@@ -4,8 +4,8 @@
 #include <inttypes.h>
 
 #include "frames.h"
-#include "profile.h"
-#include "top.h"
+#include "profile/profile.h"
+#include "write/top.h"
 #include "write/flamegraph.h"
 #include "write/trace.h"
 
@@ -303,7 +303,7 @@ Test(top, self_and_total_per_function)
 	profile__free(p);
 }
 
-#include "write/escape.h"
+#include "base/escape.h"
 
 Test(escape, control_characters_never_reach_a_terminal)
 {

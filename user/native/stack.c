@@ -7,7 +7,7 @@
 
 #include "native/merge.h"
 #include "native/unwind.h"
-#include "util.h"
+#include "base/util.h"
 
 struct native_stacks {
 	struct profile *prof;

@@ -11,8 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "procs.h"
-#include "profile.h"
+#include "symbols/procs.h"
+#include "profile/profile.h"
 #include "pyebpf.h"
 #include "python/symbolize.h"
 #include "sample_view.h"

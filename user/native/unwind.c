@@ -9,9 +9,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "hashmap.h"
-#include "target_fs.h"
-#include "util.h"
+#include "base/hashmap.h"
+#include "system/target_fs.h"
+#include "base/util.h"
 
 /* libdw's session of one process. */
 struct session {

@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hashmap.h"
-#include "util.h"
+#include "base/hashmap.h"
+#include "base/util.h"
 
 /* Printable, no space: what a URL may hold here (no percent-decoding is done). */
 static bool url_chars(const char *s)
@@ -73,13 +73,6 @@ static int check_authority(const char *a, size_t len, char *why, size_t whylen)
 	return 0;
 }
 
-static bool ends_with(const char *s, const char *suffix)
-{
-	size_t n = strlen(s), m = strlen(suffix);
-
-	return n >= m && !strcmp(s + n - m, suffix);
-}
-
 int push_endpoint__parse(struct push_endpoint *e, enum push_kind kind, const char *arg, char *why, size_t whylen)
 {
 	const char *rest, *slash, *q;
@@ -121,7 +114,7 @@ int push_endpoint__parse(struct push_endpoint *e, enum push_kind kind, const cha
 	e->base = xmalloc(blen + 1);
 	memcpy(e->base, arg, blen);
 	e->base[blen] = 0;
-	if (kind == PUSH_OTLP && ends_with(e->base, OTLP_PROFILES_PATH))
+	if (kind == PUSH_OTLP && str_ends_with(e->base, OTLP_PROFILES_PATH))
 		e->url = xstrdup(e->base);
 	else if (asprintf(&e->url, "%s%s", e->base, kind == PUSH_OTLP ? OTLP_PROFILES_PATH : PYROSCOPE_PUSH_PATH) < 0)
 		die("out of memory");

@@ -10,9 +10,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "hashmap.h"
-#include "rotation.h"
-#include "util.h"
+#include "base/hashmap.h"
+#include "archive/rotation.h"
+#include "base/util.h"
 
 struct push_journal {
 	int dirfd;  /* not owned; -1: in memory */

@@ -6,13 +6,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "frame_format.h"
-#include "gzip.h"
-#include "hashmap.h"
-#include "offcpu.h"
+#include "profile/frame_format.h"
+#include "base/gzip.h"
+#include "base/hashmap.h"
+#include "profile/offcpu.h"
 #include "otlp.pb-c.h"
-#include "strtab.h"
-#include "util.h"
+#include "base/strtab.h"
+#include "base/util.h"
 
 /* What a series label is called in OTel's semantic conventions. */
 static const struct {

@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rotation.h"
-#include "util.h"
+#include "archive/rotation.h"
+#include "base/util.h"
 
 const char push_args_usage[] = "Pushing to a fleet's backend (the interval files are the spool: none is lost\n"
 			       "while a backend is away, none is sent twice):\n"

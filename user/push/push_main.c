@@ -18,9 +18,9 @@
 
 #include "push/push_args.h"
 #include "push/sender.h"
-#include "rotation.h"
-#include "util.h"
-#include "wallclock.h"
+#include "archive/rotation.h"
+#include "base/util.h"
+#include "base/wallclock.h"
 
 #define PUSH_DEFAULT_GIVE_UP 300.0 /* seconds of a backend not taking what it lacks */
 

@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hashmap.h"
+#include "base/hashmap.h"
 #include "pyroscope.pb-c.h"
-#include "util.h"
+#include "base/util.h"
 #include "write/pprof.h"
 
 typedef Pyroscope__PushRequest PushRequest;

@@ -14,13 +14,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "archive.h"
+#include "archive/archive.h"
 #include "push/backoff.h"
 #include "push/journal.h"
 #include "push/otlp_req.h"
 #include "push/pyroscope_req.h"
-#include "rotation.h"
-#include "util.h"
+#include "archive/rotation.h"
+#include "base/util.h"
 
 #define PUSH_USER_AGENT "pyebpf/0.1.0"
 /* What is read of an answer: enough for its error message; a longer one is cut off. */

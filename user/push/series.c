@@ -7,9 +7,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cgroups.h"
-#include "hashmap.h"
-#include "util.h"
+#include "system/cgroups.h"
+#include "base/hashmap.h"
+#include "base/util.h"
 
 /* Pyroscope's default limit on a label value's length is 2048. */
 #define LABEL_VALUE_MAX 1024

@@ -20,7 +20,7 @@
 
 #include <stddef.h>
 
-#include "profile.h"
+#include "profile/profile.h"
 
 struct series_label {
 	const char *name, *value;

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
-#include "asyncio_tasks.h"
+#include "python/asyncio_tasks.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
-#include "detect.h"
+#include "python/detect.h"
 
 #include <fcntl.h>
 #include <inttypes.h>
@@ -10,11 +10,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../elf_lookup.h"
-#include "../hashmap.h"
-#include "../maps.h"
-#include "../util.h"
-#include "procmem.h"
+#include "symbols/elf_lookup.h"
+#include "base/hashmap.h"
+#include "symbols/maps.h"
+#include "base/util.h"
+#include "python/procmem.h"
 
 enum {
 	SYM_RUNTIME,

@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "offsets.h"
+#include "python/offsets.h"
 
 struct py_interp {
 	int major, minor, micro;

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
-#include "frames.h"
+#include "python/frames.h"
 
 #include <stdbool.h>
 #include <string.h>
 
-#include "procmem.h"
+#include "python/procmem.h"
 
 static uint64_t rd(pid_t pid, uint64_t addr)
 {

@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "offsets.h"
+#include "python/offsets.h"
 
 /* The innermost frame of a thread state (0: none, or unreadable). */
 uint64_t py_frame_first(pid_t pid, const struct py_layout *l, uint64_t tstate);

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
-#include "gil.h"
+#include "python/gil.h"
 
-#include "procmem.h"
+#include "python/procmem.h"
 
 /*
  * struct _gil_runtime_state (3.7-3.13, x86-64 glibc): interval, last_holder,

@@ -8,8 +8,8 @@
 
 #include <sys/types.h>
 
-#include "../offcpu.h"
-#include "detect.h"
+#include "profile/offcpu.h"
+#include "python/detect.h"
 
 /* 0 and *out set, or -1: not known (2.7; 3.6 without a symbol table) or unreadable. */
 int py_gil_range(pid_t pid, const struct py_interp *in, struct gil_range *out);

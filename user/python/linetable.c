@@ -7,7 +7,7 @@
  *  3.11+   the location table (Objects/locations.md).
  * Verified against co_lines()/dis of the installed interpreters by the tests.
  */
-#include "linetable.h"
+#include "python/linetable.h"
 
 static int lnotab(const uint8_t *tab, size_t len, int line, int lasti, int signed_deltas)
 {

@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "offsets.h"
+#include "python/offsets.h"
 
 /*
  * The line of the instruction at byte offset `lasti` of a code object whose

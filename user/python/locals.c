@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
-#include "locals.h"
+#include "python/locals.h"
 
 #include <inttypes.h>
 #include <stdbool.h>
@@ -7,10 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../util.h"
-#include "frames.h"
-#include "procmem.h"
-#include "repr.h"
+#include "base/util.h"
+#include "python/frames.h"
+#include "python/procmem.h"
+#include "python/repr.h"
 
 #define MAX_WALK 4096
 #define MAX_NAMES 1024 /* a code object with more locals is not read */

@@ -13,7 +13,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "detect.h"
+#include "python/detect.h"
 
 /* Locals shown per frame at most. */
 #define PY_LOCALS_MAX 64

@@ -8,12 +8,12 @@
  * the block does not say, from each build's headers (tests/fixtures/
  * layout_probe.c, compiled against them, checks those too).
  */
-#include "offsets.h"
+#include "python/offsets.h"
 
 #include <stddef.h>
 #include <string.h>
 
-#include "debug_offsets.h"
+#include "python/debug_offsets.h"
 
 #define NO PYEBPF_NO_OFFSET
 

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
-#include "page_cache.h"
+#include "python/page_cache.h"
 
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "util.h"
+#include "base/util.h"
 
 #define PAGES_PER_LINE (PAGE_CACHE_LINE / PAGE_CACHE_PAGE)
 

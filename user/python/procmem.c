@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
-#include "procmem.h"
+#include "python/procmem.h"
 
 #include <stdlib.h>
 #include <stdbool.h>
 #include <string.h>
 #include <sys/uio.h>
 
-#include "../util.h"
+#include "base/util.h"
 
 int procmem_read(pid_t pid, uint64_t addr, void *buf, size_t len)
 {

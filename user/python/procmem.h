@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "offsets.h"
+#include "python/offsets.h"
 
 /* 0 when all len bytes were read, else -1. */
 int procmem_read(pid_t pid, uint64_t addr, void *buf, size_t len);

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
-#include "qualname.h"
+#include "python/qualname.h"
 
 #include <ctype.h>
 #include <stdbool.h>
@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../util.h"
+#include "base/util.h"
 
 struct line {
 	const char *text; /* first non-blank character */

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
-#include "repr.h"
+#include "python/repr.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -1,18 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
-#include "symbolize.h"
+#include "python/symbolize.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../hashmap.h"
-#include "../target_fs.h"
-#include "../util.h"
-#include "../write/escape.h"
-#include "linetable.h"
-#include "gil.h"
-#include "procmem.h"
-#include "qualname.h"
+#include "base/hashmap.h"
+#include "system/target_fs.h"
+#include "base/util.h"
+#include "base/escape.h"
+#include "python/linetable.h"
+#include "python/gil.h"
+#include "python/procmem.h"
+#include "python/qualname.h"
 
 #define RECHECK_NS 1000000000ULL
 #define MAX_NAME 1024

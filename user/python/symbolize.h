@@ -12,9 +12,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "../profile.h"
-#include "../offcpu.h"
-#include "detect.h"
+#include "profile/profile.h"
+#include "profile/offcpu.h"
+#include "python/detect.h"
 #include "pyebpf.h"
 
 struct pyprocs;

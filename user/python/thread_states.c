@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
-#include "thread_states.h"
+#include "python/thread_states.h"
 
 #include <stdlib.h>
 

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
-#include "threadname.h"
+#include "python/threadname.h"
 
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "frames.h"
-#include "procmem.h"
+#include "python/frames.h"
+#include "python/procmem.h"
 
 #define MAX_WALK 4096
 #define MAX_ENTRIES 8192 /* sys.modules of a large service: a thousand or two */

@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "detect.h"
+#include "python/detect.h"
 
 /*
  * Where the thread's Thread._bootstrap frame was found: it stays there while

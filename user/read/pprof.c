@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
-#include "pprof.h"
+#include "read/pprof.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
@@ -7,11 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../gzip.h"
-#include "../hashmap.h"
-#include "../offcpu.h"
-#include "../util.h"
-#include "pprof_cost.h"
+#include "base/gzip.h"
+#include "base/hashmap.h"
+#include "profile/offcpu.h"
+#include "base/util.h"
+#include "read/pprof_cost.h"
 #include "profile.pb-c.h"
 
 typedef Perftools__Profiles__Profile Profile;

@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../profile.h"
+#include "profile/profile.h"
 
 /*
  * What one recording may cost, so that no file makes `report` take more

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
-#include "pprof_cost.h"
+#include "read/pprof_cost.h"
 
 #include <stdbool.h>
 #include <string.h>

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
-#include "dump.h"
+#include "write/dump.h"
 
 #include <inttypes.h>
 #include <string.h>
 
-#include "../offcpu.h"
-#include "../profile.h"
-#include "escape.h"
+#include "profile/offcpu.h"
+#include "profile/profile.h"
+#include "base/escape.h"
 
 #define NAME_MAX_OUT 1024
 

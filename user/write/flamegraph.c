@@ -1,16 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
-#include "flamegraph.h"
+#include "write/flamegraph.h"
 
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../frame_format.h"
-#include "../hashmap.h"
-#include "../util.h"
-#include "escape.h"
-#include "thread_names.h"
+#include "profile/frame_format.h"
+#include "base/hashmap.h"
+#include "base/util.h"
+#include "base/escape.h"
+#include "write/thread_names.h"
 #include "flamegraph_js.h" /* generated from flamegraph.js */
 
 #define WIDTH 1200
@@ -61,8 +61,8 @@ struct tree {
 
 /* A node of this level, under a parent of the level above (h: this level's
  * nodes by key). */
-static uint32_t child(struct tree *t, struct hashmap *h, uint32_t parent, uint32_t kind, uint32_t id, uint32_t tid,
-		      uint64_t count, bool base)
+static uint32_t child_node(struct tree *t, struct hashmap *h, uint32_t parent, uint32_t kind, uint32_t id, uint32_t tid,
+			   uint64_t count, bool base)
 {
 	struct node_key k = { parent, kind, id, tid };
 	bool created;
@@ -331,7 +331,7 @@ static void build(struct tree *t, const struct flamegraph_opts *o)
 			profile__entry(t->p, w[i].entry, &e);
 			if (!step(t, o, names, &e, level, &k))
 				continue;
-			w[i].at = child(t, h, w[i].at, k.kind, k.id, k.tid, e.count, e.labels.flags & LABEL_BASE);
+			w[i].at = child_node(t, h, w[i].at, k.kind, k.id, k.tid, e.count, e.labels.flags & LABEL_BASE);
 			w[alive++] = w[i];
 		}
 		hashmap__free(h);

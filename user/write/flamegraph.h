@@ -12,8 +12,8 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "../profile.h"
-#include "process_frame.h"
+#include "profile/profile.h"
+#include "write/process_frame.h"
 
 struct flamegraph_opts {
 	bool threads;                  /* a "NAME [tid N]" frame under the process frame */

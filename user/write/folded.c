@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
-#include "folded.h"
+#include "write/folded.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -7,10 +7,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../frame_format.h"
-#include "../util.h"
-#include "escape.h"
-#include "thread_names.h"
+#include "profile/frame_format.h"
+#include "base/util.h"
+#include "base/escape.h"
+#include "write/thread_names.h"
 
 struct line {
 	char *text;

@@ -9,8 +9,8 @@
 
 #include <stdio.h>
 
-#include "../profile.h"
-#include "process_frame.h"
+#include "profile/profile.h"
+#include "write/process_frame.h"
 
 struct folded_opts {
 	int threads;                   /* a "NAME [tid N]" frame under the process frame */

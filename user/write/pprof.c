@@ -1,17 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
-#include "pprof.h"
+#include "write/pprof.h"
 
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../frame_format.h"
-#include "../gzip.h"
-#include "../hashmap.h"
-#include "../offcpu.h"
-#include "../strtab.h"
-#include "../util.h"
+#include "profile/frame_format.h"
+#include "base/gzip.h"
+#include "base/hashmap.h"
+#include "profile/offcpu.h"
+#include "base/strtab.h"
+#include "base/util.h"
 #include "profile.pb-c.h"
 
 typedef Perftools__Profiles__Profile Profile;

@@ -22,7 +22,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "../profile.h"
+#include "profile/profile.h"
 
 #define PPROF_TIMELINE_FIELD 100
 

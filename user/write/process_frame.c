@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
-#include "process_frame.h"
+#include "write/process_frame.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../hashmap.h"
-#include "../util.h"
+#include "base/hashmap.h"
+#include "base/util.h"
 
 struct process_split {
 	enum process_frames mode;

@@ -21,7 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../profile.h"
+#include "profile/profile.h"
 
 enum process_frames {
 	PROCESSES_MERGED = 0, /* "comm": one tree per command (the default) */

@@ -1,17 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
-#include "speedscope.h"
+#include "write/speedscope.h"
 
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../frame_format.h"
-#include "../hashmap.h"
-#include "../util.h"
-#include "escape.h"
-#include "process_frame.h"
-#include "thread_names.h"
+#include "profile/frame_format.h"
+#include "base/hashmap.h"
+#include "base/util.h"
+#include "base/escape.h"
+#include "write/process_frame.h"
+#include "write/thread_names.h"
 
 /* One add, or consecutive adds of the same entry merged, on a thread's timeline. */
 struct timed_entry {

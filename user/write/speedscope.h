@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "../profile.h"
+#include "profile/profile.h"
 
 /* 0, or -1 with errno set. period_ns: the time one sample stands for. */
 int speedscope__write(const struct profile *p, FILE *out);

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
-#include "thread_names.h"
+#include "write/thread_names.h"
 
 struct hashmap *thread_names__latest(const struct profile *p)
 {

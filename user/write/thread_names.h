@@ -8,8 +8,8 @@
 #ifndef PYEBPF_WRITE_THREAD_NAMES_H
 #define PYEBPF_WRITE_THREAD_NAMES_H
 
-#include "../hashmap.h"
-#include "../profile.h"
+#include "base/hashmap.h"
+#include "profile/profile.h"
 
 /* (pid, tid) → the thread string id of its latest sample. Free with hashmap__free(). */
 struct hashmap *thread_names__latest(const struct profile *p);

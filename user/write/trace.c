@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
-#include "trace.h"
+#include "write/trace.h"
 
 #include <errno.h>
 #include <stdbool.h>
@@ -7,10 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../frame_format.h"
-#include "../util.h"
-#include "escape.h"
-#include "process_frame.h"
+#include "profile/frame_format.h"
+#include "base/util.h"
+#include "base/escape.h"
+#include "write/process_frame.h"
 
 /* The output, and whether an event was written yet (JSON wants commas between). */
 struct tout {

@@ -12,7 +12,7 @@
 
 #include <stdio.h>
 
-#include "../profile.h"
+#include "profile/profile.h"
 
 /* 0, or -1 with errno set. */
 int trace__write(const struct profile *p, FILE *out);

@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/* `pyebpf dump` options: parsed and checked before anything is loaded. */
+#ifndef PYEBPF_DUMP_ARGS_H
+#define PYEBPF_DUMP_ARGS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "profile/filter.h"
+
+struct dump_opts {
+	uint32_t pid;        /* -p */
+	bool native;         /* --native: native frames interleaved */
+	bool locals;         /* --locals */
+	bool json;           /* --json */
+	bool verbose;        /* -v */
+	uint32_t stack_size; /* --native: user stack bytes copied */
+	struct filter filter;
+};
+
+/* 0: run; 1: help was printed (exit 0); -1: one error line was printed (exit 2).
+ * argv[0] is "dump". */
+int dump_args__parse(int argc, char **argv, struct dump_opts *o);
+void dump_args__free(struct dump_opts *o);
+
+#endif

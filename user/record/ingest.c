@@ -1,0 +1,769 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * Every sample is named as it arrives: the process may be gone by the end
+ * of the recording, and with it /proc/PID/maps and its memory.
+ */
+#include "record/ingest.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/hashmap.h"
+#include "symbols/kallsyms.h"
+#include "profile/offcpu.h"
+#include "symbols/procs.h"
+#include "python/symbolize.h"
+#include "python/threadname.h"
+#include "sample_view.h"
+#include "record/stack_cache.h"
+#include "record/threads.h"
+#include "base/util.h"
+
+/* How long after first sight or exec a process may still turn out to be Python. */
+#define YOUNG_NS (2 * 1000000000ULL)
+/* Raw stacks named before: at most this much memory (an interval of
+ * continuous mode starts it over), named again after a second or more (as
+ * often as a code object's identity is checked). */
+#define STACK_CACHE_BYTES (32u << 20)
+#define STACK_CACHE_AGE_NS 1000000000ULL
+
+/* What decides a sample's frames, besides the arrays that follow it in the
+ * cache key (Python frames or user addresses, then kernel addresses). */
+struct raw_stack_head {
+	uint64_t maps_id; /* the process and its mappings: unique over time (procs.h) */
+	uint32_t flags;   /* the sample's flags that change how it is named */
+	uint32_t py_cycle;
+	uint32_t npy, nustack, nkstack;
+	uint32_t python; /* the process is known to be Python */
+	uint32_t offcpu; /* the reason (the stack's leaf) */
+	uint32_t task;   /* the running task's [task] frame + 1, 0 none (also: no padding, hashed as bytes) */
+};
+
+#define RAW_STACK_NAMING_FLAGS \
+	(PYEBPF_SAMPLE_PY | PYEBPF_SAMPLE_PY_TRUNCATED | PYEBPF_SAMPLE_PY_LOOP | PYEBPF_SAMPLE_OFFCPU)
+#define RAW_STACK_MAX                                                                                   \
+	(sizeof(struct raw_stack_head) + (size_t)PYEBPF_MAX_PY_FRAMES * sizeof(struct pyebpf_pyframe) + \
+	 2UL * PYEBPF_MAX_STACK * sizeof(uint64_t))
+
+struct ingest {
+	struct profile *prof;
+	const struct filter *filter;
+	struct filter keep_all; /* when the config gives none */
+	struct ingest_hooks hooks;
+	struct kallsyms *ksyms;
+	const char *kallsyms_path; /* read at the first kernel frame to name, then NULL */
+	struct procs *procs;
+	struct pyprocs *py;
+	struct threads *threads;
+	struct native_stacks *native; /* --native */
+	struct stack_cache *stacks;   /* raw stack → profile stack id */
+	uint64_t stacks_gen;          /* of the profile's stack ids the cache holds */
+	struct ingest_stats stats;
+	uint64_t python_seen; /* processes found to be Python */
+	uint64_t time_base_ns;
+	struct task_sampler *tasks;   /* --mode wall: asyncio tasks; running tasks */
+	struct running_task run_task; /* this sample's, if run_task_set */
+	bool run_task_set;
+	uint64_t task_period_ns, task_last_ns, task_t;
+	uint64_t task_next_ns;             /* no walk before: walks take at most 1/TASK_COST_SHARE of the time */
+	uint32_t task_comm_pid, task_comm; /* the process name of one walk's tasks, read once a walk */
+	/* By profile stack id: STACK_* bits, what the summary counts per sample. */
+	uint8_t *stack_bits;
+	size_t nstack_bits;
+	uint64_t bits_gen;
+	uint32_t frames[INGEST_MAX_FRAMES];
+	uint8_t raw_key[RAW_STACK_MAX];
+};
+
+#define STACK_KNOWN 0x1  /* bits computed */
+#define STACK_NO_FP 0x2  /* cut where frame pointers ended */
+#define STACK_NO_SYM 0x4 /* a native frame has no symbol */
+#define STACK_NO_SYM_LEAF 0x8
+#define STACK_MP_BOOT 0x10 /* multiprocessing's BaseProcess._bootstrap runs it */
+
+struct ingest *ingest__new(struct profile *prof, const struct ingest_config *c, const struct ingest_hooks *h)
+{
+	struct ingest *in = xcalloc(1, sizeof(*in));
+
+	in->prof = prof;
+	filter__init(&in->keep_all);
+	in->filter = c->filter ? c->filter : &in->keep_all;
+	if (h)
+		in->hooks = *h;
+	in->procs = procs__new(prof);
+	if (c->debug_dirs)
+		procs__set_debug_dirs(in->procs, c->debug_dirs);
+	in->py = pyprocs__new(prof);
+	in->threads = threads__new(prof);
+	in->stacks = stack_cache__new(STACK_CACHE_BYTES, STACK_CACHE_AGE_NS);
+	if (c->native)
+		in->native = native_stacks__new(prof, in->procs, in->py);
+	in->kallsyms_path = c->kallsyms;
+	if (c->task_period_ns || c->running_tasks) {
+		in->tasks = task_sampler__new(prof);
+		in->task_period_ns = c->task_period_ns;
+	}
+	return in;
+}
+
+void ingest__free(struct ingest *in)
+{
+	if (!in)
+		return;
+	kallsyms__free(in->ksyms);
+	pyprocs__free(in->py);
+	task_sampler__free(in->tasks);
+	threads__free(in->threads);
+	stack_cache__free(in->stacks);
+	free(in->stack_bits);
+	native_stacks__free(in->native);
+	procs__free(in->procs);
+	filter__free(&in->keep_all);
+	free(in);
+}
+
+void ingest__set_time_base(struct ingest *in, uint64_t start_ns)
+{
+	in->time_base_ns = start_ns;
+}
+
+const struct ingest_stats *ingest__stats(const struct ingest *in)
+{
+	return &in->stats;
+}
+
+size_t ingest__processes(const struct ingest *in)
+{
+	return procs__seen(in->procs);
+}
+
+uint64_t ingest__python_processes(const struct ingest *in)
+{
+	return in->python_seen;
+}
+
+const struct native_stats *ingest__native_stats(const struct ingest *in)
+{
+	return in->native ? native_stacks__stats(in->native) : NULL;
+}
+
+void ingest__stack_cache_counts(const struct ingest *in, uint64_t *named, uint64_t *cached)
+{
+	const struct stack_cache_stats *st = stack_cache__stats(in->stacks);
+
+	*named = st->misses;
+	*cached = st->hits;
+}
+
+/* ---- the state of a process ------------------------------------------- */
+
+static void forget_pid(uint32_t pid, void *ctx)
+{
+	struct ingest *in = ctx;
+
+	pyprocs__forget(in->py, pid);
+	task_sampler__forget(in->tasks, pid);
+	threads__forget_pid(in->threads, pid);
+	if (in->native)
+		native_stacks__forget(in->native, pid);
+	if (in->hooks.forget_pid)
+		in->hooks.forget_pid(in->hooks.ctx, pid);
+}
+
+void ingest__gc(struct ingest *in, uint64_t now)
+{
+	procs__gc(in->procs, now, forget_pid, in); /* exited, and the grace period passed */
+}
+
+/* The Python state of a sampled process, asked at first sight and whenever its
+ * maps change; changes go to the BPF walker through the hook. */
+static struct py_proc *python_of(struct ingest *in, uint32_t pid, struct proc *p, uint64_t now)
+{
+	struct py_proc *py = NULL;
+	bool changed;
+
+	for (int pass = 0; pass < 2; pass++) {
+		py = pyprocs__lookup(in->py, pid, procs__maps_gen(p), &changed);
+		if (changed && in->hooks.python_changed)
+			in->hooks.python_changed(in->hooks.ctx, pid, py ? py_proc__interp(py) : NULL);
+		if (changed && py)
+			in->python_seen += procs__mark_python(p);
+		if (py)
+			break;
+		procs__refresh_young(in->procs, p, now, YOUNG_NS); /* libpython may not be mapped yet */
+	}
+	return py;
+}
+
+void ingest__register(struct ingest *in, uint32_t pid)
+{
+	uint64_t now = now_ns();
+
+	python_of(in, pid, procs__get(in->procs, pid, now), now);
+}
+
+/* ---- labels ------------------------------------------------------------- */
+
+/* The thread's name: from threading.Thread when it has one, else the OS name. */
+static uint32_t thread_label(struct ingest *in, const struct pyebpf_sample *s, struct py_proc *py, uint32_t comm,
+			     uint64_t now)
+{
+	bool ask, from_python, walked = py && (s->flags & PYEBPF_SAMPLE_PY) && s->tstate;
+	uint32_t name_id = threads__name(in->threads, s->h.pid, s->h.tid, comm, s->task_comm[0] != 0, now, &ask,
+					 &from_python);
+	char *name;
+
+	/* A Python process's main thread is MainThread from its first sample,
+	 * before BPF walks it, so that one thread is not two in a flame graph. */
+	if (py && s->h.tid == s->h.pid && !from_python && (!walked || !ask))
+		return profile__str(in->prof, "MainThread");
+	if (!walked || !ask)
+		return name_id;
+	name = py_thread_name((pid_t)s->h.pid, py_proc__interp(py), s->tstate,
+			      threads__hint(in->threads, s->h.pid, s->h.tid));
+	if (!name && s->h.tid == s->h.pid)
+		name = xstrdup("MainThread");
+	threads__set_python_name(in->threads, s->h.pid, s->h.tid, name, now);
+	if (name)
+		name_id = profile__str(in->prof, name);
+	free(name);
+	return name_id;
+}
+
+/* "3.12.1", or "3.11" when only the file name told the version; "3.13.15t" free-threaded. */
+static uint32_t python_label(struct ingest *in, const struct py_interp *pi)
+{
+	const char *ft = pi->layout.free_threaded ? "t" : ""; /* as the build names itself: 3.13.15t */
+	char v[32];
+
+	if (pi->version_hex)
+		snprintf(v, sizeof(v), "%d.%d.%d%s", pi->major, pi->minor, pi->micro, ft);
+	else
+		snprintf(v, sizeof(v), "%d.%d%s", pi->major, pi->minor, ft);
+	return profile__str(in->prof, v);
+}
+
+/* The id of a fixed-size, maybe unterminated kernel name. */
+static uint32_t comm_str(struct ingest *in, const char *raw)
+{
+	char comm[PYEBPF_COMM_LEN + 1];
+
+	memcpy(comm, raw, PYEBPF_COMM_LEN);
+	comm[PYEBPF_COMM_LEN] = '\0';
+	return profile__str(in->prof, comm[0] ? comm : "[unknown]");
+}
+
+static void base_labels(struct ingest *in, const struct pyebpf_sample *s, struct sample_labels *l)
+{
+	l->pid = s->h.pid;
+	l->tid = s->h.tid;
+	l->comm = comm_str(in, s->comm);
+	l->flags = (s->flags & PYEBPF_SAMPLE_GIL_KNOWN ? LABEL_GIL_KNOWN : 0) |
+		   (s->flags & PYEBPF_SAMPLE_GIL_HELD ? LABEL_GIL_HELD : 0);
+	l->cgroup = s->cgroup_id;
+}
+
+/* ---- frames ------------------------------------------------------------- */
+
+/* Kernel symbols, read when a kernel frame first needs a name: reading
+ * /proc/kallsyms is the largest part of a start-up, and many recordings
+ * (CPU-bound Python, --no-kernel) never need it. */
+static const struct kallsyms *ksyms(struct ingest *in)
+{
+	if (in->kallsyms_path) {
+		in->ksyms = kallsyms__load(in->kallsyms_path);
+		if (!in->ksyms)
+			err_msg("kernel symbols unavailable (%s): kernel frames will read [unknown]", strerror(errno));
+		in->kallsyms_path = NULL;
+	}
+	return in->ksyms;
+}
+
+static uint32_t kernel_frame(struct ingest *in, uint64_t addr, bool leaf)
+{
+	struct frame f = { .kind = FRAME_KERNEL };
+	const char *name = ksyms(in) ? kallsyms__lookup(in->ksyms, leaf ? addr : addr - 1, NULL) : NULL;
+
+	f.name = profile__str(in->prof, name ? name : "[unknown]");
+	return profile__frame(in->prof, &f);
+}
+
+static uint32_t mark_frame(struct ingest *in, const char *text)
+{
+	struct frame f = { .kind = FRAME_MARK };
+
+	f.name = profile__str(in->prof, text);
+	return profile__frame(in->prof, &f);
+}
+
+/*
+ * A frame chain that ends in a loop of `cycle` frames (leaf first, as BPF
+ * sends it): how many frames to keep so that the loop appears once. The
+ * frames repeat with that period from some point on; everything from one
+ * period past that point is the loop going round again.
+ */
+uint32_t ingest_frames_before_loop(const struct pyebpf_pyframe *f, uint32_t n, uint32_t cycle)
+{
+	uint32_t j;
+
+	if (!cycle || cycle >= n)
+		return n;
+	for (j = n - cycle; j > 0; j--) {
+		const struct pyebpf_pyframe *a = &f[j - 1], *b = &f[j - 1 + cycle];
+
+		if (a->code != b->code || a->globals != b->globals || a->lasti != b->lasti)
+			break;
+	}
+	return j + cycle;
+}
+
+/*
+ * A frame-pointer stack, root first. The kernel follows saved frame pointers
+ * blindly: through code built without them (the dynamic loader, start-up
+ * code, most of libc) the chain turns into values that are no return
+ * address at all. The first return address outside every mapped file ends
+ * the stack, marked once, rather than a tower of [unknown] frames.
+ */
+static uint32_t native_frames(struct ingest *in, const struct sample_view *v, struct proc *p, uint64_t now,
+			      uint32_t *out)
+{
+	uint32_t keep = v->nustack;
+
+	for (uint32_t i = 0; i < v->nustack; i++) { /* leaf first */
+		uint32_t id = procs__user_frame(in->procs, p, v->ustack[i], i == 0, now);
+
+		if (i && !profile__frame_at(in->prof, id)->module) {
+			keep = i;
+			break;
+		}
+		out[i] = id;
+	}
+	if (keep < v->nustack) {
+		out[keep] = mark_frame(in, "[no frame pointers]");
+		keep++;
+	} else if (v->nustack == PYEBPF_MAX_STACK) { /* the kernel stops at 127 frames: not the root */
+		out[keep++] = mark_frame(in, "[truncated]");
+	}
+	for (uint32_t i = 0; i < keep / 2; i++) { /* root first */
+		uint32_t t = out[i];
+
+		out[i] = out[keep - 1 - i];
+		out[keep - 1 - i] = t;
+	}
+	return keep;
+}
+
+/* The user part, root first: merged native/Python (--native), the Python
+ * stack standing for the interpreter's native frames, or the native stack. */
+static uint32_t user_frames(struct ingest *in, const struct sample_view *v, struct proc *p, struct py_proc *py,
+			    uint64_t now, uint32_t *out)
+{
+	const uint32_t room = INGEST_MAX_FRAMES - PYEBPF_MAX_STACK;
+	uint32_t n = 0;
+
+	if (v->regs)
+		return (uint32_t)native_stacks__frames(in->native, v, p, v->s->flags & PYEBPF_SAMPLE_PY ? py : NULL,
+						       now, out, room);
+	if (py && v->npy) {
+		uint32_t npy = v->npy;
+
+		if (v->s->flags & PYEBPF_SAMPLE_PY_TRUNCATED) {
+			out[n++] = mark_frame(in, "[truncated]");
+		} else if (v->s->flags & PYEBPF_SAMPLE_PY_LOOP) {
+			out[n++] = mark_frame(in, "[frame loop]");
+			npy = ingest_frames_before_loop(v->py, npy, v->s->py_cycle);
+		}
+		py_proc__frames(in->py, py, v->py, npy, now, out + n, NULL);
+		return n + npy;
+	}
+	if (!v->nustack)
+		return 0;
+	return native_frames(in, v, p, now, out);
+}
+
+/* --native: does the stack (root first) show the thread taking the GIL? It
+ * turns a lock wait into a GIL wait where the GIL's address is not known. */
+static bool native_gil_wait(struct ingest *in, const uint32_t *frames, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++) { /* frames[i - 1] called frames[i] */
+		const struct frame *f = profile__frame_at(in->prof, frames[i]);
+		const struct frame *caller = i ? profile__frame_at(in->prof, frames[i - 1]) : NULL;
+
+		if (f->kind == FRAME_NATIVE &&
+		    offcpu_gil_call(caller ? profile__str_at(in->prof, caller->name) : "",
+				    caller && caller->kind == FRAME_PYTHON, profile__str_at(in->prof, f->name)))
+			return true;
+	}
+	return false;
+}
+
+/* Kernel frames, root first; an off-CPU stack leaves out the scheduler at its
+ * leaf (every one of them ends in schedule -> __schedule -> finish_task_switch). */
+static uint32_t kernel_frames(struct ingest *in, const struct sample_view *v, uint32_t *out)
+{
+	uint32_t skip = 0, n = 0;
+
+	if (v->s->flags & PYEBPF_SAMPLE_OFFCPU)
+		while (skip < v->nkstack && ksyms(in)) {
+			const char *name = kallsyms__lookup(in->ksyms, skip ? v->kstack[skip] - 1 : v->kstack[skip],
+							    NULL);
+
+			if (!name || !offcpu_scheduler_function(name))
+				break;
+			skip++;
+		}
+	for (uint32_t i = v->nkstack; i-- > skip;)
+		out[n++] = kernel_frame(in, v->kstack[i], i == 0);
+	return n;
+}
+
+/* The cache key of a sample's stack: only what user_frames(),
+ * kernel_frames() and the reason mark read (a Python sample's native
+ * addresses are not: they change from sample to sample in the eval loop). */
+static size_t raw_stack_key(struct ingest *in, const struct sample_view *v, struct proc *p, struct py_proc *py,
+			    uint32_t offcpu)
+{
+	bool python = py && v->npy;
+	struct raw_stack_head h = {
+		.maps_id = procs__maps_id(p),
+		.flags = v->s->flags & RAW_STACK_NAMING_FLAGS,
+		.py_cycle = v->s->py_cycle,
+		.npy = python ? v->npy : 0,
+		.nustack = python ? 0 : v->nustack,
+		.nkstack = v->nkstack,
+		.python = python,
+		.offcpu = offcpu,
+		.task = in->run_task_set ? in->run_task.frame + 1 : 0,
+	};
+	size_t n = sizeof(h);
+
+	memcpy(in->raw_key, &h, sizeof(h));
+	if (python) {
+		memcpy(in->raw_key + n, v->py, h.npy * sizeof(*v->py));
+		n += h.npy * sizeof(*v->py);
+	} else {
+		memcpy(in->raw_key + n, v->ustack, h.nustack * sizeof(*v->ustack));
+		n += h.nustack * sizeof(*v->ustack);
+	}
+	memcpy(in->raw_key + n, v->kstack, h.nkstack * sizeof(*v->kstack));
+	return n + h.nkstack * sizeof(*v->kstack);
+}
+
+#define STACK_FILTERED UINT32_MAX
+
+/* What the summary counts of a stack (root first), kept by its id. */
+static void note_stack_bits(struct ingest *in, uint32_t id, const uint32_t *frames, uint32_t n)
+{
+	uint64_t gen = profile__stacks_gen(in->prof);
+	uint8_t bits = STACK_KNOWN;
+	uint32_t leaf = UINT32_MAX;
+
+	if (gen != in->bits_gen) { /* a new interval: ids start again */
+		memset(in->stack_bits, 0, in->nstack_bits);
+		in->bits_gen = gen;
+	}
+	if (id >= in->nstack_bits) {
+		size_t old = in->nstack_bits;
+
+		xgrow(&in->stack_bits, &in->nstack_bits, (size_t)id + 1, 1);
+		memset(in->stack_bits + old, 0, in->nstack_bits - old);
+	}
+	if (in->stack_bits[id])
+		return;
+	for (uint32_t i = 0; i < n; i++) { /* the leaf: the last frame that is user code */
+		uint32_t kind = profile__frame_at(in->prof, frames[i])->kind;
+
+		if (kind == FRAME_NATIVE || kind == FRAME_PYTHON)
+			leaf = i;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		const struct frame *f = profile__frame_at(in->prof, frames[i]);
+
+		if (f->kind == FRAME_NATIVE && !f->name)
+			bits |= STACK_NO_SYM | (i == leaf ? STACK_NO_SYM_LEAF : 0);
+		else if (f->kind == FRAME_MARK && !strcmp(profile__str_at(in->prof, f->name), "[no frame pointers]"))
+			bits |= STACK_NO_FP;
+		else if (f->kind == FRAME_PYTHON && str_ends_with(profile__str_at(in->prof, f->name), "_bootstrap") &&
+			 str_ends_with(profile__str_at(in->prof, f->module), "/multiprocessing/process.py"))
+			bits |= STACK_MP_BOOT;
+	}
+	in->stack_bits[id] = bits;
+}
+
+static uint8_t stack_bits(const struct ingest *in, uint32_t id)
+{
+	return id < in->nstack_bits && profile__stacks_gen(in->prof) == in->bits_gen ? in->stack_bits[id] : 0;
+}
+
+/* Count a sample by what its stack holds. */
+static void count_stack(struct ingest *in, uint32_t id, uint32_t weight)
+{
+	uint8_t bits = stack_bits(in, id);
+
+	if (bits & STACK_NO_FP)
+		in->stats.fp_cut += weight;
+	if (bits & STACK_NO_SYM)
+		in->stats.no_symbol += weight;
+	if (bits & STACK_NO_SYM_LEAF)
+		in->stats.no_symbol_leaf += weight;
+}
+
+/* The running task's frame, above the outermost call of its coroutine in the
+ * user frames (root first): asyncio's loop calls every task's step from the
+ * same frames, so the task tells them apart. No such call (its step is
+ * over, or between two): no frame. */
+static uint32_t with_running_task(struct ingest *in, uint32_t n)
+{
+	if (n >= INGEST_MAX_FRAMES - PYEBPF_MAX_STACK)
+		return n;
+	for (uint32_t i = 0; i < n; i++) {
+		const struct frame *f = profile__frame_at(in->prof, in->frames[i]);
+
+		if (f->kind == FRAME_PYTHON && f->name == in->run_task.coro_name &&
+		    f->module == in->run_task.coro_file) {
+			memmove(in->frames + i + 1, in->frames + i, (n - i) * sizeof(in->frames[0]));
+			in->frames[i] = in->run_task.frame;
+			return n + 1;
+		}
+	}
+	return n;
+}
+
+/* Name a sample's stack: user frames (nuser of them already in in->frames,
+ * or -1), kernel frames, the filters, the off-CPU reason as the leaf. */
+static uint32_t name_stack(struct ingest *in, const struct sample_view *v, struct proc *p, struct py_proc *py,
+			   int nuser, uint32_t offcpu, uint64_t now)
+{
+	uint32_t n = nuser >= 0 ? (uint32_t)nuser : user_frames(in, v, p, py, now, in->frames);
+
+	if (in->run_task_set)
+		n = with_running_task(in, n);
+	n += kernel_frames(in, v, in->frames + n);
+	n = filter__frames(in->filter, in->prof, in->frames, n);
+	filter__functions(in->filter, in->prof, in->frames, n);
+	if (!n && in->filter->python_only)
+		return STACK_FILTERED;
+	if (offcpu) /* the reason is the leaf, whatever the filters kept */
+		in->frames[n++] = mark_frame(in, offcpu_reason_frame(offcpu));
+	uint32_t id = profile__stack(in->prof, in->frames, n);
+
+	note_stack_bits(in, id, in->frames, n);
+	return id;
+}
+
+/* The profile's stack id of a sample, or STACK_FILTERED: named once per raw
+ * stack and second (stack_cache.h); --native stacks are unwound every time. */
+static uint32_t sample_stack(struct ingest *in, const struct sample_view *v, struct proc *p, struct py_proc *py,
+			     int nuser, uint32_t offcpu, uint64_t now)
+{
+	uint64_t gen = profile__stacks_gen(in->prof);
+	uint32_t id;
+	size_t len;
+
+	if (v->regs || nuser >= 0)
+		return name_stack(in, v, p, py, nuser, offcpu, now);
+	if (gen != in->stacks_gen) { /* a new interval: the ids cached are gone */
+		stack_cache__clear(in->stacks);
+		in->stacks_gen = gen;
+	}
+	len = raw_stack_key(in, v, p, py, offcpu);
+	if (stack_cache__get(in->stacks, in->raw_key, len, now, gen, &id))
+		return id;
+	id = name_stack(in, v, p, py, -1, offcpu, now);
+	/* Naming may have read the maps again (an address outside them): the key
+	 * holds the generation it was asked with, later samples the new one. */
+	stack_cache__put(in->stacks, in->raw_key, len, now, gen, id);
+	return id;
+}
+
+static void ingest_sample(struct ingest *in, const void *data, size_t size)
+{
+	struct sample_view v;
+	struct sample_labels l = { 0 };
+	uint64_t now = now_ns(), t, at;
+	struct py_proc *py;
+	struct proc *p;
+	uint32_t weight = 1, stack;
+	int nuser = -1; /* the user frames are in in->frames already when >= 0 */
+
+	if (sample_decode(data, size, &v) != SAMPLE_OK || (v.regs && !in->native)) {
+		in->stats.bad++;
+		return;
+	}
+	base_labels(in, v.s, &l);
+	p = procs__get(in->procs, l.pid, now);
+	procs__container_labels(in->procs, p, &l);
+	/* Before any filter: a process must be known to be Python to be sampled as Python. */
+	py = python_of(in, l.pid, p, now);
+	if (py && v.s->py_error == PYEBPF_PY_THREAD_LIMIT && in->hooks.thread_beyond_walk)
+		in->hooks.thread_beyond_walk(in->hooks.ctx, l.pid);
+	l.process = procs__process_name(p);
+	l.thread = thread_label(in, v.s, py, v.s->task_comm[0] ? comm_str(in, v.s->task_comm) : l.comm, now);
+	l.python = py ? python_label(in, py_proc__interp(py)) : 0;
+	/* An off-CPU sample is timed at its interval's start: timelines draw it
+	 * from there, weight x period long. */
+	at = v.s->flags & PYEBPF_SAMPLE_OFFCPU ? v.s->off.since_ns : v.s->h.ts_ns;
+	t = at > in->time_base_ns ? at - in->time_base_ns : 0;
+	/* Ticks the sample stands for: a wait's length; on a CPU, 1 and the
+	 * ticks the timer skipped before it (bpf/sample.bpf.c). */
+	weight = v.s->off.weight ? v.s->off.weight : 1;
+	if (v.s->flags & PYEBPF_SAMPLE_OFFCPU) {
+		l.offcpu = offcpu_classify(&v.s->off, py ? py_proc__gil(py) : NULL);
+		in->stats.offcpu_ticks += weight;
+		in->stats.offcpu_records++;
+		/* A lock wait may be the GIL's, as the native frames tell: named
+		 * before the filters then, which may ask for the reason. */
+		if (l.offcpu == OFFCPU_LOCK && v.regs) {
+			nuser = (int)user_frames(in, &v, p, py, now, in->frames);
+			if (native_gil_wait(in, in->frames, (uint32_t)nuser))
+				l.offcpu = OFFCPU_GIL;
+		}
+	}
+	if (!filter__keep(in->filter, in->prof, &l, t)) {
+		in->stats.filtered++;
+		return;
+	}
+	procs__note_exe(in->procs, p); /* a process the filters keep */
+	in->run_task_set = py && in->tasks && v.s->running_task &&
+			   task_sampler__running(in->tasks, in->py, py, v.s->running_task, now, &in->run_task);
+	/* Samples the filters leave out are never named. */
+	stack = sample_stack(in, &v, p, py, nuser, l.offcpu, now);
+	in->run_task_set = false;
+	if (stack == STACK_FILTERED) {
+		in->stats.filtered++;
+		return;
+	}
+	count_stack(in, stack, weight);
+	if (!(v.s->flags & PYEBPF_SAMPLE_OFFCPU))
+		in->stats.oncpu_extra += weight - 1;
+	/* A multiprocessing child: its name, read once its main thread shows it
+	 * (labels from the next sample on; writers use it for the whole pid). */
+	if ((stack_bits(in, stack) & STACK_MP_BOOT) && l.tid == l.pid && py && v.s->tstate &&
+	    (v.s->flags & PYEBPF_SAMPLE_PY) && procs__want_process_name(p)) {
+		char *name = py_process_name((pid_t)l.pid, py_proc__interp(py), v.s->tstate);
+
+		procs__set_process_name(p, name ? profile__str(in->prof, name) : 0);
+		free(name);
+	}
+	profile__add_stack_at(in->prof, &l, stack, weight, t);
+}
+
+/* ---- asyncio tasks ------------------------------------------------------ */
+
+#define TASK_COST_SHARE 50
+
+static void task_labels(void *ctx, uint32_t pid, uint32_t tid, const struct py_interp *pi, struct sample_labels *l)
+{
+	struct ingest *in = ctx;
+	uint64_t now = now_ns();
+	struct proc *p = procs__get(in->procs, pid, now);
+	bool ask, from_python;
+
+	if (in->task_comm_pid != pid) { /* once per process and walk, not per task */
+		char path[64], comm[64] = "";
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/proc/%u/comm", pid);
+		f = fopen(path, "re");
+		if (f) {
+			if (!fgets(comm, sizeof(comm), f))
+				comm[0] = '\0';
+			comm[strcspn(comm, "\n")] = '\0';
+			fclose(f);
+		}
+		in->task_comm_pid = pid;
+		in->task_comm = profile__str(in->prof, comm[0] ? comm : "[unknown]");
+	}
+	l->pid = pid;
+	l->tid = tid;
+	l->comm = in->task_comm;
+	procs__container_labels(in->procs, p, l);
+	l->process = procs__process_name(p);
+	l->thread = tid == pid ? profile__str(in->prof, "MainThread")
+			       : threads__name(in->threads, pid, tid, l->comm, false, now, &ask, &from_python);
+	l->python = python_label(in, pi);
+}
+
+static bool task_keep(void *ctx, struct sample_labels *l)
+{
+	struct ingest *in = ctx;
+
+	return filter__keep(in->filter, in->prof, l, in->task_t);
+}
+
+/* Every Python process's tasks, each one sample of `ticks` at time t. */
+static void walk_tasks(struct ingest *in, uint32_t ticks, uint64_t t, uint64_t now)
+{
+	struct py_proc *py;
+	size_t pos = 0;
+
+	in->task_t = t;
+	in->task_comm_pid = 0;
+	while (pyprocs__next(in->py, &pos, &py))
+		task_sampler__sample(in->tasks, in->py, py, ticks, t, now, task_labels, in, task_keep);
+}
+
+void ingest__tasks_now(struct ingest *in, uint64_t now)
+{
+	if (in->tasks)
+		walk_tasks(in, 1, 0, now);
+}
+
+void ingest__tasks_tick(struct ingest *in, uint64_t now)
+{
+	uint64_t ticks, t;
+
+	if (!in->tasks || !in->task_period_ns)
+		return;
+	if (!in->task_last_ns || in->task_last_ns < in->time_base_ns)
+		in->task_last_ns = in->time_base_ns;
+	if (now < in->task_last_ns + in->task_period_ns || now < in->task_next_ns)
+		return;
+	ticks = (now - in->task_last_ns) / in->task_period_ns;
+	in->task_last_ns += ticks * in->task_period_ns;
+	t = now > in->time_base_ns ? now - in->time_base_ns : 0;
+	walk_tasks(in, (uint32_t)(ticks > UINT32_MAX ? UINT32_MAX : ticks), t, now);
+	/* Thousands of tasks make a walk long: walk less often (each walk
+	 * weighs the ticks since the last, so task time holds at a coarser
+	 * grain), so that walking costs at most 1/TASK_COST_SHARE of one CPU:
+	 * 2%, 1,000 pending tasks walked every ~120 ms (bench/asyncio.sh). */
+	in->task_next_ns = now + (now_ns() - now) * TASK_COST_SHARE;
+}
+
+const struct task_stats *ingest__task_stats(const struct ingest *in)
+{
+	return in->tasks ? task_sampler__stats(in->tasks) : NULL;
+}
+
+int ingest__event(void *ctx, void *data, size_t size)
+{
+	struct ingest *in = ctx;
+	const struct pyebpf_event_header *h = data;
+
+	if (size < sizeof(*h)) {
+		in->stats.bad++;
+		return 0;
+	}
+	switch (h->type) {
+	case PYEBPF_EVENT_SAMPLE:
+		in->stats.samples++;
+		ingest_sample(in, data, size);
+		break;
+	case PYEBPF_EVENT_EXEC:
+		procs__exec(in->procs, h->pid);
+		forget_pid(h->pid, in);
+		break;
+	case PYEBPF_EVENT_EXIT:
+		procs__exit(in->procs, h->pid, now_ns());
+		break;
+	case PYEBPF_EVENT_BLOCKED: /* a process only off-CPU samples will name: is it Python? */
+	case PYEBPF_EVENT_FORK:    /* a new target: its first waits need its Python stacks */
+		ingest__register(in, h->pid);
+		break;
+	default:
+		in->stats.bad++;
+	}
+	return 0;
+}

@@ -1,0 +1,529 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * `pyebpf record`: open → configure → load → attach → poll → stop → write.
+ * The rooms it drives: preflight.c (checks before anything is loaded),
+ * sampler.c (BPF, perf events, counters: the only libbpf user), ingest.c
+ * (every sample named as it arrives: the process may be gone at the end),
+ * child.c (-- CMD), intervals.c (--continuous), push/sender.c (--push,
+ * --otlp: beside the loop, never in it), summary.c. The output file is
+ * written once, after the ring buffer is drained.
+ */
+#include "record/record.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "record/child.h"
+#include "write/formats.h"
+#include "record/ingest.h"
+#include "record/intervals.h"
+#include "base/outfile.h"
+#include "record/preflight.h"
+#include "profile/profile.h"
+#include "push/sender.h"
+#include "record/record_args.h"
+#include "record/record_targets.h"
+#include "record/sampler.h"
+#include "record/summary.h"
+#include "base/util.h"
+
+#define STATUS_INTERVAL_NS (500 * 1000000ULL)
+#define POLL_MS 50 /* the longest a sample waits to be named */
+
+struct recorder {
+	struct record_opts opts;
+	uint64_t *cgroup_ids; /* --cgroup / --container, resolved */
+	size_t ncgroup_ids;
+	struct sampler *sampler;
+	struct profile *prof;
+	struct ingest *ingest;
+	struct child child;
+	struct outfile out;
+	struct intervals iv;   /* --continuous; in one-shot mode only its start */
+	struct pusher *pusher; /* --push, --otlp */
+	uint64_t start_ns;
+	int64_t start_epoch_ns;                 /* wall clock at start, for pprof's time_nanos */
+	int64_t since_epoch_ns, until_epoch_ns; /* --since/--until as wall-clock times */
+	uint64_t elapsed_ns;
+	size_t running_at_start; /* -p's children and --comm's processes found at the start */
+	double setup_cpu;        /* seconds of our CPU before sampling began */
+	bool failed;             /* a step after the start failed: exit non-zero */
+	FILE *raw;               /* PYEBPF_RAW_OUT: every record as it came, for bench/replay */
+};
+
+static volatile sig_atomic_t exiting;
+static volatile sig_atomic_t flush_now; /* SIGHUP in continuous mode */
+/* The temporary output file, for the second-Ctrl-C handler. */
+static char abort_path[PATH_MAX];
+static struct outfile *cleanup_out;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	if (exiting) { /* second Ctrl-C: leave at once, and leave nothing behind */
+		if (abort_path[0])
+			unlink(abort_path);
+		_exit(130);
+	}
+	exiting = 1;
+}
+
+static void on_hup(int sig)
+{
+	(void)sig;
+	flush_now = 1;
+}
+
+static void die_cleanup(void)
+{
+	if (cleanup_out)
+		outfile__abort(cleanup_out);
+}
+
+static int on_event(void *ctx, void *data, size_t size)
+{
+	struct recorder *r = ctx;
+
+	if (r->raw) { /* bench/replay.c reads these back: a u32 size, the bytes */
+		uint32_t n = (uint32_t)size;
+
+		if (fwrite(&n, sizeof(n), 1, r->raw) != 1 || fwrite(data, 1, size, r->raw) != size) {
+			err_msg("PYEBPF_RAW_OUT: %s", strerror(errno));
+			fclose(r->raw);
+			r->raw = NULL;
+		}
+	}
+	return ingest__event(r->ingest, data, size);
+}
+
+/* ---- steps -------------------------------------------------------------- */
+
+/* How long a stop waits for backends to take what they lack. */
+#define PUSH_STOP_SECONDS 5.0
+
+static bool push_unsent(void *ctx, const char *name)
+{
+	return pusher__unsent(ctx, name);
+}
+
+static void push_written(void *ctx, const char *name, const struct profile *prof)
+{
+	pusher__offer(ctx, name, prof);
+}
+
+/* The senders start before sampling: a journal that cannot be written is an
+ * error line now; a backend that does not answer is a warning, later. */
+static int start_pusher(struct recorder *r)
+{
+	const struct record_opts *o = &r->opts;
+	struct push_config pc = {
+		.dir = o->continuous,
+		.endpoints = o->push.endpoints,
+		.nendpoints = o->push.nendpoints,
+		.series = { .service_name = o->push.service_name, .extra = o->push.labels, .nextra = o->push.nlabels },
+		.auth = o->push.auth,
+		.connect_timeout_s = PUSH_DEFAULT_CONNECT_TIMEOUT,
+		.timeout_s = o->push.timeout_s,
+		.since_ns = INT64_MIN,
+		.until_ns = INT64_MAX,
+		.log = r->iv.log,
+	};
+
+	r->pusher = pusher__start(&pc);
+	if (!r->pusher)
+		return -1;
+	if (o->spool_default)
+		fprintf(stderr,
+			"pyebpf: the spool %s is bounded at 1 GB (--max-disk to change): intervals a backend "
+			"lacks are deleted only past it\n",
+			o->continuous);
+	r->iv.unsent = push_unsent;
+	r->iv.written = push_written;
+	r->iv.push_ctx = r->pusher;
+	return 0;
+}
+
+/* The stop's last pushes, and what they left. */
+static void finish_pusher(struct recorder *r)
+{
+	struct push_stats ps;
+
+	if (!r->pusher)
+		return;
+	pusher__finish(r->pusher, PUSH_STOP_SECONDS);
+	pusher__stats(r->pusher, &ps);
+	fprintf(stderr, "pyebpf: pushed %llu intervals (%llu profiles, %.1f KB, %.3f s of CPU)",
+		(unsigned long long)ps.sent, (unsigned long long)ps.profiles, (double)ps.bytes / 1024, ps.cpu_s);
+	if (ps.rejected)
+		fprintf(stderr, "; %llu refused for good (kept)", (unsigned long long)ps.rejected);
+	if (r->iv.unsent_deleted)
+		fprintf(stderr, "; %llu deleted unsent (--max-disk)", (unsigned long long)r->iv.unsent_deleted);
+	if (ps.unsent)
+		fprintf(stderr, "; %zu not sent yet, kept in %s for the next run or 'pyebpf push %s'", ps.unsent,
+			r->opts.continuous, r->opts.continuous);
+	fputc('\n', stderr);
+}
+
+/* Everything that can be checked before sampling, is. */
+static int preflight(struct recorder *r)
+{
+	const struct record_opts *o = &r->opts;
+
+	if (!preflight_privileged()) {
+		err_msg("needs root, or CAP_BPF and CAP_PERFMON (try: sudo pyebpf record ...)");
+		return -1;
+	}
+	if (preflight_targets(o->pids, o->npids) || preflight_cgroups(o, &r->cgroup_ids, &r->ncgroup_ids) ||
+	    preflight_rate(o->freq))
+		return -1;
+	if (o->continuous ? preflight_dir(o->continuous) : outfile__open(&r->out, o->output))
+		return -1;
+	if (o->push.nendpoints && start_pusher(r))
+		return -1;
+	snprintf(abort_path, sizeof(abort_path), "%s", r->out.tmp);
+	cleanup_out = &r->out;
+	set_die_cleanup(die_cleanup);
+	return 0;
+}
+
+/* Kernel stacks are taken unless no filter would keep them. */
+static bool record_kernel(const struct record_opts *o)
+{
+	return !o->filter.no_kernel && !o->filter.python_only;
+}
+
+static int open_and_load(struct recorder *r)
+{
+	const struct record_opts *o = &r->opts;
+	struct sampler_config sc = {
+		.all = o->all,
+		.follow_forks = (o->cmd || o->npids) && !o->no_children,
+		.comms = record_targets__by_comm(o) ? o->filter.comms : NULL,
+		.ncomms = record_targets__by_comm(o) ? o->filter.ncomms : 0,
+		.kernel_stacks = record_kernel(o),
+		.ustack_copy = o->native ? o->stack_size : 0,
+		.cgroup_ids = r->cgroup_ids,
+		.ncgroup_ids = r->ncgroup_ids,
+		.verbose = o->verbose,
+		.on_cpu = o->mode != MODE_OFFCPU,
+		.off_cpu = o->mode != MODE_CPU,
+	};
+	struct ingest_config ic = {
+		.filter = &o->filter,
+		.native = o->native,
+		.kallsyms = record_kernel(o) ? "/proc/kallsyms" : NULL,
+		.debug_dirs = (const char *const *)o->debug_dirs,
+		.task_period_ns = o->mode == MODE_WALL && !o->no_tasks ? 1000000000ULL / o->freq : 0,
+		.running_tasks = !o->no_tasks,
+	};
+	/* For the replay benchmark (bench/replay.sh): a new file, never one that exists. */
+	const char *raw_out = getenv("PYEBPF_RAW_OUT");
+	struct ingest_hooks hooks;
+	long running;
+
+	/* BPF first: a refused load is the one error line, before any other work. */
+	r->sampler = sampler__new(&sc, on_event, r);
+	if (!r->sampler)
+		return -1;
+	r->prof = profile__new();
+	profile__meta(r->prof)->wall = o->mode != MODE_CPU; /* every interval's too */
+	hooks = record_targets__hooks(r->sampler);
+	r->ingest = ingest__new(r->prof, &ic, &hooks);
+	if (raw_out && !(r->raw = fopen(raw_out, "wxe"))) {
+		err_msg("PYEBPF_RAW_OUT %s: %s", raw_out, strerror(errno));
+		return -1;
+	}
+	running = record_targets__add(r->sampler, r->ingest, o);
+	if (running < 0)
+		return -1;
+	r->running_at_start = (size_t)running;
+	if (o->cmd && (child__spawn(&r->child, o->cmd) || sampler__add_target(r->sampler, (uint32_t)r->child.pid)))
+		return -1;
+	return 0;
+}
+
+/* SIGHUP writes the interval so far in continuous mode; in a one-shot
+ * recording (its terminal went away) it stops and writes, as SIGINT does. */
+static void catch_signals(bool continuous)
+{
+	struct sigaction sa = { .sa_handler = on_signal }, hup = { .sa_handler = on_hup };
+
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, continuous ? &hup : &sa, NULL);
+}
+
+static const char *const mode_note[] = {
+	[MODE_CPU] = "",
+	[MODE_WALL] = ", wall clock: on and off the CPU",
+	[MODE_OFFCPU] = ", off the CPU only",
+};
+
+/* What -p and --comm cover beyond the pids given, said once. */
+static void targets_note(const struct recorder *r)
+{
+	const struct record_opts *o = &r->opts;
+
+	if (record_targets__by_comm(o)) {
+		fprintf(stderr, "pyebpf: %zu processes named ", r->running_at_start);
+		for (size_t i = 0; i < o->filter.ncomms; i++)
+			fprintf(stderr, "%s%s", i ? " or " : "", o->filter.comms[i]);
+		fprintf(stderr, " now; those started later are profiled from their start\n");
+	} else if (o->npids && !o->no_children && r->running_at_start)
+		fprintf(stderr,
+			"pyebpf: also profiling the %zu processes -p's pids started, and what they start from now on "
+			"(--no-children: only the pids given)\n",
+			r->running_at_start);
+	else if (o->npids && !o->no_children)
+		fprintf(stderr, "pyebpf: what -p's pids start from now on is profiled too (--no-children: only the "
+				"pids given)\n");
+}
+
+static int start(struct recorder *r)
+{
+	if (sampler__start(r->sampler, r->opts.freq))
+		return -1;
+	r->start_ns = now_ns();
+	r->start_epoch_ns = epoch_now_ns();
+	r->setup_cpu = own_cpu_seconds();
+	intervals__begin(&r->iv, r->start_ns);
+	ingest__set_time_base(r->ingest, r->start_ns);
+	/* Offsets and wall-clock bounds become one window, seen from each
+	 * interval's start (continuous mode times samples from there). */
+	filter__window(&r->opts.filter, r->start_epoch_ns, &r->since_epoch_ns, &r->until_epoch_ns);
+	r->opts.filter = filter__for_window(&r->opts.filter, r->start_epoch_ns, r->since_epoch_ns, r->until_epoch_ns);
+	if (r->opts.cmd && child__release(&r->child, r->opts.cmd[0]))
+		return -1;
+	fprintf(stderr, "pyebpf: sampling %d CPUs at %llu Hz%s%s\n", sampler__ncpus(r->sampler),
+		(unsigned long long)r->opts.freq, mode_note[r->opts.mode],
+		r->opts.duration > 0 || r->opts.cmd ? "" : "; Ctrl-C to stop");
+	targets_note(r);
+	const char *notes[3];
+	for (int i = 0, n = kernel_plan_notes(sampler__plan(r->sampler), r->opts.mode != MODE_CPU, notes); i < n; i++)
+		fprintf(stderr, "pyebpf: %s\n", notes[i]);
+	return 0;
+}
+
+static void summary_of(struct recorder *r, uint64_t now, uint64_t *counters, struct record_summary *s)
+{
+	sampler__counters(r->sampler, counters);
+	*s = (struct record_summary){
+		.elapsed_ns = now - r->start_ns,
+		.freq = r->opts.freq,
+		.ncpus = sampler__ncpus(r->sampler),
+		.cpu_seconds = own_cpu_seconds() - r->setup_cpu,
+		.counters = counters,
+		.ingest = r->ingest,
+		.off_cpu = r->opts.mode != MODE_CPU,
+	};
+	sampler__switch_stats(r->sampler, &s->switches, &s->switch_bpf_ns);
+	s->timer_stats = !sampler__sample_runs(r->sampler, &s->timer_runs, &s->timer_run_ns);
+}
+
+/* --rate-limit: halve the frequency when our CPU over the interval was above the limit. */
+static void rate_limit(struct recorder *r, uint64_t now)
+{
+	double share = intervals__cpu_share(&r->iv, now);
+	uint64_t was = r->opts.freq;
+	char note[256];
+
+	if (!r->opts.rate_limit || share <= r->opts.rate_limit || was <= 1)
+		return;
+	r->opts.freq = was / 2;
+	if (sampler__start(r->sampler, r->opts.freq)) {
+		r->failed = true;
+		exiting = 1;
+		return;
+	}
+	snprintf(note, sizeof(note),
+		 "pyebpf lowered sampling from %llu Hz to %llu Hz: it used %.2f%% of a core, above --rate-limit %g%%",
+		 (unsigned long long)was, (unsigned long long)r->opts.freq, share, r->opts.rate_limit);
+	fprintf(stderr, "pyebpf: %s\n", note + strlen("pyebpf "));
+	profile__add_comment(r->prof, note); /* into the next interval's file */
+}
+
+static void next_interval(struct recorder *r, uint64_t now)
+{
+	intervals__write(&r->iv, r->prof, r->opts.freq, now);
+	rate_limit(r, now);
+	intervals__begin(&r->iv, now);
+	ingest__set_time_base(r->ingest, now);
+	r->opts.filter = filter__for_window(&r->opts.filter, r->iv.epoch_ns, r->since_epoch_ns, r->until_epoch_ns);
+}
+
+/* Why to stop, other than a signal: -d elapsed, the command or every -p process ended. */
+static bool done(struct recorder *r, uint64_t now)
+{
+	const struct record_opts *o = &r->opts;
+
+	if (o->duration > 0 && now - r->start_ns >= (uint64_t)(o->duration * 1e9))
+		return true;
+	if (r->opts.cmd && child__exited(&r->child))
+		return true;
+	if (!o->npids || targets_alive(o->pids, o->npids))
+		return false;
+	/* The processes they started, followed, may outlive them (a daemon's fork). */
+	return o->no_children || !sampler__targets_alive(r->sampler);
+}
+
+static int poll_loop(struct recorder *r)
+{
+	bool tty = isatty(STDERR_FILENO);
+	uint64_t last_status = 0, counters[PYEBPF_CNT__COUNT];
+	struct record_summary s;
+
+	while (!exiting) {
+		uint64_t now;
+
+		if (sampler__poll(r->sampler, POLL_MS))
+			return -1;
+		now = now_ns();
+		if (done(r, now))
+			break;
+		ingest__gc(r->ingest, now);
+		ingest__tasks_tick(r->ingest, now);
+		if (r->opts.continuous && (flush_now || intervals__due(&r->iv, now))) {
+			flush_now = 0;
+			next_interval(r, now);
+		}
+		if (tty && now - last_status >= STATUS_INTERVAL_NS) {
+			summary_of(r, now, counters, &s);
+			summary_status(stderr, &s, false);
+			last_status = now;
+		}
+	}
+	if (tty)
+		fputs("\r\033[K", stderr);
+	return 0;
+}
+
+/* How long a command that outlives the recording gets to exit after SIGTERM. */
+#define CHILD_GRACE_MS 2000
+
+/* No new samples, then everything still in the ring buffer, then the
+ * summary; a command still running is stopped (never left behind).
+ * Returns the exit status the command's end asks for. */
+static int stop(struct recorder *r)
+{
+	uint64_t counters[PYEBPF_CNT__COUNT];
+	struct record_summary s;
+	char line[512];
+	int status = 0;
+
+	const struct task_stats *ts;
+
+	r->elapsed_ns = now_ns() - r->start_ns;
+	ingest__tasks_tick(r->ingest, r->start_ns + r->elapsed_ns); /* the ticks since the last poll */
+	sampler__stop(r->sampler);
+	sampler__drain(r->sampler);
+	summary_of(r, r->start_ns + r->elapsed_ns, counters, &s);
+	summary_print(stderr, &s);
+	ts = ingest__task_stats(r->ingest);
+	if (ts && (ts->samples || ts->lists_cut))
+		fprintf(stderr,
+			"pyebpf: asyncio task time: %llu samples (%.1f s of tasks pending, not thread time) in %llu "
+			"walks of the task lists (%.2f ms and %.0f pages read each); %llu lists skipped (changing or "
+			"unreadable)\n",
+			(unsigned long long)ts->samples, (double)ts->samples / (double)r->opts.freq,
+			(unsigned long long)ts->ticks, ts->ticks ? (double)ts->walk_ns / 1e6 / (double)ts->ticks : 0.0,
+			ts->ticks ? (double)ts->pages / (double)ts->ticks : 0.0, (unsigned long long)ts->lists_cut);
+	/* CPU time of a target that only waited is nothing: say where its time went. */
+	if (r->opts.mode == MODE_CPU && !r->opts.all && !ingest__stats(r->ingest)->samples)
+		fprintf(stderr, "pyebpf: the targets never ran on a CPU while sampled: to see where a waiting "
+				"process spends its time, record with --mode wall\n");
+	if (r->opts.cmd) {
+		child__stop(&r->child, CHILD_GRACE_MS);
+		status = child__outcome(&r->child, r->opts.cmd[0], line, sizeof(line));
+		if (line[0])
+			fprintf(stderr, "pyebpf: %s\n", line);
+	}
+	return status;
+}
+
+static int write_output(struct recorder *r)
+{
+	struct write_opts wo = { .threads = r->opts.threads,
+				 .processes = r->opts.processes,
+				 .containers = r->opts.containers,
+				 .title = "pyebpf record" };
+	struct profile_meta *m = profile__meta(r->prof);
+
+	if (r->opts.continuous) {
+		/* The last interval too: nothing recorded is lost on stop. */
+		intervals__write(&r->iv, r->prof, r->opts.freq, now_ns());
+		fprintf(stderr, "pyebpf: wrote %llu interval files to %s", (unsigned long long)r->iv.files_written,
+			r->opts.continuous);
+		if (r->iv.write_failures)
+			fprintf(stderr, " (%llu could not be written)", (unsigned long long)r->iv.write_failures);
+		fputc('\n', stderr);
+		finish_pusher(r);
+		/* Some intervals lost is said above; none kept at all is a failure. */
+		return r->iv.files_written || !r->iv.write_failures ? 0 : -1;
+	}
+	m->period_ns = 1000000000ULL / r->opts.freq;
+	m->start_epoch_ns = r->start_epoch_ns;
+	m->duration_ns = (int64_t)r->elapsed_ns;
+	FILE *f = outfile__file(&r->out);
+
+	if (!f)
+		return -1;
+	if (write_profile(r->prof, r->opts.format, &wo, f)) {
+		err_msg("cannot write '%s': %s", r->opts.output, strerror(errno));
+		return -1;
+	}
+	if (outfile__commit(&r->out))
+		return -1;
+	fprintf(stderr, "pyebpf: wrote %s (%zu stacks)\n", r->opts.output, profile__nstacks(r->prof));
+	return 0;
+}
+
+static void recorder_free(struct recorder *r)
+{
+	pusher__free(r->pusher);
+	sampler__free(r->sampler);
+	if (r->raw && fclose(r->raw))
+		err_msg("PYEBPF_RAW_OUT: %s", strerror(errno));
+	ingest__free(r->ingest);
+	profile__free(r->prof);
+	free(r->cgroup_ids);
+	outfile__abort(&r->out);
+	record_args__free(&r->opts);
+	cleanup_out = NULL;
+}
+
+int record_main(int argc, char **argv)
+{
+	struct recorder r = { .child = { .go_w = -1, .err_r = -1 } };
+	int ret = 1, perr, child_status;
+
+	perr = record_args__parse(argc, argv, &r.opts);
+	if (perr)
+		return perr > 0 ? 0 : 2;
+	r.iv = (struct intervals){
+		.dir = r.opts.continuous,
+		.seconds = r.opts.interval,
+		.keep = r.opts.keep,
+		.max_disk = r.opts.max_disk,
+		.log = !isatty(STDERR_FILENO),
+	};
+	if (preflight(&r))
+		goto out;
+	catch_signals(r.opts.continuous != NULL);
+	if (open_and_load(&r) || start(&r) || poll_loop(&r))
+		goto out;
+	child_status = stop(&r);
+	/* Written even when a step failed on the way: nothing recorded is lost.
+	 * A command that failed makes pyebpf fail the same way, as time(1) does. */
+	if (!write_output(&r) && !r.failed)
+		ret = child_status;
+out:
+	if (ret)
+		child__kill(&r.child);
+	recorder_free(&r);
+	return ret;
+}

@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/* `pyebpf record` options: parsed and checked without touching BPF. */
+#ifndef PYEBPF_RECORD_ARGS_H
+#define PYEBPF_RECORD_ARGS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "profile/filter.h"
+#include "write/formats.h"
+#include "push/push_args.h"
+
+/* --mode: what a sample stands for. */
+enum record_mode {
+	MODE_CPU = 0, /* time on a CPU (the timer samples running threads) */
+	MODE_WALL,    /* time alive: on a CPU, and off it (blocked, waiting) with the reason */
+	MODE_OFFCPU,  /* only the time off the CPU */
+};
+
+struct record_opts {
+	bool all;       /* -a; also the default with no -p and no command */
+	uint32_t *pids; /* -p */
+	size_t npids;
+	bool no_tasks;         /* --no-tasks: no asyncio task time in wall mode */
+	bool no_children;      /* --no-children: -p / CMD without the processes they start */
+	char **cmd;            /* -- CMD ARGS...: NULL-terminated, points into argv */
+	uint64_t freq;         /* -F, Hz */
+	enum record_mode mode; /* --mode */
+	double duration;       /* -d, seconds; 0: until stopped */
+	const char *output;    /* -o */
+	enum output_format format;
+	bool verbose;                  /* -v */
+	bool threads;                  /* --threads: a frame per thread */
+	enum process_frames processes; /* --processes */
+	bool containers;               /* --containers: a frame per container */
+	const char **cgroups;          /* --cgroup PATH, repeatable (point into argv) */
+	size_t ncgroups;
+	const char **container_ids; /* --container ID, repeatable */
+	size_t ncontainers;
+	const char *continuous;  /* --continuous DIR: one pprof per interval there */
+	double interval;         /* --interval, seconds */
+	size_t keep;             /* --keep N interval files; 0: no limit */
+	uint64_t max_disk;       /* --max-disk bytes of interval files; 0: no limit */
+	double rate_limit;       /* --rate-limit: percent of one core; 0: none */
+	bool native;             /* --native: DWARF-unwound native frames merged with Python's */
+	uint32_t stack_size;     /* --stack-size: user stack bytes copied per sample */
+	const char **debug_dirs; /* --debug-dir DIR, repeatable, NULL-terminated; NULL: the default */
+	size_t ndebug_dirs;
+	struct filter filter;  /* --tid, --thread, --exclude-thread, --gil, --no-kernel, ... */
+	struct push_opts push; /* --push, --otlp and how (with --continuous: its files are the spool) */
+	bool spool_default;    /* pushing with no --max-disk: RECORD_DEFAULT_SPOOL bounds it */
+};
+
+#define RECORD_DEFAULT_FREQ 99
+#define RECORD_MAX_FREQ 10000
+#define RECORD_DEFAULT_OUTPUT "pyebpf.folded"
+#define RECORD_DEFAULT_INTERVAL 60.0
+#define RECORD_DEFAULT_STACK_SIZE 32768
+#define RECORD_DEFAULT_SPOOL (1ULL << 30) /* --max-disk when pushing and none is given */
+
+/* 0: run; 1: help was printed (exit 0); -1: one error line was printed (exit 2);
+ * after 1 or -1 there is nothing to free.
+ * argv[0] is "record". */
+int record_args__parse(int argc, char **argv, struct record_opts *o);
+void record_args__free(struct record_opts *o);
+
+/* What `top` shares with record. The defaults (filters initialized). */
+void record_args__defaults(struct record_opts *o);
+/* The target and sampling options (-a, -p, -F, -d, --mode, --cgroup,
+ * --container, --no-children, -v, by record's option codes): 0 applied;
+ * 1: not one of them; -1 after one error line. */
+int record_args__shared_option(struct record_opts *o, int c, const char *arg);
+/* After the options: targets that exclude each other, --comm alone as the
+ * targets, the filters' own checks. 0, or -1 after one error line. */
+int record_args__check_targets(struct record_opts *o);
+
+#endif

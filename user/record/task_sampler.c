@@ -1,0 +1,644 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+#include "record/task_sampler.h"
+
+#include <elf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/hashmap.h"
+#include "python/asyncio_tasks.h"
+#include "python/debug_offsets.h"
+#include "python/page_cache.h"
+#include "python/procmem.h"
+#include "python/threadname.h"
+#include "system/target_fs.h"
+#include "base/util.h"
+
+#define MAX_TASKS 2048
+#define MAX_AWAITERS 8 /* tasks awaiting tasks, above a task's own frames */
+/* 3.14 maps _asyncio at `import asyncio`: look again, often at first (a
+ * service imports it as it starts), then once a second. */
+#define RETRY_FAST_NS 100000000ULL
+#define RETRY_FAST_TRIES 50
+#define RETRY_NS 1000000000ULL
+#define NAMES_AGE_NS 1000000000ULL
+#define RUNNING_MAX 65536 /* running tasks remembered before the second is over */
+/* Lines of memory kept for one walk (16 KiB each): 1,000 tasks, their
+ * coroutines and names fill about a hundred. */
+#define WALK_PAGES 256
+#define MAX_SHDRS 4096
+#define MAX_SHSTRTAB (1u << 20)
+
+enum tproc_state {
+	TP_UNKNOWN,
+	TP_READY,
+	TP_NEVER
+};
+
+struct tproc {
+	enum tproc_state state;
+	uint64_t retry_ns;
+	uint32_t tries;
+	struct asyncio_layout l;
+	bool sets; /* 3.11–3.13: the tasks are in _asyncio's sets (s), not lists */
+	struct asyncio_sets s;
+	uint32_t pid;
+	struct py_layout y;    /* the interpreter's: GatheringFuture._children */
+	uint64_t modules_used; /* sys.modules' size when _asyncio was not in it */
+	/* Code objects seen waiting on a plain future, and whether each is
+	 * TaskGroup.__aexit__ (direct-mapped: code objects live long). */
+	uint64_t aexit_code[64];
+	bool aexit_is[64];
+};
+
+#define MAX_LIST_ITEMS 4096
+
+/* A _GatheringFuture's `_children` (a list of the futures it gathers). */
+static size_t gather_children(void *ctx, uint64_t fut, uint64_t *out, size_t max)
+{
+	const struct tproc *tp = ctx;
+	uint64_t list = py_attr_lookup((pid_t)tp->pid, &tp->y, fut, "_children"), size, items;
+
+	if (!list || procmem_u64((pid_t)tp->pid, list + 16, &size) || size > MAX_LIST_ITEMS ||
+	    procmem_u64((pid_t)tp->pid, list + 24, &items) || !items)
+		return 0;
+	if (size > max)
+		size = max;
+	return procmem_read((pid_t)tp->pid, items, out, size * 8) ? 0 : size;
+}
+
+#define MAX_SET_SLOTS 4096
+
+/* Is code TaskGroup.__aexit__ (asyncio's)? Its qualname, read once per code object. */
+static bool is_group_exit(struct tproc *tp, uint64_t code)
+{
+	size_t slot = (code >> 4) % 64;
+	uint64_t qualname;
+	char *q;
+
+	if (tp->aexit_code[slot] == code)
+		return tp->aexit_is[slot];
+	q = procmem_u64((pid_t)tp->pid, code + tp->y.co_qualname, &qualname) || !qualname
+		    ? NULL
+		    : py_read_str((pid_t)tp->pid, &tp->y, qualname, 32);
+	tp->aexit_code[slot] = code;
+	tp->aexit_is[slot] = q && !strcmp(q, "TaskGroup.__aexit__");
+	free(q);
+	return tp->aexit_is[slot];
+}
+
+/* A task waiting in TaskGroup.__aexit__ awaits the group's tasks: its
+ * `self` (the frame's first local) holds them in `_tasks`, a set. */
+static size_t group_children(void *ctx, uint64_t frame, uint64_t code, uint64_t *out, size_t max)
+{
+	struct tproc *tp = ctx;
+	uint64_t group, set, mask, table, *slots;
+	size_t n = 0;
+
+	if (!frame || !is_group_exit(tp, code) || procmem_u64((pid_t)tp->pid, frame + tp->l.fr_localsplus, &group) ||
+	    !group || !(set = py_attr_lookup((pid_t)tp->pid, &tp->y, group, "_tasks")) ||
+	    procmem_u64((pid_t)tp->pid, set + tp->l.set_mask, &mask) ||
+	    procmem_u64((pid_t)tp->pid, set + tp->l.set_table, &table) || !table || mask >= MAX_SET_SLOTS ||
+	    ((mask + 1) & mask))
+		return 0;
+	slots = xcalloc(mask + 1, 16);
+	if (!procmem_read((pid_t)tp->pid, table, slots, (mask + 1) * 16))
+		for (uint64_t i = 0; i <= mask && n < max; i++)
+			if (slots[2 * i]) /* a task, or the dummy of a removed one: the walk knows only tasks */
+				out[n++] = slots[2 * i];
+	free(slots);
+	return n;
+}
+
+struct task_sampler {
+	struct profile *prof;
+	struct hashmap *procs; /* pid → struct tproc * */
+	struct hashmap *names; /* (pid, name object) → string id + 1, cleared every second */
+	uint64_t names_ns;
+	/* (pid, task, its coroutine and name objects) → struct running_task *:
+	 * the tasks thread samples found running, cleared every second. */
+	struct hashmap *running;
+	struct hashmap *index; /* task address → its place in tasks[] (for one walk) */
+	struct asyncio_task *tasks;
+	struct page_cache *pages; /* the target's memory, for one walk */
+	struct task_stats stats;
+};
+
+struct task_sampler *task_sampler__new(struct profile *prof)
+{
+	struct task_sampler *ts = xcalloc(1, sizeof(*ts));
+
+	ts->prof = prof;
+	ts->procs = hashmap__new();
+	ts->names = hashmap__new();
+	ts->running = hashmap__new();
+	ts->index = hashmap__new();
+	ts->tasks = xcalloc(MAX_TASKS, sizeof(*ts->tasks));
+	ts->pages = page_cache__new(WALK_PAGES);
+	return ts;
+}
+
+void task_sampler__free(struct task_sampler *ts)
+{
+	if (!ts)
+		return;
+	hashmap__free_values(ts->procs, free);
+	hashmap__free(ts->names);
+	hashmap__free_values(ts->running, free);
+	hashmap__free(ts->index);
+	free(ts->tasks);
+	page_cache__free(ts->pages);
+	free(ts);
+}
+
+void task_sampler__forget(struct task_sampler *ts, uint32_t pid)
+{
+	struct tproc *tp = ts ? hashmap__get_ptr(ts->procs, &pid, sizeof(pid)) : NULL;
+
+	if (!tp)
+		return;
+	free(tp);
+	hashmap__remove(ts->procs, &pid, sizeof(pid));
+}
+
+const struct task_stats *task_sampler__stats(const struct task_sampler *ts)
+{
+	return &ts->stats;
+}
+
+/* ---- finding asyncio's layout ------------------------------------------ */
+
+/* The .AsyncioDebug section of an ELF file (its bytes in the file: it is
+ * initialized data that never changes). */
+int asyncio_debug_section(int fd, uint8_t *out, size_t len)
+{
+	Elf64_Ehdr eh;
+	Elf64_Shdr *sh = NULL, str;
+	char *names = NULL;
+	int rc = -1;
+
+	if (pread(fd, &eh, sizeof(eh), 0) != (ssize_t)sizeof(eh) || memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 ||
+	    eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_shentsize != sizeof(Elf64_Shdr) || !eh.e_shnum ||
+	    eh.e_shnum > MAX_SHDRS || eh.e_shstrndx >= eh.e_shnum)
+		return -1;
+	sh = xcalloc(eh.e_shnum, sizeof(*sh));
+	if (pread(fd, sh, eh.e_shnum * sizeof(*sh), (off_t)eh.e_shoff) != (ssize_t)(eh.e_shnum * sizeof(*sh)))
+		goto out;
+	str = sh[eh.e_shstrndx];
+	if (!str.sh_size || str.sh_size > MAX_SHSTRTAB)
+		goto out;
+	names = xcalloc(1, str.sh_size + 1);
+	if (pread(fd, names, str.sh_size, (off_t)str.sh_offset) != (ssize_t)str.sh_size)
+		goto out;
+	for (size_t i = 0; i < eh.e_shnum; i++) {
+		if (sh[i].sh_name >= str.sh_size || strcmp(names + sh[i].sh_name, ".AsyncioDebug") != 0 ||
+		    sh[i].sh_type != SHT_PROGBITS || sh[i].sh_size < len)
+			continue;
+		if (pread(fd, out, len, (off_t)sh[i].sh_offset) == (ssize_t)len)
+			rc = 0;
+		break;
+	}
+out:
+	free(names);
+	free(sh);
+	return rc;
+}
+
+static int section_in(uint32_t pid, const char *path, uint8_t *out, size_t len)
+{
+	int fd = target_open(pid, path), rc;
+
+	if (fd < 0)
+		return -1;
+	rc = asyncio_debug_section(fd, out, len);
+	close(fd);
+	return rc;
+}
+
+/* The interpreter's file (3.15, a built-in _asyncio), else a mapped _asyncio extension (3.14). */
+static int find_section(uint32_t pid, const struct py_interp *in, uint8_t *out, size_t len)
+{
+	char path[64], line[4200];
+	FILE *f;
+	int rc = -1;
+
+	if (!section_in(pid, in->path, out, len))
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%u/maps", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (rc && fgets(line, sizeof(line), f)) {
+		char *file = strchr(line, '/');
+
+		if (!file || !strstr(file, "/_asyncio."))
+			continue;
+		file[strcspn(file, "\n")] = '\0';
+		rc = section_in(pid, file, out, len);
+	}
+	fclose(f);
+	return rc;
+}
+
+#define FROM_DEBUG(d, l, mask, slot, yf)                                      \
+	do {                                                                  \
+		(l)->threads_head = (d).interpreter_state.threads_head;       \
+		(l)->ts_next = (d).thread_state.next;                         \
+		(l)->ts_native_thread_id = (d).thread_state.native_thread_id; \
+		(l)->ob_type = (d).pyobject.ob_type;                          \
+		(l)->tp_name = (d).type_object.tp_name;                       \
+		(l)->tp_flags = (d).type_object.tp_flags;                     \
+		(l)->gi_iframe = (d).gen_object.gi_iframe;                    \
+		(l)->gi_frame_state = (d).gen_object.gi_frame_state;          \
+		(l)->fr_executable = (d).interpreter_frame.executable;        \
+		(l)->fr_instr_ptr = (d).interpreter_frame.instr_ptr;          \
+		(l)->fr_stackpointer = (d).interpreter_frame.stackpointer;    \
+		(l)->fr_owner = (d).interpreter_frame.owner;                  \
+		(l)->co_adaptive = (d).code_object.co_code_adaptive;          \
+		(l)->set_used = (d).set_object.used;                          \
+		(l)->set_table = (d).set_object.table;                        \
+		(l)->set_mask = (d).set_object.mask;                          \
+		(l)->long_tag = (d).long_object.lv_tag;                       \
+		(l)->long_digit = (d).long_object.ob_digit;                   \
+		(l)->executable_mask = (mask);                                \
+		(l)->await_slot = (slot);                                     \
+		(l)->frame_suspended_yield_from = (yf);                       \
+	} while (0)
+
+/* Is obj's type named `name`? */
+static bool type_is(uint32_t pid, const struct py_layout *y, uint64_t obj, const char *name)
+{
+	uint64_t type, at;
+	char buf[16] = { 0 };
+
+	if (!obj || procmem_u64((pid_t)pid, obj + y->ob_type, &type) || !type ||
+	    procmem_u64((pid_t)pid, type + y->tp_name, &at) || !at ||
+	    procmem_read((pid_t)pid, at, buf, strlen(name) + 1))
+		return false;
+	return !strcmp(buf, name);
+}
+
+/*
+ * 3.11–3.13: sys.modules["_asyncio"], and in its dict the sets of tasks
+ * (3.11 _all_tasks, 3.12+ _scheduled_tasks: WeakSets, their `data` a set of
+ * weak references; 3.12+ _eager_tasks: a set), _current_tasks and Task.
+ * They live as long as the module: found once. The frame and object
+ * fields from the version's table. 0 found, -1 not (yet: asyncio not imported).
+ */
+static int find_sets(uint32_t pid, const struct py_interp *in, struct asyncio_layout *l, struct asyncio_sets *s,
+		     uint64_t *modules_used)
+{
+	const struct py_layout *y = &in->layout;
+	const struct py_asyncio_offsets *a = &y->asyncio;
+	uint64_t interp, modules, mod, md, ws, eager, used = 0;
+	pid_t p = (pid_t)pid;
+
+	memset(l, 0, sizeof(*l));
+	memset(s, 0, sizeof(*s));
+	if (procmem_u64(p, in->interp_head_addr, &interp) || !interp ||
+	    procmem_u64(p, interp + a->interp_modules, &modules) || !type_is(pid, y, modules, "dict"))
+		return -1;
+	/* sys.modules is a thousand names in a large service: looked through
+	 * again only once it changed (ma_used, just before ma_keys and its
+	 * version tag), so a process that never imports asyncio costs one
+	 * read a retry. */
+	if (!procmem_u64(p, modules + y->ma_keys - 16, &used) && used == *modules_used)
+		return -1;
+	mod = py_dict_lookup(p, y, modules, "_asyncio");
+	if (!mod)
+		*modules_used = used;
+	if (!type_is(pid, y, mod, "module") || procmem_u64(p, mod + a->md_dict, &md) || !type_is(pid, y, md, "dict"))
+		return -1;
+	s->task_type = py_dict_lookup(p, y, md, "Task");
+	s->current = py_dict_lookup(p, y, md, "_current_tasks");
+	ws = py_dict_lookup(p, y, md, in->minor == 11 ? "_all_tasks" : "_scheduled_tasks");
+	s->set[0] = py_attr_lookup(p, y, ws, "data");
+	s->weak[0] = true;
+	if (!s->task_type || !type_is(pid, y, s->set[0], "set"))
+		return -1;
+	if (!type_is(pid, y, s->current, "dict"))
+		s->current = 0;
+	eager = in->minor >= 12 ? py_dict_lookup(p, y, md, "_eager_tasks") : 0;
+	if (type_is(pid, y, eager, "set"))
+		s->set[1] = eager;
+	l->ob_type = y->ob_type;
+	l->tp_name = y->tp_name;
+	l->tp_flags = y->tp_flags;
+	l->gi_iframe = a->gi_iframe;
+	l->gi_frame_state = a->gi_frame_state;
+	l->fr_executable = y->bpf.frame_code;
+	l->fr_instr_ptr = y->bpf.frame_lasti;
+	l->fr_owner = y->bpf.frame_owner;
+	l->co_adaptive = y->bpf.code_adaptive;
+	l->set_table = a->set_table;
+	l->set_mask = a->set_mask;
+	if (in->minor >= 12) { /* a deferred name: the counter's int (3.11 formats it at once) */
+		l->long_tag = y->long_size;
+		l->long_digit = y->long_digits;
+	}
+	l->task_name = a->task_name;
+	l->task_coro = a->task_coro;
+	l->stack_index = true;
+	l->fr_stacktop = a->frame_stacktop;
+	l->fr_localsplus = y->frame_localsplus;
+	l->ma_keys = y->ma_keys;
+	l->wr_object = a->wr_object;
+	l->await_slot = 1;
+	l->frame_suspended_yield_from = a->suspended_yield_from;
+	return 0;
+}
+
+/* 0: found; -1: not (yet); -2: never (a version without it). */
+static int find_layout(uint32_t pid, const struct py_interp *in, struct asyncio_layout *l)
+{
+	uint8_t sec[ASYNCIO_DEBUG_SECTION_SIZE];
+	uint64_t mask = in->layout.bpf.executable_mask;
+
+	if (in->major != 3 || (in->minor != 14 && in->minor != 15) || in->layout.free_threaded || !in->runtime)
+		return -2;
+	memset(l, 0, sizeof(*l));
+	if (in->minor == 14) {
+		struct py_debug_offsets_314 d = { 0 };
+
+		if (procmem_read((pid_t)pid, in->runtime, &d, sizeof(d)) || memcmp(d.cookie, "xdebugpy", 8) != 0)
+			return -2;
+		/* FRAME_SUSPENDED_YIELD_FROM is -1; the awaited object is on top of the stack. */
+		FROM_DEBUG(d, l, mask, 1, -1);
+	} else {
+		struct py_debug_offsets_315 d = { 0 };
+
+		if (procmem_read((pid_t)pid, in->runtime, &d, sizeof(d)) || memcmp(d.cookie, "xdebugpy", 8) != 0)
+			return -2;
+		/* 3.15 renumbered the frame states (FRAME_SUSPENDED_YIELD_FROM 2) and
+		 * keeps the awaited object one slot further down. */
+		FROM_DEBUG(d, l, mask, 2, 2);
+	}
+	if (find_section(pid, in, sec, sizeof(sec)) || asyncio_layout_from_section(l, sec, sizeof(sec)))
+		return -1;
+	return 0;
+}
+
+static int read_mem(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	return procmem_read((pid_t)(uintptr_t)ctx, addr, buf, len);
+}
+
+static struct tproc *tproc_of(struct task_sampler *ts, uint32_t pid, const struct py_interp *in, uint64_t now)
+{
+	bool created;
+	void **v = hashmap__put_ptr(ts->procs, &pid, sizeof(pid), &created);
+	struct tproc *tp;
+	int rc;
+
+	if (created)
+		*v = xcalloc(1, sizeof(struct tproc));
+	tp = *v;
+	if (tp->state == TP_UNKNOWN && now >= tp->retry_ns) {
+		tp->sets = in->major == 3 && in->layout.asyncio.task_coro;
+		rc = tp->sets ? find_sets(pid, in, &tp->l, &tp->s, &tp->modules_used) : find_layout(pid, in, &tp->l);
+		if (tp->sets && !rc) {
+			tp->pid = pid;
+			tp->y = in->layout;
+			tp->s.children = gather_children;
+			tp->s.group_children = group_children;
+			tp->s.children_ctx = tp;
+			tp->s.fresh = read_mem;
+			tp->s.fresh_ctx = (void *)(uintptr_t)pid;
+		}
+		tp->state = rc == 0 ? TP_READY : rc == -2 ? TP_NEVER : TP_UNKNOWN;
+		tp->retry_ns = now + (++tp->tries < RETRY_FAST_TRIES ? RETRY_FAST_NS : RETRY_NS);
+	}
+	return tp;
+}
+
+/* ---- samples ------------------------------------------------------------ */
+
+/* The walk's reads: through pages kept for this walk. */
+static int read_cached(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	return page_cache__read(ctx, addr, buf, len);
+}
+
+static uint32_t mark(struct task_sampler *ts, const char *text)
+{
+	struct frame f = { .kind = FRAME_MARK };
+
+	f.name = profile__str(ts->prof, text);
+	return profile__frame(ts->prof, &f);
+}
+
+/* asyncio's own names, Task-1, Task-2...: one number per task ever made, so
+ * a frame each would make every task of a service its own tower in a flame
+ * graph, and its own stacks without bound. They share `[task]`. */
+static bool task_name_is_auto(const char *name)
+{
+	size_t n;
+
+	if (strncmp(name, "Task-", 5) != 0)
+		return false;
+	n = strspn(name + 5, "0123456789");
+	return n > 0 && name[5 + n] == '\0';
+}
+
+static uint32_t task_frame(struct task_sampler *ts, uint32_t pid, const struct py_interp *in,
+			   const struct asyncio_task *t)
+{
+	char text[96];
+	struct {
+		uint32_t pid, zero;
+		uint64_t obj;
+	} key = { pid, 0, t->name_obj };
+	bool created;
+	uint64_t *v;
+
+	if (t->name_is_num)
+		return mark(ts, "[task]");
+	v = hashmap__put(ts->names, &key, sizeof(key), &created);
+	if (created) {
+		char *name = t->name_obj ? py_read_str((pid_t)pid, &in->layout, t->name_obj, 64) : NULL;
+
+		if (name && task_name_is_auto(name))
+			snprintf(text, sizeof(text), "[task]");
+		else
+			snprintf(text, sizeof(text), "[task %s]", name ? name : "?");
+		free(name);
+		*v = mark(ts, text) + 1ULL;
+	}
+	return (uint32_t)(*v - 1);
+}
+
+static void forget_running(struct task_sampler *ts)
+{
+	hashmap__free_values(ts->running, free);
+	ts->running = hashmap__new();
+}
+
+/* Names are kept a second: a name object freed, its address reused. */
+static void age_names(struct task_sampler *ts, uint64_t now)
+{
+	if (now - ts->names_ns <= NAMES_AGE_NS)
+		return;
+	hashmap__free(ts->names);
+	ts->names = hashmap__new();
+	forget_running(ts);
+	ts->names_ns = now;
+}
+
+/* A task's own frames: [task NAME], its coroutines; the leaf reason if asked. */
+static uint32_t own_frames(struct task_sampler *ts, struct pyprocs *py, struct py_proc *p, const struct asyncio_task *t,
+			   uint64_t now, uint32_t *out, uint32_t room, bool leaf)
+{
+	const struct py_interp *in = py_proc__interp(p);
+	uint32_t n = 0, pid = py_proc__pid(p);
+	const struct frame *inner = NULL;
+
+	if (room < t->ncoro + 2)
+		return 0;
+	out[n++] = task_frame(ts, pid, in, t);
+	for (uint32_t i = 0; i < t->ncoro; i++) {
+		out[n] = py_proc__frame(py, p, t->coros[i].code, 0, t->coros[i].lasti, now);
+		inner = profile__frame_at(ts->prof, out[n]);
+		n++;
+	}
+	if (leaf) {
+		const char *q = inner ? profile__str_at(ts->prof, inner->name) : NULL;
+		const char *file = inner ? profile__str_at(ts->prof, inner->module) : NULL;
+
+		out[n++] = mark(ts, asyncio_await_frame(asyncio_await_reason(q, file, t->awaits, t->running)));
+	}
+	return n;
+}
+
+static void walk_index(struct task_sampler *ts, size_t n)
+{
+	hashmap__free(ts->index);
+	ts->index = hashmap__new();
+	for (size_t i = 0; i < n; i++) {
+		bool created;
+
+		*hashmap__put(ts->index, &ts->tasks[i].addr, sizeof(uint64_t), &created) = i;
+	}
+}
+
+void task_sampler__sample(struct task_sampler *ts, struct pyprocs *py, struct py_proc *p, uint32_t ticks, uint64_t t,
+			  uint64_t now, task_labels_fn labels, void *ctx,
+			  bool (*keep)(void *ctx, struct sample_labels *l))
+{
+	const struct py_interp *in = py_proc__interp(p);
+	uint32_t pid = py_proc__pid(p);
+	struct tproc *tp = tproc_of(ts, pid, in, now);
+	struct asyncio_walk_stats st = { 0 };
+	uint64_t interp, walk_start, pages;
+	size_t n;
+
+	if (tp->state != TP_READY) {
+		ts->stats.no_asyncio += tp->state == TP_UNKNOWN;
+		return;
+	}
+	age_names(ts, now);
+	if (procmem_u64((pid_t)pid, in->interp_head_addr, &interp) || !interp)
+		return;
+	walk_start = now_ns();
+	pages = page_cache__stats(ts->pages)->page_reads;
+	page_cache__reset(ts->pages, read_mem, (void *)(uintptr_t)pid);
+	n = tp->sets ? asyncio_walk_sets(&tp->l, read_cached, ts->pages, &tp->s, ts->tasks, MAX_TASKS, &st)
+		     : asyncio_walk(&tp->l, read_cached, ts->pages, interp, ts->tasks, MAX_TASKS, &st);
+	ts->stats.ticks++;
+	ts->stats.lists_cut += st.lists_cut;
+	walk_index(ts, n);
+	for (size_t i = 0; i < n; i++) {
+		uint32_t frames[(MAX_AWAITERS + 1) * (ASYNCIO_MAX_CORO + 2)], m = 0;
+		size_t chain[MAX_AWAITERS], depth = 0;
+		struct sample_labels l = { 0 };
+		const struct asyncio_task *at = &ts->tasks[i];
+		uint64_t *awaited = at->awaits_obj ? hashmap__get(ts->index, &at->awaits_obj, sizeof(uint64_t)) : NULL;
+
+		/* A task awaiting one task (`await task`, a server's connection
+		 * task awaiting its request's) waits as long as that task is
+		 * pending: that task's samples carry this one's frames above its
+		 * own, so the same wait is not counted twice. */
+		if (awaited && *awaited != i && ts->tasks[*awaited].awaiter == at->addr)
+			continue;
+		/* Who awaits it, and who awaits that...: a loop ends the chain. */
+		for (uint64_t a = at->awaiter; a && depth < MAX_AWAITERS;) {
+			uint64_t *j = hashmap__get(ts->index, &a, sizeof(a));
+			bool seen = false;
+
+			if (!j || *j == i)
+				break;
+			for (size_t k = 0; k < depth; k++)
+				seen |= chain[k] == *j;
+			if (seen)
+				break;
+			chain[depth++] = *j;
+			a = ts->tasks[*j].awaiter;
+		}
+		while (depth--)
+			m += own_frames(ts, py, p, &ts->tasks[chain[depth]], now, frames + m,
+					(uint32_t)(sizeof(frames) / sizeof(frames[0])) - m, false);
+		m += own_frames(ts, py, p, at, now, frames + m, (uint32_t)(sizeof(frames) / sizeof(frames[0])) - m,
+				true);
+		labels(ctx, pid, at->tid ? (uint32_t)at->tid : pid, in, &l);
+		l.flags |= LABEL_TASK;
+		if (keep && !keep(ctx, &l))
+			continue;
+		profile__add_at(ts->prof, &l, frames, m, ticks, t);
+		ts->stats.samples += ticks;
+	}
+	ts->stats.walk_ns += now_ns() - walk_start;
+	ts->stats.pages += page_cache__stats(ts->pages)->page_reads - pages;
+}
+
+/* ---- the running task of a thread sample --------------------------------- */
+
+bool task_sampler__running(struct task_sampler *ts, struct pyprocs *py, struct py_proc *p, uint64_t task, uint64_t now,
+			   struct running_task *out)
+{
+	const struct py_interp *in = py_proc__interp(p);
+	uint32_t pid = py_proc__pid(p);
+	struct tproc *tp = tproc_of(ts, pid, in, now);
+	struct {
+		uint32_t pid, zero;
+		uint64_t task, coro, name;
+	} key = { pid, 0, task, 0, 0 };
+	struct asyncio_task t;
+	struct running_task *r;
+	bool created;
+	void **v;
+
+	/* BPF read the task by the built-in table's offset: only a layout that
+	 * agrees with it is trusted with what it points at. */
+	if (tp->state != TP_READY || tp->sets || tp->l.ts_running_task != in->layout.bpf.tstate_running_task)
+		goto unread;
+	/* A task's address is reused once it is freed: the coroutine and the
+	 * name it holds now tell a new task from the one remembered. */
+	if (procmem_u64((pid_t)pid, task + tp->l.task_coro, &key.coro) ||
+	    procmem_u64((pid_t)pid, task + tp->l.task_name, &key.name) || !key.coro)
+		goto unread;
+	age_names(ts, now);
+	if (hashmap__size(ts->running) >= RUNNING_MAX)
+		forget_running(ts);
+	v = hashmap__put_ptr(ts->running, &key, sizeof(key), &created);
+	if (created) {
+		const struct frame *f;
+
+		*v = NULL;
+		if (!asyncio_read_task(&tp->l, read_mem, (void *)(uintptr_t)pid, task, &t) || !t.ncoro)
+			goto unread;
+		f = profile__frame_at(ts->prof, py_proc__frame(py, p, t.coros[0].code, 0, t.coros[0].lasti, now));
+		r = xcalloc(1, sizeof(*r));
+		r->frame = task_frame(ts, pid, in, &t);
+		r->coro_name = f->name;
+		r->coro_file = f->module;
+		*v = r;
+	}
+	if (!*v)
+		goto unread;
+	*out = *(struct running_task *)*v;
+	return true;
+unread:
+	ts->stats.running_unread++;
+	return false;
+}

@@ -1,0 +1,128 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+#include "record/threads.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/hashmap.h"
+#include "base/util.h"
+
+#define REFRESH_NS 1000000000ULL   /* names found are checked again after this */
+#define RETRY_NS (50 * 1000000ULL) /* a thread without a Python name yet */
+
+struct thread_key {
+	uint32_t pid, tid;
+};
+
+struct thread_info {
+	uint32_t name;
+	bool python;        /* the name came from Python */
+	uint64_t looked_ns; /* OS name read */
+	uint64_t asked_ns;  /* Python name looked for (0: never) */
+	struct py_thread_hint hint;
+};
+
+struct threads {
+	struct profile *prof;
+	struct hashmap *by_tid; /* thread_key → struct thread_info * */
+};
+
+struct threads *threads__new(struct profile *prof)
+{
+	struct threads *t = xcalloc(1, sizeof(*t));
+
+	t->prof = prof;
+	t->by_tid = hashmap__new();
+	return t;
+}
+
+void threads__free(struct threads *t)
+{
+	if (!t)
+		return;
+	hashmap__free_values(t->by_tid, free);
+	free(t);
+}
+
+static uint32_t os_name(struct threads *t, uint32_t pid, uint32_t tid, uint32_t fallback)
+{
+	char path[64], name[64] = "";
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%u/task/%u/comm", pid, tid);
+	f = fopen(path, "re");
+	if (!f)
+		return fallback;
+	if (!fgets(name, sizeof(name), f))
+		name[0] = '\0';
+	fclose(f);
+	name[strcspn(name, "\n")] = '\0';
+	return name[0] ? profile__str(t->prof, name) : fallback;
+}
+
+static struct thread_info *info(struct threads *t, uint32_t pid, uint32_t tid, bool *created)
+{
+	struct thread_key key = { pid, tid };
+	void **v = hashmap__put_ptr(t->by_tid, &key, sizeof(key), created);
+
+	if (*created)
+		*v = xcalloc(1, sizeof(struct thread_info));
+	return *v;
+}
+
+uint32_t threads__name(struct threads *t, uint32_t pid, uint32_t tid, uint32_t comm, bool own_comm, uint64_t now,
+		       bool *ask_python, bool *from_python)
+{
+	bool created;
+	struct thread_info *ti = info(t, pid, tid, &created);
+
+	if (!ti->python && own_comm) {
+		ti->name = comm; /* what /proc would say, without opening it per thread */
+	} else if (!ti->python && (created || now - ti->looked_ns > REFRESH_NS)) {
+		ti->name = os_name(t, pid, tid, ti->name ? ti->name : comm);
+		ti->looked_ns = now;
+	}
+	*from_python = ti->python;
+	*ask_python = !ti->asked_ns || now - ti->asked_ns > (ti->python ? REFRESH_NS : RETRY_NS);
+	return ti->name;
+}
+
+struct py_thread_hint *threads__hint(struct threads *t, uint32_t pid, uint32_t tid)
+{
+	bool created;
+
+	return &info(t, pid, tid, &created)->hint;
+}
+
+void threads__set_python_name(struct threads *t, uint32_t pid, uint32_t tid, const char *name, uint64_t now)
+{
+	bool created;
+	struct thread_info *ti = info(t, pid, tid, &created);
+
+	ti->asked_ns = now ? now : 1;
+	if (name) {
+		ti->name = profile__str(t->prof, name);
+		ti->python = true;
+	}
+}
+
+void threads__forget_pid(struct threads *t, uint32_t pid)
+{
+	struct thread_key dead[512];
+	size_t pos = 0, len, n;
+	const void *k;
+	void *v;
+
+	do {
+		n = 0;
+		pos = 0;
+		while (n < sizeof(dead) / sizeof(dead[0]) && hashmap__next_ptr(t->by_tid, &pos, &k, &len, &v))
+			if (((const struct thread_key *)k)->pid == pid)
+				dead[n++] = *(const struct thread_key *)k;
+		for (size_t i = 0; i < n; i++) {
+			free(hashmap__get_ptr(t->by_tid, &dead[i], sizeof(dead[i])));
+			hashmap__remove(t->by_tid, &dead[i], sizeof(dead[i]));
+		}
+	} while (n == sizeof(dead) / sizeof(dead[0]));
+}
