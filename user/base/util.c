@@ -22,9 +22,12 @@ static void vmsg(const char *fmt, va_list ap)
 {
 	char line[2048];
 	int n = snprintf(line, sizeof(line), "pyebpf: ");
+	size_t len;
 
 	vsnprintf(line + n, sizeof(line) - (size_t)n - 1, fmt, ap);
-	strcat(line, "\n");
+	len = strlen(line);
+	line[len] = '\n';
+	line[len + 1] = '\0';
 	fputs(line, stderr);
 }
 

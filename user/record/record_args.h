@@ -44,12 +44,12 @@ struct record_opts {
 	uint64_t max_disk;       /* --max-disk bytes of interval files; 0: no limit */
 	double rate_limit;       /* --rate-limit: percent of one core; 0: none */
 	bool native;             /* --native: DWARF-unwound native frames merged with Python's */
+	bool spool_default;      /* pushing with no --max-disk: RECORD_DEFAULT_SPOOL bounds it */
 	uint32_t stack_size;     /* --stack-size: user stack bytes copied per sample */
 	const char **debug_dirs; /* --debug-dir DIR, repeatable, NULL-terminated; NULL: the default */
 	size_t ndebug_dirs;
 	struct filter filter;  /* --tid, --thread, --exclude-thread, --gil, --no-kernel, ... */
 	struct push_opts push; /* --push, --otlp and how (with --continuous: its files are the spool) */
-	bool spool_default;    /* pushing with no --max-disk: RECORD_DEFAULT_SPOOL bounds it */
 };
 
 #define RECORD_DEFAULT_FREQ 99

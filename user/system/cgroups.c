@@ -267,7 +267,7 @@ const char *k8s_pod_of_uid(const char *pods_dir, const char *uid, char *out, siz
 		const char *name = e->d_name, *first = strchr(name, '_');
 		size_t n = strlen(name);
 
-		if (n < ulen + 4 || strcmp(name + n - ulen, uid) || name[n - ulen - 1] != '_' || !first ||
+		if (n < ulen + 4 || strcmp(name + n - ulen, uid) != 0 || name[n - ulen - 1] != '_' || !first ||
 		    first == name || first >= name + n - ulen - 2 ||
 		    memchr(first + 1, '_', (size_t)(name + n - ulen - 1 - first - 1)))
 			continue;
