@@ -63,7 +63,7 @@ INTEG_SRCS := $(wildcard tests/integ/*.c)
 FIXTURES   := $(BUILD)/fixtures/busy $(BUILD)/fixtures/libfixture.so $(BUILD)/fixtures/libfixture-stripped.so \
 	$(BUILD)/fixtures/libunwind_fixture.so $(BUILD)/fixtures/debug/.done $(BUILD)/fixtures/layouts/.done
 
-.PHONY: all clean install deps vmlinux test unit-test integ-test fuzz demo bench viewers backends
+.PHONY: all clean install deps test-deps vmlinux test check unit-test integ-test integ-check fuzz fuzz-smoke demo bench viewers backends
 .DELETE_ON_ERROR:
 
 all: $(BUILD)/pyebpf
@@ -310,19 +310,41 @@ backends:
 integ-test: $(BUILD)/pyebpf $(BUILD)/integ-tests $(FIXTURES) $(BUILD)/bench/replay backends
 	cd $(BUILD) && ./integ-tests --jobs 1
 
-test: unit-test fuzz integ-test kernel-test
+# The whole suite (the README's test command): every stage runs, then one
+# counted line; make check is the short loop for editing (under 5 minutes).
+test: test-deps
+	bash tests/stages.sh unit-test fuzz integ-test kernel-test
+
+CHECK_INTEG ?= 'record/*' 'push/otlp*' 'errors/*' 'pprof/*'
+check: test-deps
+	bash tests/stages.sh unit-test fuzz-smoke "integ-check"
+
+fuzz-smoke:
+	$(MAKE) fuzz FUZZ_SECONDS=5
+
+integ-check: $(BUILD)/pyebpf $(BUILD)/integ-tests $(FIXTURES) $(BUILD)/bench/replay backends
+	cd $(BUILD) && for f in $(CHECK_INTEG); do ./integ-tests --jobs 1 --filter "$$f" || exit 1; done
 
 # ---- set-up ----------------------------------------------------------------
-DEPS := make clang llvm gcc g++ libbpf-dev bpftool libelf-dev zlib1g-dev libdw-dev pybind11-dev python3-dev libc6-dbg \
-	python3-numpy python3-scipy libopenblas0-pthread python3-flask gunicorn python3-aiohttp python3-sphinx graphviz curl \
-	libcriterion-dev pkg-config python3 binutils procps util-linux bc \
-	libprotobuf-c-dev protobuf-c-compiler golang-go libclang-rt-14-dev chromium libmicrohttpd-dev patchelf \
-	clang-format clang-tidy cppcheck shellcheck linux-perf strace libncurses-dev tmux \
-	libcurl4-openssl-dev nginx-light openssl
+# What building and running pyebpf needs (make deps demo: about a minute on a
+# fresh Debian 12), and what only the tests need (make test-deps: Go for
+# go tool pprof and the test backends, Chromium, the linters, the real-world
+# Python frameworks, libFuzzer's runtime, QEMU's kernels' helpers, and the
+# CPythons beyond Debian's, a free-threaded one built from source).
+DEPS := make clang llvm gcc g++ libbpf-dev bpftool libelf-dev zlib1g-dev libdw-dev \
+	libprotobuf-c-dev protobuf-c-compiler libmicrohttpd-dev libcurl4-openssl-dev libncurses-dev \
+	pkg-config python3 binutils procps util-linux curl
+TEST_DEPS := pybind11-dev python3-dev libc6-dbg python3-numpy python3-scipy libopenblas0-pthread \
+	python3-flask gunicorn python3-aiohttp python3-sphinx graphviz libcriterion-dev bc golang-go \
+	libclang-rt-14-dev chromium patchelf clang-format clang-tidy cppcheck shellcheck linux-perf strace \
+	tmux nginx-light openssl
 
 deps:
 	apt-get update -qq
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(DEPS)
+
+test-deps: deps
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(TEST_DEPS)
 	bash .ci/pythons.sh $(PYTHONS_DIR)
 
 vmlinux:
