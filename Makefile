@@ -63,7 +63,7 @@ INTEG_SRCS := $(wildcard tests/integ/*.c)
 FIXTURES   := $(BUILD)/fixtures/busy $(BUILD)/fixtures/libfixture.so $(BUILD)/fixtures/libfixture-stripped.so \
 	$(BUILD)/fixtures/libunwind_fixture.so $(BUILD)/fixtures/debug/.done $(BUILD)/fixtures/layouts/.done
 
-.PHONY: all clean install deps test-deps vmlinux test check unit-test integ-test integ-check fuzz fuzz-smoke demo bench viewers backends
+.PHONY: all clean install deps test-deps vmlinux test check docs-check unit-test integ-test integ-check fuzz fuzz-smoke demo bench viewers backends
 .DELETE_ON_ERROR:
 
 all: $(BUILD)/pyebpf
@@ -91,7 +91,7 @@ $(BUILD)/sample.skel.h: $(BUILD)/sample.bpf.o Makefile
 # (bpf/kernel_compat.bpf.h): compat, before 5.17 (no bpf_loop); tw2, Linux
 # 7.x (the task-work kfunc's new prototype). Each has the default's maps,
 # programs and settings, so sample.skel.h drives it with its bytes
-# (user/sampler.c); the build fails if their skeletons' layouts differ.
+# (user/record/sampler.c); the build fails if their skeletons' layouts differ.
 BPF_VARIANTS := compat tw2
 # A skeleton's layout: its maps and programs as a set (the skeleton finds
 # them by name), its settings and variables in order (they are memory).
@@ -313,11 +313,16 @@ integ-test: $(BUILD)/pyebpf $(BUILD)/integ-tests $(FIXTURES) $(BUILD)/bench/repl
 # The whole suite (the README's test command): every stage runs, then one
 # counted line; make check is the short loop for editing (under 5 minutes).
 test: test-deps
-	bash tests/stages.sh unit-test fuzz integ-test kernel-test
+	bash tests/stages.sh unit-test docs-check fuzz integ-test kernel-test
 
 CHECK_INTEG ?= 'record/*' 'push/otlp*' 'errors/*' 'pprof/*'
 check: test-deps
-	bash tests/stages.sh unit-test fuzz-smoke "integ-check"
+	bash tests/stages.sh unit-test docs-check fuzz-smoke integ-check
+
+# Every relative link of README.md and docs/ resolves; every pyebpf command
+# shown in a shell block still parses (tests/docs_check.py).
+docs-check: $(BUILD)/pyebpf
+	python3 tests/docs_check.py $(BUILD)/pyebpf
 
 fuzz-smoke:
 	$(MAKE) fuzz FUZZ_SECONDS=5

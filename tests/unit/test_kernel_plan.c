@@ -1,5 +1,5 @@
 /*
- * What each kernel of the matrix takes (user/kernel_plan.c), from what it
+ * What each kernel of the matrix takes (user/record/kernel_plan.c), from what it
  * was probed to offer: the build of the BPF programs, the --mode wall path,
  * and the one line a kernel that cannot do a mode gives.
  */

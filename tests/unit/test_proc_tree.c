@@ -1,4 +1,4 @@
-/* user/proc_tree.c: -p's children and --comm's names found in a made-up /proc. */
+/* user/system/proc_tree.c: -p's children and --comm's names found in a made-up /proc. */
 #include "unit.h"
 
 #include <stdio.h>
