@@ -41,7 +41,7 @@ BPF_SRCS  := user/main.c user/record/record.c user/record/sampler.c user/live/du
 	user/record/record_targets.c
 # serve.c is the one file that links libmicrohttpd (serve_api.c answers without HTTP);
 # push/sender.c the one that links libcurl (push/*.c build what it sends, without the network).
-NET_SRCS  := user/serve/serve.c user/push/sender.c user/push/push_main.c
+NET_SRCS  := user/serve/serve.c user/push/sender.c user/push/push_main.c user/record/record_push.c
 # live_screen.c is the one file that links ncurses (live_table.c, live_format.c: top's numbers and text).
 SCREEN_SRCS := user/live/live_screen.c
 PURE_SRCS := $(filter-out $(BPF_SRCS) $(NET_SRCS) $(SCREEN_SRCS),$(wildcard user/*.c user/*/*.c))

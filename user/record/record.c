@@ -26,6 +26,7 @@
 #include "record/preflight.h"
 #include "profile/profile.h"
 #include "push/sender.h"
+#include "record/record_push.h"
 #include "record/record_args.h"
 #include "record/record_targets.h"
 #include "record/sampler.h"
@@ -103,72 +104,6 @@ static int on_event(void *ctx, void *data, size_t size)
 
 /* ---- steps -------------------------------------------------------------- */
 
-/* How long a stop waits for backends to take what they lack. */
-#define PUSH_STOP_SECONDS 5.0
-
-static bool push_unsent(void *ctx, const char *name)
-{
-	return pusher__unsent(ctx, name);
-}
-
-static void push_written(void *ctx, const char *name, const struct profile *prof)
-{
-	pusher__offer(ctx, name, prof);
-}
-
-/* The senders start before sampling: a journal that cannot be written is an
- * error line now; a backend that does not answer is a warning, later. */
-static int start_pusher(struct recorder *r)
-{
-	const struct record_opts *o = &r->opts;
-	struct push_config pc = {
-		.dir = o->continuous,
-		.endpoints = o->push.endpoints,
-		.nendpoints = o->push.nendpoints,
-		.series = { .service_name = o->push.service_name, .extra = o->push.labels, .nextra = o->push.nlabels },
-		.auth = o->push.auth,
-		.connect_timeout_s = PUSH_DEFAULT_CONNECT_TIMEOUT,
-		.timeout_s = o->push.timeout_s,
-		.since_ns = INT64_MIN,
-		.until_ns = INT64_MAX,
-		.log = r->iv.log,
-	};
-
-	r->pusher = pusher__start(&pc);
-	if (!r->pusher)
-		return -1;
-	if (o->spool_default)
-		fprintf(stderr,
-			"pyebpf: the spool %s is bounded at 1 GB (--max-disk to change): intervals a backend "
-			"lacks are deleted only past it\n",
-			o->continuous);
-	r->iv.unsent = push_unsent;
-	r->iv.written = push_written;
-	r->iv.push_ctx = r->pusher;
-	return 0;
-}
-
-/* The stop's last pushes, and what they left. */
-static void finish_pusher(struct recorder *r)
-{
-	struct push_stats ps;
-
-	if (!r->pusher)
-		return;
-	pusher__finish(r->pusher, PUSH_STOP_SECONDS);
-	pusher__stats(r->pusher, &ps);
-	fprintf(stderr, "pyebpf: pushed %llu intervals (%llu profiles, %.1f KB, %.3f s of CPU)",
-		(unsigned long long)ps.sent, (unsigned long long)ps.profiles, (double)ps.bytes / 1024, ps.cpu_s);
-	if (ps.rejected)
-		fprintf(stderr, "; %llu refused for good (kept)", (unsigned long long)ps.rejected);
-	if (r->iv.unsent_deleted)
-		fprintf(stderr, "; %llu deleted unsent (--max-disk)", (unsigned long long)r->iv.unsent_deleted);
-	if (ps.unsent)
-		fprintf(stderr, "; %zu not sent yet, kept in %s for the next run or 'pyebpf push %s'", ps.unsent,
-			r->opts.continuous, r->opts.continuous);
-	fputc('\n', stderr);
-}
-
 /* Everything that can be checked before sampling, is. */
 static int preflight(struct recorder *r)
 {
@@ -183,7 +118,7 @@ static int preflight(struct recorder *r)
 		return -1;
 	if (o->continuous ? preflight_dir(o->continuous) : outfile__open(&r->out, o->output))
 		return -1;
-	if (o->push.nendpoints && start_pusher(r))
+	if (o->push.nendpoints && !(r->pusher = record_push__start(o, &r->iv)))
 		return -1;
 	snprintf(abort_path, sizeof(abort_path), "%s", r->out.tmp);
 	cleanup_out = &r->out;
@@ -264,26 +199,6 @@ static const char *const mode_note[] = {
 	[MODE_OFFCPU] = ", off the CPU only",
 };
 
-/* What -p and --comm cover beyond the pids given, said once. */
-static void targets_note(const struct recorder *r)
-{
-	const struct record_opts *o = &r->opts;
-
-	if (record_targets__by_comm(o)) {
-		fprintf(stderr, "pyebpf: %zu processes named ", r->running_at_start);
-		for (size_t i = 0; i < o->filter.ncomms; i++)
-			fprintf(stderr, "%s%s", i ? " or " : "", o->filter.comms[i]);
-		fprintf(stderr, " now; those started later are profiled from their start\n");
-	} else if (o->npids && !o->no_children && r->running_at_start)
-		fprintf(stderr,
-			"pyebpf: also profiling the %zu processes -p's pids started, and what they start from now on "
-			"(--no-children: only the pids given)\n",
-			r->running_at_start);
-	else if (o->npids && !o->no_children)
-		fprintf(stderr, "pyebpf: what -p's pids start from now on is profiled too (--no-children: only the "
-				"pids given)\n");
-}
-
 static int start(struct recorder *r)
 {
 	if (sampler__start(r->sampler, r->opts.freq))
@@ -302,7 +217,7 @@ static int start(struct recorder *r)
 	fprintf(stderr, "pyebpf: sampling %d CPUs at %llu Hz%s%s\n", sampler__ncpus(r->sampler),
 		(unsigned long long)r->opts.freq, mode_note[r->opts.mode],
 		r->opts.duration > 0 || r->opts.cmd ? "" : "; Ctrl-C to stop");
-	targets_note(r);
+	record_targets__note(stderr, &r->opts, r->running_at_start);
 	const char *notes[3];
 	for (int i = 0, n = kernel_plan_notes(sampler__plan(r->sampler), r->opts.mode != MODE_CPU, notes); i < n; i++)
 		fprintf(stderr, "pyebpf: %s\n", notes[i]);
@@ -415,23 +330,13 @@ static int stop(struct recorder *r)
 	char line[512];
 	int status = 0;
 
-	const struct task_stats *ts;
-
 	r->elapsed_ns = now_ns() - r->start_ns;
 	ingest__tasks_tick(r->ingest, r->start_ns + r->elapsed_ns); /* the ticks since the last poll */
 	sampler__stop(r->sampler);
 	sampler__drain(r->sampler);
 	summary_of(r, r->start_ns + r->elapsed_ns, counters, &s);
 	summary_print(stderr, &s);
-	ts = ingest__task_stats(r->ingest);
-	if (ts && (ts->samples || ts->lists_cut))
-		fprintf(stderr,
-			"pyebpf: asyncio task time: %llu samples (%.1f s of tasks pending, not thread time) in %llu "
-			"walks of the task lists (%.2f ms and %.0f pages read each); %llu lists skipped (changing or "
-			"unreadable)\n",
-			(unsigned long long)ts->samples, (double)ts->samples / (double)r->opts.freq,
-			(unsigned long long)ts->ticks, ts->ticks ? (double)ts->walk_ns / 1e6 / (double)ts->ticks : 0.0,
-			ts->ticks ? (double)ts->pages / (double)ts->ticks : 0.0, (unsigned long long)ts->lists_cut);
+	summary_tasks(stderr, ingest__task_stats(r->ingest), r->opts.freq);
 	/* CPU time of a target that only waited is nothing: say where its time went. */
 	if (r->opts.mode == MODE_CPU && !r->opts.all && !ingest__stats(r->ingest)->samples)
 		fprintf(stderr, "pyebpf: the targets never ran on a CPU while sampled: to see where a waiting "
@@ -461,7 +366,7 @@ static int write_output(struct recorder *r)
 		if (r->iv.write_failures)
 			fprintf(stderr, " (%llu could not be written)", (unsigned long long)r->iv.write_failures);
 		fputc('\n', stderr);
-		finish_pusher(r);
+		record_push__finish(r->pusher, &r->iv, r->opts.continuous);
 		/* Some intervals lost is said above; none kept at all is a failure. */
 		return r->iv.files_written || !r->iv.write_failures ? 0 : -1;
 	}

@@ -75,3 +75,20 @@ long record_targets__add(struct sampler *s, struct ingest *in, const struct reco
 		ingest__register(in, o->pids[i]);
 	return n;
 }
+
+void record_targets__note(FILE *f, const struct record_opts *o, size_t running)
+{
+	if (record_targets__by_comm(o)) {
+		fprintf(f, "pyebpf: %zu processes named ", running);
+		for (size_t i = 0; i < o->filter.ncomms; i++)
+			fprintf(f, "%s%s", i ? " or " : "", o->filter.comms[i]);
+		fprintf(f, " now; those started later are profiled from their start\n");
+	} else if (o->npids && !o->no_children && running)
+		fprintf(f,
+			"pyebpf: also profiling the %zu processes -p's pids started, and what they start from now on "
+			"(--no-children: only the pids given)\n",
+			running);
+	else if (o->npids && !o->no_children)
+		fprintf(f, "pyebpf: what -p's pids start from now on is profiled too (--no-children: only the "
+			   "pids given)\n");
+}

@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include "record/ingest.h"
 #include "record/record_args.h"
@@ -27,6 +28,8 @@ bool record_targets__by_comm(const struct record_opts *o);
  * after one error line.
  */
 long record_targets__add(struct sampler *s, struct ingest *in, const struct record_opts *o);
+/* What -p and --comm cover beyond the pids given (`running` found at the start), said once. */
+void record_targets__note(FILE *f, const struct record_opts *o, size_t running);
 
 /* What ingest asks of the sampler s while recording (record, top): a Python
  * process found or gone, threads beyond the BPF walk to index. */

@@ -127,3 +127,15 @@ void summary_print(FILE *f, const struct record_summary *s)
 		fprintf(f, "pyebpf: malformed events ignored: %llu\n", (unsigned long long)st->bad);
 	native_summary(f, ingest__native_stats(s->ingest));
 }
+
+void summary_tasks(FILE *f, const struct task_stats *ts, uint64_t freq)
+{
+	if (!ts || (!ts->samples && !ts->lists_cut))
+		return;
+	fprintf(f,
+		"pyebpf: asyncio task time: %llu samples (%.1f s of tasks pending, not thread time) in %llu walks of "
+		"the task lists (%.2f ms and %.0f pages read each); %llu lists skipped (changing or unreadable)\n",
+		(unsigned long long)ts->samples, (double)ts->samples / (double)freq, (unsigned long long)ts->ticks,
+		ts->ticks ? (double)ts->walk_ns / 1e6 / (double)ts->ticks : 0.0,
+		ts->ticks ? (double)ts->pages / (double)ts->ticks : 0.0, (unsigned long long)ts->lists_cut);
+}

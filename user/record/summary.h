@@ -33,5 +33,7 @@ uint64_t summary_lost(const uint64_t *counters);
 /* The one-line progress report (final: the last one, ended by a newline). */
 void summary_status(FILE *f, const struct record_summary *s, bool final);
 void summary_print(FILE *f, const struct record_summary *s);
+/* The asyncio task time line (wall mode, 3.11+): nothing when no task was sampled. */
+void summary_tasks(FILE *f, const struct task_stats *ts, uint64_t freq);
 
 #endif
