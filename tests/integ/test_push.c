@@ -226,25 +226,29 @@ Test(push, otlp_lands_the_same_functions_and_total_in_a_collector, .timeout = 24
  * The acceptance path: Pyroscope away when recording starts, there for a
  * while, frozen (SIGSTOP: connections accepted, no answer) while the
  * recording ends; then thawed and `pyebpf push` sends what it lacks.
- * Exactly the local total arrives, nothing twice.
+ * Exactly the local total arrives, nothing twice, whichever way Pyroscope
+ * treats a push whose client left before the answer: not stored (its
+ * current write path), or stored anyway (store_cancelled: its older one);
+ * then pyebpf asks before sending that interval again.
  */
-Test(push, pyroscope_absent_then_frozen_then_backfilled_gets_exactly_the_local_total, .timeout = 300,
-     .fini = stop_started)
+static void frozen_then_backfilled(int port, bool store_cancelled)
 {
 	const char *dir = temp_dir();
-	char *py = temp_path(dir, "py"), *spool = temp_path(dir, "spool"), *err = temp_path(dir, "err.txt");
+	char *py = temp_path(dir, "py"), *spool = temp_path(dir, "spool"), *err = temp_path(dir, "err.txt"), url[64];
 	char *stats;
 	struct folded local, got;
 	uint64_t la, lb, ga, gb;
 	struct run_result r;
 	pid_t rec, pid;
 
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d", port);
 	rec = spawn_capture((const char *const[]){ PYEBPF, "record", "--continuous", spool, "--interval", "1s",
-						   "--push", "http://127.0.0.1:24040", "--push-timeout", "3s", "--", PY,
-						   WORK, "split", "9", NULL },
+						   "--push", url, "--push-timeout", "3s", "--", PY, WORK, "split", "9",
+						   NULL },
 			    err);
 	wait_for_text(err, "intervals are kept in", 30); /* away at start: one warning, recording goes on */
-	backend_start("pyroscope", py, 24040, NULL);
+	backend_start("pyroscope", py, port,
+		      (const char *const[]){ store_cancelled ? "-store-cancelled" : NULL, NULL });
 	wait_for_text(err, "it answers again", 30);
 	sleep_s(2);
 	pid = backend_pid(py);
@@ -252,18 +256,20 @@ Test(push, pyroscope_absent_then_frozen_then_backfilled_gets_exactly_the_local_t
 	cr_assert_eq(wait_exit(rec, 60), 0, "the recording ends with its command");
 	kill(pid, SIGCONT);
 	sleep_s(1);
-	run((const char *const[]){ PYEBPF, "push", spool, "--push", "http://127.0.0.1:24040", NULL }, 120, &r);
+	run((const char *const[]){ PYEBPF, "push", spool, "--push", url, NULL }, 120, &r);
 	cr_assert_eq(r.status, 0, "%s", r.err);
+	if (store_cancelled)
+		cr_assert(strstr(r.err, "arrived before its answer was lost: not sent again"), "%s", r.err);
 	run_result_free(&r);
 	/* Twice sends nothing twice. */
-	run((const char *const[]){ PYEBPF, "push", spool, "--push", "http://127.0.0.1:24040", NULL }, 60, &r);
+	run((const char *const[]){ PYEBPF, "push", spool, "--push", url, NULL }, 60, &r);
 	cr_assert_eq(r.status, 0, "%s", r.err);
 	cr_assert(strstr(r.err, "pushed 0 intervals"), "%s", r.err);
 	run_result_free(&r);
-	stats = stub_get(24040, "/stub/stats");
+	stats = stub_get(port, "/stub/stats");
 	cr_assert_eq(json_num(stats, "duplicate_stored_ids"), 0, "no profile stored twice: %s", stats);
 	local_folded(dir, &local);
-	pyroscope_folded(dir, 24040, "{service_name=\"python3\"}", &got);
+	pyroscope_folded(dir, port, "{service_name=\"python3\"}", &got);
 	backend_stop("pyroscope", py);
 	split_of(&local, &la, &lb);
 	split_of(&got, &ga, &gb);
@@ -276,6 +282,17 @@ Test(push, pyroscope_absent_then_frozen_then_backfilled_gets_exactly_the_local_t
 	free(stats);
 	folded_free(&local);
 	folded_free(&got);
+}
+
+Test(push, pyroscope_absent_then_frozen_then_backfilled_gets_exactly_the_local_total, .timeout = 300,
+     .fini = stop_started)
+{
+	frozen_then_backfilled(24040, false);
+}
+
+Test(push, a_push_pyroscope_stored_after_its_client_left_is_not_sent_again, .timeout = 300, .fini = stop_started)
+{
+	frozen_then_backfilled(24050, true);
 }
 
 /* A spool of `seconds` of pywork's split recorded with no backend at all. */

@@ -185,15 +185,17 @@ Test(push, journal_lines)
 			    "sent " N3 " trailing\n"
 			    "garbage\n"
 			    "rejected " N3 " 999\n"
+			    "maybe " N2 "\n"
 			    "sent " N3; /* a last line cut short by a crash still counts if whole */
 
 	cr_assert_eq(push_journal__parse(j, text, sizeof(text) - 1), 4);
 	cr_assert_eq(push_journal__state(j, N1), JOURNAL_SENT);
-	cr_assert_eq(push_journal__state(j, N2), JOURNAL_REJECTED);
+	cr_assert_eq(push_journal__state(j, N2), JOURNAL_MAYBE, "the last line of a name wins");
 	cr_assert_eq(push_journal__state(j, N3), JOURNAL_SENT);
 	cr_assert_eq(push_journal__state(j, "pyebpf-20261126T100045.000Z-000004.pb.gz"), JOURNAL_UNSENT);
 	cr_assert_eq(push_journal__count(j, JOURNAL_SENT), 2);
-	cr_assert_eq(push_journal__count(j, JOURNAL_REJECTED), 1);
+	cr_assert_eq(push_journal__count(j, JOURNAL_REJECTED), 0);
+	cr_assert_eq(push_journal__count(j, JOURNAL_MAYBE), 1);
 	push_journal__close(j);
 }
 
@@ -592,4 +594,40 @@ Test(push, pod_names_from_kubelets_log_directories)
 	cr_assert_str_eq(k8s_pod_of_uid("/nonexistent", "x", out, sizeof(out)), "");
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	cr_assert_eq(system(cmd), 0);
+}
+
+Test(push, asking_pyroscope_whether_an_interval_arrived)
+{
+	struct profile *p = fleet_profile();
+	struct series_config c = { 0 };
+	size_t n, len;
+	struct push_series *s = series_split(p, &c, &n);
+	uint8_t *q;
+	Pyroscope__SelectMergeProfileRequest *r;
+	Perftools__Profiles__Profile answer = PERFTOOLS__PROFILES__PROFILE__INIT;
+	Perftools__Profiles__Sample s1 = PERFTOOLS__PROFILES__SAMPLE__INIT, s2 = PERFTOOLS__PROFILES__SAMPLE__INIT;
+	Perftools__Profiles__Sample *samples[2] = { &s1, &s2 };
+	int64_t v1 = 30, v2 = 12, total;
+	uint8_t buf[256];
+
+	cr_assert_eq(pyroscope_query_request(s, n, &q, &len), 0);
+	r = pyroscope__select_merge_profile_request__unpack(NULL, len, q);
+	cr_assert(r);
+	cr_assert_str_eq(r->profile_typeid, "process_cpu:cpu:nanoseconds:cpu:nanoseconds");
+	cr_assert_str_eq(r->label_selector, "{host=\"web-7\",service_name=\"gunicorn\"}");
+	cr_assert_eq(r->start, 1795000000000LL - 1);
+	cr_assert_eq(r->end, 1795000000000LL + 1);
+	pyroscope__select_merge_profile_request__free_unpacked(r, NULL);
+	free(q);
+	s1.n_value = s2.n_value = 1;
+	s1.value = &v1;
+	s2.value = &v2;
+	answer.n_sample = 2;
+	answer.sample = samples;
+	len = perftools__profiles__profile__pack(&answer, buf);
+	cr_assert_eq(pyroscope_query_total(buf, len, &total), 0);
+	cr_assert_eq(total, 42);
+	cr_assert_eq(pyroscope_query_total((const uint8_t *)"\xff\xff\xff", 3, &total), -1, "not a profile");
+	series_free(s, n);
+	profile__free(p);
 }

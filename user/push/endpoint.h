@@ -19,6 +19,7 @@ enum push_kind {
 /* The path a collector's OTLP/HTTP receiver takes profiles on. */
 #define OTLP_PROFILES_PATH "/v1development/profiles"
 #define PYROSCOPE_PUSH_PATH "/push.v1.PusherService/Push"
+#define PYROSCOPE_QUERY_PATH "/querier.v1.QuerierService/SelectMergeProfile"
 
 struct push_endpoint {
 	enum push_kind kind;

@@ -22,7 +22,7 @@ struct push_journal {
 	char *describe;
 	size_t appended;        /* lines written since it was last compacted */
 	struct hashmap *states; /* interval file name -> enum journal_state */
-	size_t counts[3];
+	size_t counts[4];
 };
 
 struct push_journal *push_journal__new_memory(void)
@@ -57,7 +57,7 @@ size_t push_journal__count(const struct push_journal *j, enum journal_state st)
 	return j->counts[st];
 }
 
-/* One line: "sent NAME" or "rejected NAME STATUS"; false when it is not one. */
+/* One line: "sent NAME", "maybe NAME" or "rejected NAME STATUS"; false when it is not one. */
 static bool parse_line(struct push_journal *j, const char *line, size_t len)
 {
 	char buf[160], word[16], name[128];
@@ -71,8 +71,8 @@ static bool parse_line(struct push_journal *j, const char *line, size_t len)
 	buf[len] = 0;
 	if (sscanf(buf, "%15s %127s%n", word, name, &n) != 2 || !rotation_parse_name(name, &seq))
 		return false;
-	if (!strcmp(word, "sent") && !buf[n]) {
-		set_state(j, name, JOURNAL_SENT);
+	if ((!strcmp(word, "sent") || !strcmp(word, "maybe")) && !buf[n]) {
+		set_state(j, name, !strcmp(word, "sent") ? JOURNAL_SENT : JOURNAL_MAYBE);
 		return true;
 	}
 	if (!strcmp(word, "rejected") && sscanf(buf + n, " %ld", &status) == 1 && status >= 0 && status < 600) {
@@ -179,7 +179,11 @@ static int compact(struct push_journal *j, const char *describe)
 	fprintf(f, "# pyebpf push journal: %s\n", describe);
 	/* A rejected file's status is not kept in memory: 400 stands for it (not taken). */
 	while (hashmap__next(j->states, &pos, &key, &klen, &v))
-		fprintf(f, v == JOURNAL_SENT ? "sent %.*s\n" : "rejected %.*s 400\n", (int)klen, (const char *)key);
+		fprintf(f,
+			v == JOURNAL_SENT    ? "sent %.*s\n"
+			: v == JOURNAL_MAYBE ? "maybe %.*s\n"
+					     : "rejected %.*s 400\n",
+			(int)klen, (const char *)key);
 	if (fflush(f) || fsync(fd)) {
 		fclose(f);
 		unlinkat(j->dirfd, tmp, 0);
@@ -251,8 +255,9 @@ void push_journal__set(struct push_journal *j, const char *name, enum journal_st
 int push_journal__append(struct push_journal *j, const char *name, enum journal_state st, long status)
 {
 	char line[192];
-	int n = st == JOURNAL_SENT ? snprintf(line, sizeof(line), "sent %s\n", name)
-				   : snprintf(line, sizeof(line), "rejected %s %ld\n", name, status);
+	int n = st == JOURNAL_SENT    ? snprintf(line, sizeof(line), "sent %s\n", name)
+		: st == JOURNAL_MAYBE ? snprintf(line, sizeof(line), "maybe %s\n", name)
+				      : snprintf(line, sizeof(line), "rejected %s %ld\n", name, status);
 
 	if (j->fd < 0)
 		return 0;

@@ -2,7 +2,8 @@
 /*
  * The spool's memory of what each backend has: in the continuous directory,
  * one file per backend, ".pyebpf-push-KEY.journal" (KEY: push_endpoint__key),
- * a line per interval file the backend took ("sent NAME") or refused for
+ * a line per interval file the backend took ("sent NAME"), may have taken
+ * (its answer never came: "maybe NAME"; still unsent) or refused for
  * good ("rejected NAME STATUS"; status 0: the file could not be read). Appended and synced after each answer, so
  * a crash costs at most the one push in flight (sent again: see the README
  * for what each backend does with that). An interval file whose name is in
@@ -26,6 +27,7 @@ enum journal_state {
 	JOURNAL_UNSENT = 0,
 	JOURNAL_SENT,
 	JOURNAL_REJECTED,
+	JOURNAL_MAYBE, /* sent whole, but no answer came (cut short, timed out): the backend may have it */
 };
 
 struct push_journal;

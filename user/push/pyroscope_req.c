@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "base/hashmap.h"
+#include "profile.pb-c.h"
 #include "pyroscope.pb-c.h"
 #include "base/util.h"
 #include "write/pprof.h"
@@ -120,6 +121,66 @@ static void part_free(struct part *pt)
 	free(pt->raw);
 	free(pt->pairs);
 	free(pt->pair_ptrs);
+}
+
+/* A label value inside a selector's double quotes. */
+static void selector_value(char *out, size_t size, const char *v)
+{
+	size_t o = 0;
+
+	for (; *v && o + 3 < size; v++) {
+		if (*v == '"' || *v == '\\')
+			out[o++] = '\\';
+		out[o++] = *v;
+	}
+	out[o] = 0;
+}
+
+int pyroscope_query_request(const struct push_series *s, size_t n, uint8_t **out, size_t *len)
+{
+	Pyroscope__SelectMergeProfileRequest q = PYROSCOPE__SELECT_MERGE_PROFILE_REQUEST__INIT;
+	char selector[4096], value[1100];
+	size_t at = 0;
+	int64_t start_ms;
+
+	for (size_t i = 0; i < n; i++) {
+		if (!has_kind(s[i].prof, PPROF_ONLY_CPU))
+			continue;
+		at += (size_t)snprintf(selector + at, sizeof(selector) - at, "{");
+		for (size_t k = 0; k < s[i].nlabels && at < sizeof(selector); k++) {
+			selector_value(value, sizeof(value), s[i].labels[k].value);
+			at += (size_t)snprintf(selector + at, sizeof(selector) - at, "%s%s=\"%s\"", k ? "," : "",
+					       s[i].labels[k].name, value);
+		}
+		if (at + 2 >= sizeof(selector))
+			return -1;
+		snprintf(selector + at, sizeof(selector) - at, "}");
+		start_ms = profile__meta_of(s[i].prof)->start_epoch_ns / 1000000;
+		q.profile_typeid = "process_cpu:cpu:nanoseconds:cpu:nanoseconds";
+		q.label_selector = selector;
+		/* A profile is filed at its start; intervals are a second apart at least. */
+		q.start = start_ms - 1;
+		q.end = start_ms + 1;
+		*len = pyroscope__select_merge_profile_request__get_packed_size(&q);
+		*out = xmalloc(*len + 1);
+		pyroscope__select_merge_profile_request__pack(&q, *out);
+		return 0;
+	}
+	return -1;
+}
+
+int pyroscope_query_total(const uint8_t *body, size_t len, int64_t *total)
+{
+	Perftools__Profiles__Profile *p = perftools__profiles__profile__unpack(NULL, len, body);
+
+	if (!p)
+		return -1;
+	*total = 0;
+	for (size_t i = 0; i < p->n_sample; i++)
+		if (p->sample[i]->n_value)
+			*total += p->sample[i]->value[0];
+	perftools__profiles__profile__free_unpacked(p, NULL);
+	return 0;
 }
 
 int pyroscope_request(const struct push_series *s, size_t n, const char *name, uint8_t **out, size_t *len,

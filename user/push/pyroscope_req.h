@@ -22,6 +22,15 @@
 int pyroscope_request(const struct push_series *s, size_t n, const char *name, uint8_t **out, size_t *len,
 		      size_t *nprofiles);
 
+/* What asks Pyroscope whether interval `name`'s first CPU series is there
+ * already: a SelectMergeProfileRequest for that series' labels at the
+ * interval's start (to the millisecond). 0 with the request's bytes
+ * (malloc'd); -1 when the interval has no CPU series to ask about. */
+int pyroscope_query_request(const struct push_series *s, size_t n, uint8_t **out, size_t *len);
+/* The answer (a pprof Profile, not gzip'd): the sum of its first value over
+ * its samples, in *total. 0, or -1 when it is no profile. */
+int pyroscope_query_total(const uint8_t *body, size_t len, int64_t *total);
+
 /* A UUID (RFC 9562 version 4 layout) from a digest of `key`: 36 characters and NUL. */
 void pyroscope_uuid(const char *key, char out[37]);
 

@@ -25,6 +25,8 @@
 #define PUSH_USER_AGENT "pyebpf/0.1.0"
 /* What is read of an answer: enough for its error message; a longer one is cut off. */
 #define ANSWER_MAX 4096
+/* What is read of Pyroscope's answer to a query: one series' profile of one interval. */
+#define QUERY_ANSWER_MAX (16 << 20)
 /* Intervals a backend may be handed, not yet sent; past that the oldest is
  * dropped from memory (it is still in the spool, read from there). */
 #define HANDOFF_MAX 4
@@ -109,6 +111,12 @@ static void wait_until(struct pusher *p, double until)
 	pthread_cond_timedwait(&p->cond, &p->lock, &ts);
 }
 
+/* A backend lacks an interval it was never sent, and one it may not have got. */
+static bool lacks(enum journal_state st)
+{
+	return st == JOURNAL_UNSENT || st == JOURNAL_MAYBE;
+}
+
 static bool in_window(const struct pusher *p, const char *name)
 {
 	int64_t t = rotation_name_time(name);
@@ -162,27 +170,29 @@ static void scan(struct backend *b)
 	queue_clear(b);
 	for (size_t i = 0; i < n; i++)
 		if (v[i].start_ns >= p->c.since_ns && v[i].start_ns < p->c.until_ns &&
-		    push_journal__state(b->journal, v[i].name) == JOURNAL_UNSENT)
+		    lacks(push_journal__state(b->journal, v[i].name)))
 			queue_add(b, v[i].name);
 	b->rescan = false;
 	pthread_mutex_unlock(&p->lock);
 	rotation_list_free(v, n);
 }
 
-/* curl: the answer's first ANSWER_MAX bytes; past that the transfer is cut
- * off (a server cannot make pyebpf read gigabytes to learn a status). */
+/* curl: the answer, up to `max` bytes; past that the transfer is cut off
+ * (a server cannot make pyebpf read gigabytes to learn a status). A push's
+ * answer is kept for its message (ANSWER_MAX); a query's is a profile. */
 struct answer {
-	char buf[ANSWER_MAX + 1];
-	size_t len;
+	char *buf; /* NUL-terminated; NULL until something came */
+	size_t len, max;
 };
 
 static size_t on_body(char *data, size_t size, size_t nmemb, void *ctx)
 {
 	struct answer *a = ctx;
-	size_t n = size * nmemb, room = ANSWER_MAX - a->len;
+	size_t n = size * nmemb;
 
-	if (n > room)
+	if (n > a->max - a->len)
 		return 0;
+	a->buf = xrealloc(a->buf, a->len + n + 1);
 	memcpy(a->buf + a->len, data, n);
 	a->len += n;
 	a->buf[a->len] = 0;
@@ -214,41 +224,37 @@ enum build_result {
 	BUILD_AGAIN,  /* out of memory or file descriptors: try again later */
 };
 
-/* The request body of interval `name` for this backend. */
-static enum build_result build_body(struct backend *b, const char *name, uint8_t **body, size_t *len, size_t *nprofiles)
+/* The series of interval `name`: handed over when it was written
+ * (pusher__offer), or read back from the spool (*prof then holds them). */
+static enum build_result series_of(struct backend *b, const char *name, struct push_series **s, size_t *ns,
+				   struct profile **prof)
 {
 	struct pusher *p = b->owner;
-	struct profile *prof = NULL;
-	struct push_series *s = NULL;
-	size_t ns = 0;
-	int ret;
+	int fd;
 
-	/* Handed over when it was written (pusher__offer), or read back from the spool. */
+	*s = NULL;
+	*ns = 0;
+	*prof = NULL;
 	pthread_mutex_lock(&p->lock);
-	for (size_t i = 0; i < b->nhand && !s; i++)
+	for (size_t i = 0; i < b->nhand && !*s; i++)
 		if (!strcmp(b->hand[i].name, name)) {
-			s = b->hand[i].s;
-			ns = b->hand[i].n;
+			*s = b->hand[i].s;
+			*ns = b->hand[i].n;
 			memmove(&b->hand[i], &b->hand[i + 1], (b->nhand - i - 1) * sizeof(*b->hand));
 			b->nhand--;
 		}
 	pthread_mutex_unlock(&p->lock);
-	if (!s) {
-		int fd = openat(p->dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-
-		if (fd < 0)
-			return errno == ENOENT ? BUILD_GONE : errno == ELOOP ? BUILD_BROKEN : BUILD_AGAIN;
-		close(fd);
-		prof = recording__read_at(p->dirfd, name, O_NOFOLLOW); /* says why when it cannot */
-		if (!prof)
-			return BUILD_BROKEN;
-		s = series_split(prof, &p->c.series, &ns);
-	}
-	ret = b->ep->kind == PUSH_OTLP ? otlp_request(s, ns, name, body, len, nprofiles)
-				       : pyroscope_request(s, ns, name, body, len, nprofiles);
-	series_free(s, ns);
-	profile__free(prof);
-	return ret ? BUILD_AGAIN : BUILD_OK;
+	if (*s)
+		return BUILD_OK;
+	fd = openat(p->dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? BUILD_GONE : errno == ELOOP ? BUILD_BROKEN : BUILD_AGAIN;
+	close(fd);
+	*prof = recording__read_at(p->dirfd, name, O_NOFOLLOW); /* says why when it cannot */
+	if (!*prof)
+		return BUILD_BROKEN;
+	*s = series_split(*prof, &p->c.series, ns);
+	return BUILD_OK;
 }
 
 /* Credentials, read again for each push (a rotated file is taken). 0, or -1 with why. */
@@ -283,9 +289,10 @@ static bool protocol_answer(const struct backend *b, const char *type, size_t le
 
 /* One try of one interval: the HTTP status (0: no answer, -1: credentials
  * not read, -2: a 2xx that is not the protocol's), Retry-After in
- * *retry_after, what went wrong in err. */
-static long post(struct backend *b, CURL *curl, const uint8_t *body, size_t len, struct answer *ans,
-		 double *retry_after, char *err, size_t errlen)
+ * *retry_after, whether the whole body went out in *sent_whole (with no
+ * answer, the backend may have taken it), what went wrong in err. */
+static long post(struct backend *b, CURL *curl, const char *url, const uint8_t *body, size_t len, struct answer *ans,
+		 double *retry_after, bool *sent_whole, char *err, size_t errlen)
 {
 	struct pusher *p = b->owner;
 	struct curl_slist *h = NULL;
@@ -311,7 +318,7 @@ static long post(struct backend *b, CURL *curl, const uint8_t *body, size_t len,
 		h = curl_slist_append(h, tenant);
 	}
 	h = curl_slist_append(h, "Expect:"); /* no 100-continue round trip */
-	curl_easy_setopt(curl, CURLOPT_URL, b->ep->url);
+	curl_easy_setopt(curl, CURLOPT_URL, url);
 	curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
 	curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(curl, CURLOPT_OPENSOCKETFUNCTION, open_socket);
@@ -334,6 +341,11 @@ static long post(struct backend *b, CURL *curl, const uint8_t *body, size_t len,
 	rc = curl_easy_perform(curl);
 	secret_wipe(secret, sizeof(secret));
 	curl_slist_free_all(h);
+	{
+		curl_off_t up = 0;
+
+		*sent_whole = curl_easy_getinfo(curl, CURLINFO_SIZE_UPLOAD_T, &up) == CURLE_OK && up == (curl_off_t)len;
+	}
 	/* The status counts once it came, even if the body was cut off or slow:
 	 * a 2xx means the backend has the interval. */
 	curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
@@ -359,7 +371,9 @@ static const char *answer_text(const struct answer *a, char *out, size_t size)
 {
 	char line[512];
 
-	snprintf(line, sizeof(line), "%.*s", (int)strcspn(a->buf, "\r\n"), a->buf);
+	const char *text = a->buf ? a->buf : "";
+
+	snprintf(line, sizeof(line), "%.*s", (int)strcspn(text, "\r\n"), text);
 	return utf8_clean(line, out, size);
 }
 
@@ -375,18 +389,83 @@ static void tell_down(struct backend *b, const char *what, bool setup)
 
 /* Send interval `name`; what the answer means for it. *status: the HTTP
  * status; 0 with PUSH_SENT: nothing to send, and nothing to mark. */
-static enum push_verdict push_one(struct backend *b, CURL *curl, const char *name, long *status, double *retry_after)
+/*
+ * Is interval `name` in Pyroscope already (its push went out whole and its
+ * answer was lost)? Pyroscope does not deduplicate, so it is asked before
+ * the interval is sent again: its first CPU series, at the interval's start.
+ * 1: there; 0: not there (or nothing to ask about); -1: no answer (err).
+ */
+static int pyroscope_has(struct backend *b, CURL *curl, const struct push_series *s, size_t ns, char *err,
+			 size_t errlen)
+{
+	char url[2048];
+	uint8_t *q;
+	size_t qlen;
+	struct answer ans = { .max = QUERY_ANSWER_MAX };
+	double retry_after = 0;
+	bool whole;
+	int64_t total = 0;
+	long status;
+
+	if (pyroscope_query_request(s, ns, &q, &qlen))
+		return 0;
+	snprintf(url, sizeof(url), "%s%s", b->ep->base, PYROSCOPE_QUERY_PATH);
+	status = post(b, curl, url, q, qlen, &ans, &retry_after, &whole, err, errlen);
+	free(q);
+	if (status != 200 || pyroscope_query_total((const uint8_t *)(ans.buf ? ans.buf : ""), ans.len, &total)) {
+		if (status > 0)
+			snprintf(err, errlen, "asking whether it has an interval already: HTTP %ld%s", status,
+				 status == 200 ? " with an answer that is no profile" : "");
+		free(ans.buf);
+		return -1;
+	}
+	free(ans.buf);
+	return total > 0;
+}
+
+static enum push_verdict push_one(struct backend *b, CURL *curl, const char *name, bool maybe, long *status,
+				  double *retry_after, bool *sent_whole)
 {
 	struct pusher *p = b->owner;
 	uint8_t *body = NULL;
-	size_t len = 0, nprofiles = 0;
-	struct answer ans = { .len = 0 };
+	size_t len = 0, nprofiles = 0, ns = 0;
+	struct answer ans = { .max = ANSWER_MAX };
 	char err[CURL_ERROR_SIZE + 128] = "", text[512], what[1024];
+	struct push_series *s = NULL;
+	struct profile *prof = NULL;
 	enum push_verdict v;
+	enum build_result built;
+	int ret;
 
 	*status = 0;
 	*retry_after = 0;
-	switch (build_body(b, name, &body, &len, &nprofiles)) {
+	*sent_whole = false;
+	built = series_of(b, name, &s, &ns, &prof);
+	if (built == BUILD_OK && maybe && b->ep->kind == PUSH_PYROSCOPE) {
+		int has = pyroscope_has(b, curl, s, ns, err, sizeof(err));
+
+		if (has) {
+			series_free(s, ns);
+			profile__free(prof);
+			if (has < 0) {
+				tell_down(b, err, false);
+				return PUSH_RETRY;
+			}
+			fprintf(stderr, "pyebpf: push to %s: %s arrived before its answer was lost: not sent again\n",
+				b->ep->base, name);
+			*status = 200;
+			return PUSH_SENT;
+		}
+	}
+	if (built == BUILD_OK) {
+		ret = b->ep->kind == PUSH_OTLP ? otlp_request(s, ns, name, &body, &len, &nprofiles)
+					       : pyroscope_request(s, ns, name, &body, &len, &nprofiles);
+		series_free(s, ns);
+		profile__free(prof);
+		if (ret)
+			built = BUILD_AGAIN;
+	}
+	switch (built) {
 	case BUILD_GONE:
 		return PUSH_SENT; /* pruned meanwhile: not marked */
 	case BUILD_BROKEN:
@@ -403,15 +482,16 @@ static enum push_verdict push_one(struct backend *b, CURL *curl, const char *nam
 		*status = 204;
 		return PUSH_SENT;
 	}
-	*status = post(b, curl, body, len, &ans, retry_after, err, sizeof(err));
+	*status = post(b, curl, b->ep->url, body, len, &ans, retry_after, sent_whole, err, sizeof(err));
 	free(body);
 	if (*status < 0) { /* credentials not read, or not the backend answering */
 		tell_down(b, err, true);
 		*status = 0;
+		free(ans.buf);
 		return PUSH_SETUP;
 	}
 	v = *status ? push_verdict_of(*status) : PUSH_RETRY;
-	if (v == PUSH_SENT && b->ep->kind == PUSH_OTLP)
+	if (v == PUSH_SENT && b->ep->kind == PUSH_OTLP && ans.buf)
 		otlp_partial_success_note(stderr, b->ep->base, name, (const uint8_t *)ans.buf, ans.len);
 	if (v == PUSH_SENT) {
 		pthread_mutex_lock(&p->lock);
@@ -441,6 +521,7 @@ static enum push_verdict push_one(struct backend *b, CURL *curl, const char *nam
 			 answer_text(&ans, text, sizeof(text)));
 		tell_down(b, what, v == PUSH_SETUP);
 	}
+	free(ans.buf);
 	return v;
 }
 
@@ -484,7 +565,7 @@ static void *backend_main(void *arg)
 	char name[128];
 
 	while (curl) {
-		bool have, rescan;
+		bool have, rescan, maybe = false, sent_whole;
 		long status;
 		double retry_after;
 		enum push_verdict v;
@@ -507,9 +588,10 @@ static void *backend_main(void *arg)
 		}
 		pthread_mutex_lock(&p->lock);
 		have = b->nq > 0;
-		if (have)
+		if (have) {
 			snprintf(name, sizeof(name), "%s", b->queue[0]);
-		else if (p->draining) {
+			maybe = push_journal__state(b->journal, name) == JOURNAL_MAYBE;
+		} else if (p->draining) {
 			pthread_mutex_unlock(&p->lock);
 			break;
 		} else {
@@ -518,7 +600,7 @@ static void *backend_main(void *arg)
 		pthread_mutex_unlock(&p->lock);
 		if (!have)
 			continue;
-		v = push_one(b, curl, name, &status, &retry_after);
+		v = push_one(b, curl, name, maybe, &status, &retry_after, &sent_whole);
 		if (v == PUSH_SENT) {
 			if (status)
 				record_answer(b, name, JOURNAL_SENT, status);
@@ -533,6 +615,14 @@ static void *backend_main(void *arg)
 			record_answer(b, name, JOURNAL_REJECTED, status);
 			b->failures = 0;
 		} else {
+			/* Sent whole, no answer: it may be there; asked before it goes again. */
+			if (!status && sent_whole && !maybe) {
+				pthread_mutex_lock(&p->lock);
+				push_journal__set(b->journal, name, JOURNAL_MAYBE);
+				pthread_mutex_unlock(&p->lock);
+				if (push_journal__append(b->journal, name, JOURNAL_MAYBE, 0))
+					err_msg("push: cannot write the journal in %s: %s", p->c.dir, strerror(errno));
+			}
 			pthread_mutex_lock(&p->lock);
 			b->retries++;
 			pthread_mutex_unlock(&p->lock);
@@ -633,7 +723,7 @@ void pusher__offer(struct pusher *p, const char *name, const struct profile *pro
 			b->nhand--;
 		}
 		b->hand[b->nhand++] = h;
-		if (in_window(p, name) && push_journal__state(b->journal, name) == JOURNAL_UNSENT)
+		if (in_window(p, name) && lacks(push_journal__state(b->journal, name)))
 			queue_add(b, name);
 		pthread_mutex_unlock(&p->lock);
 	}
@@ -657,7 +747,7 @@ bool pusher__unsent(struct pusher *p, const char *name)
 		return false;
 	pthread_mutex_lock(&p->lock);
 	for (size_t i = 0; i < p->n && !unsent; i++)
-		unsent = push_journal__state(p->b[i].journal, name) == JOURNAL_UNSENT;
+		unsent = lacks(push_journal__state(p->b[i].journal, name));
 	pthread_mutex_unlock(&p->lock);
 	return unsent;
 }
