@@ -63,7 +63,7 @@ INTEG_SRCS := $(wildcard tests/integ/*.c)
 FIXTURES   := $(BUILD)/fixtures/busy $(BUILD)/fixtures/libfixture.so $(BUILD)/fixtures/libfixture-stripped.so \
 	$(BUILD)/fixtures/libunwind_fixture.so $(BUILD)/fixtures/debug/.done $(BUILD)/fixtures/layouts/.done
 
-.PHONY: all clean install deps test-deps vmlinux test check docs-check unit-test integ-test integ-check fuzz fuzz-smoke demo bench viewers backends
+.PHONY: all clean install man deps test-deps vmlinux test check docs-check unit-test integ-test integ-check fuzz fuzz-smoke demo bench viewers backends
 .DELETE_ON_ERROR:
 
 all: $(BUILD)/pyebpf
@@ -321,8 +321,9 @@ check: test-deps
 
 # Every relative link of README.md and docs/ resolves; every pyebpf command
 # shown in a shell block still parses (tests/docs_check.py).
-docs-check: $(BUILD)/pyebpf
+docs-check: $(BUILD)/pyebpf $(BUILD)/pyebpf.1
 	python3 tests/docs_check.py $(BUILD)/pyebpf
+	@groff -man -Tutf8 -ww $(BUILD)/pyebpf.1 2>&1 >/dev/null | { ! grep .; } || { echo "docs: the man page has roff warnings"; exit 1; }
 
 fuzz-smoke:
 	$(MAKE) fuzz FUZZ_SECONDS=5
@@ -342,7 +343,7 @@ DEPS := make clang llvm gcc g++ libbpf-dev bpftool libelf-dev zlib1g-dev libdw-d
 TEST_DEPS := pybind11-dev python3-dev libc6-dbg python3-numpy python3-scipy libopenblas0-pthread \
 	python3-flask gunicorn python3-aiohttp python3-sphinx graphviz libcriterion-dev bc golang-go \
 	libclang-rt-14-dev chromium patchelf clang-format clang-tidy cppcheck shellcheck linux-perf strace \
-	tmux nginx-light openssl
+	tmux nginx-light openssl groff-base
 
 deps:
 	apt-get update -qq
@@ -355,8 +356,15 @@ test-deps: deps
 vmlinux:
 	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > vmlinux.h
 
-install: $(BUILD)/pyebpf
-	install -D -m 0755 $< $(DESTDIR)/usr/local/bin/pyebpf
+install: $(BUILD)/pyebpf $(BUILD)/pyebpf.1
+	install -D -m 0755 $(BUILD)/pyebpf $(DESTDIR)/usr/local/bin/pyebpf
+	install -D -m 0644 $(BUILD)/pyebpf.1 $(DESTDIR)/usr/local/share/man/man1/pyebpf.1
+
+# pyebpf(1), from the binary's own help (docs/man.sh).
+man: $(BUILD)/pyebpf.1
+$(BUILD)/pyebpf.1: $(BUILD)/pyebpf docs/man.sh
+	$(call msg,MAN     ,$@)
+	$(Q)bash docs/man.sh $(BUILD)/pyebpf > $@.tmp && mv $@.tmp $@
 
 # Profile the bundled demo system-wide for as long as it runs.
 demo: $(BUILD)/pyebpf

@@ -140,8 +140,12 @@ static int parse(int argc, char **argv, struct report_opts *o)
 					      c == 'S' ? &base_since : &base_until))
 				return -1;
 			break;
-		case 'h':
-			printf(usage, filter_args_usage, formats_usage);
+		case 'h': {
+			char *help = report_args__help();
+
+			fputs(help, stdout);
+			free(help);
+		}
 			return 1;
 		default: /* ARGS_FAIL: the line was printed */
 			return -1;
@@ -232,4 +236,18 @@ void report_args__free(struct report_opts *o)
 	free(o->bases);
 	o->bases = NULL;
 	filter__free(&o->filter);
+}
+
+char *report_args__help(void)
+{
+	char *s;
+
+	if (asprintf(&s, usage, filter_args_usage, formats_usage) < 0)
+		die("out of memory");
+	return s;
+}
+
+const struct option *report_args__options(void)
+{
+	return long_opts;
 }

@@ -3,6 +3,7 @@
 #ifndef PYEBPF_REPORT_ARGS_H
 #define PYEBPF_REPORT_ARGS_H
 
+#include <getopt.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -32,5 +33,11 @@ struct report_opts {
  * argv[0] is "report". */
 int report_args__parse(int argc, char **argv, struct report_opts *o);
 void report_args__free(struct report_opts *o);
+
+/* The help text as --help prints it (malloc'd), and the option table the
+ * parser takes: the man page is made from the one, a test holds both
+ * together (tests/unit/test_help.c). */
+char *report_args__help(void);
+const struct option *report_args__options(void);
 
 #endif

@@ -3,6 +3,7 @@
 
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "profile/filter_args.h"
@@ -79,8 +80,12 @@ int dump_args__parse(int argc, char **argv, struct dump_opts *o)
 		case 'v':
 			o->verbose = true;
 			break;
-		case 'h':
-			printf(usage, filter_args_usage);
+		case 'h': {
+			char *help = dump_args__help();
+
+			fputs(help, stdout);
+			free(help);
+		}
 			return 1;
 		default: /* ARGS_FAIL: the line is printed */
 			return -1;
@@ -100,4 +105,18 @@ int dump_args__parse(int argc, char **argv, struct dump_opts *o)
 void dump_args__free(struct dump_opts *o)
 {
 	filter__free(&o->filter);
+}
+
+char *dump_args__help(void)
+{
+	char *s;
+
+	if (asprintf(&s, usage, filter_args_usage) < 0)
+		die("out of memory");
+	return s;
+}
+
+const struct option *dump_args__options(void)
+{
+	return long_opts;
 }

@@ -3,6 +3,7 @@
 #ifndef PYEBPF_DUMP_ARGS_H
 #define PYEBPF_DUMP_ARGS_H
 
+#include <getopt.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -22,5 +23,11 @@ struct dump_opts {
  * argv[0] is "dump". */
 int dump_args__parse(int argc, char **argv, struct dump_opts *o);
 void dump_args__free(struct dump_opts *o);
+
+/* The help text as --help prints it (malloc'd), and the option table the
+ * parser takes: the man page is made from the one, a test holds both
+ * together (tests/unit/test_help.c). */
+char *dump_args__help(void);
+const struct option *dump_args__options(void);
 
 #endif

@@ -3,6 +3,7 @@
 
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "profile/filter_args.h"
@@ -78,7 +79,12 @@ static int parse(int argc, char **argv, struct live_top_opts *o)
 		if (c == ARGS_FAIL)
 			return -1;
 		if (c == 'h') {
-			printf(usage, filter_args_usage);
+			{
+				char *help = live_top_args__help();
+
+				fputs(help, stdout);
+				free(help);
+			}
 			return 1;
 		}
 		if (c == 'O') {
@@ -127,4 +133,18 @@ int live_top_args__parse(int argc, char **argv, struct live_top_opts *o)
 void live_top_args__free(struct live_top_opts *o)
 {
 	record_args__free(&o->rec);
+}
+
+char *live_top_args__help(void)
+{
+	char *s;
+
+	if (asprintf(&s, usage, filter_args_usage) < 0)
+		die("out of memory");
+	return s;
+}
+
+const struct option *live_top_args__options(void)
+{
+	return long_opts;
 }

@@ -3,6 +3,7 @@
 #ifndef PYEBPF_LIVE_TOP_ARGS_H
 #define PYEBPF_LIVE_TOP_ARGS_H
 
+#include <getopt.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -20,5 +21,11 @@ struct live_top_opts {
  * after 1 or -1 there is nothing to free. argv[0] is "top". */
 int live_top_args__parse(int argc, char **argv, struct live_top_opts *o);
 void live_top_args__free(struct live_top_opts *o);
+
+/* The help text as --help prints it (malloc'd), and the option table the
+ * parser takes: the man page is made from the one, a test holds both
+ * together (tests/unit/test_help.c). */
+char *live_top_args__help(void);
+const struct option *live_top_args__options(void);
 
 #endif

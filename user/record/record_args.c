@@ -395,7 +395,12 @@ static int parse(int argc, char **argv, struct record_opts *o)
 		if (c == ARGS_FAIL)
 			return -1;
 		if (c == 'h') {
-			printf(usage, filter_args_usage, formats_usage, push_args_usage);
+			{
+				char *help = record_args__help();
+
+				fputs(help, stdout);
+				free(help);
+			}
 			return 1;
 		}
 		if (record_option(o, c, optarg, &st))
@@ -431,4 +436,18 @@ void record_args__free(struct record_opts *o)
 	o->debug_dirs = NULL;
 	o->ndebug_dirs = 0;
 	push_args__free(&o->push);
+}
+
+char *record_args__help(void)
+{
+	char *s;
+
+	if (asprintf(&s, usage, filter_args_usage, formats_usage, push_args_usage) < 0)
+		die("out of memory");
+	return s;
+}
+
+const struct option *record_args__options(void)
+{
+	return long_opts;
 }

@@ -3,6 +3,7 @@
 #ifndef PYEBPF_RECORD_ARGS_H
 #define PYEBPF_RECORD_ARGS_H
 
+#include <getopt.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -74,5 +75,11 @@ int record_args__shared_option(struct record_opts *o, int c, const char *arg);
 /* After the options: targets that exclude each other, --comm alone as the
  * targets, the filters' own checks. 0, or -1 after one error line. */
 int record_args__check_targets(struct record_opts *o);
+
+/* The help text as --help prints it (malloc'd), and the option table the
+ * parser takes: the man page is made from the one, a test holds both
+ * together (tests/unit/test_help.c). */
+char *record_args__help(void);
+const struct option *record_args__options(void);
 
 #endif
