@@ -214,56 +214,62 @@ void top__free(struct top_row *rows, size_t n)
 	free(rows);
 }
 
-/* Wall time: seconds on the CPU and off it for each reason seen, side by side. */
-static void print_wall(const struct profile *p, const struct top_row *rows, size_t n, size_t limit, FILE *out)
-{
-	double period_s = (double)profile__meta_of(p)->period_ns / 1e9;
-	uint64_t total = profile__total(p), seen[OFFCPU__COUNT] = { 0 };
-	static char name[4 * 4096 + 1];
+/* A table with a column per kind of time that occurs: wall time by off-CPU
+ * reason (on the CPU first, as CPU(s)), or task time by what tasks await. */
+struct split_table {
+	const char *total_head; /* "WALL(s)" or "TASK(s)" */
+	int first, count;       /* the kinds with a column of their own: [first, count) */
+	bool cpu_column;        /* wall: kind 0 (on the CPU) as CPU(s) after the total */
+	bool awaits;            /* the kinds are what tasks await (by_await), else reasons (by_reason) */
+};
 
-	for (size_t i = 0; i < n; i++)
-		for (int r = 0; r < OFFCPU__COUNT; r++)
-			seen[r] += rows[i].by_reason[r];
-	fprintf(out, "%7s %7s %9s %9s %9s", "SELF%", "TOTAL%", "SELF(s)", "WALL(s)", "CPU(s)");
-	for (int r = OFFCPU_RUNQUEUE; r < OFFCPU__COUNT; r++)
-		if (seen[r])
-			fprintf(out, " %9s", offcpu_reason_name((enum offcpu_reason)r));
-	fprintf(out, "  FUNCTION\n");
-	for (size_t i = 0; i < n && i < limit; i++) {
-		fprintf(out, "%6.1f%% %6.1f%% %9.3f %9.3f %9.3f", total ? 100.0 * rows[i].self / total : 0.0,
-			total ? 100.0 * rows[i].total / total : 0.0, rows[i].self * period_s, rows[i].total * period_s,
-			rows[i].by_reason[OFFCPU_NONE] * period_s);
-		for (int r = OFFCPU_RUNQUEUE; r < OFFCPU__COUNT; r++)
-			if (seen[r])
-				fprintf(out, " %9.3f", rows[i].by_reason[r] * period_s);
-		fprintf(out, "  %s\n", text_escape(rows[i].name, name, sizeof(name)));
-	}
+static uint64_t kind_of(const struct top_row *row, const struct split_table *t, int k)
+{
+	return t->awaits ? row->by_await[k] : row->by_reason[k];
 }
 
-/* Task time (report --tasks): seconds of pending tasks, split by what they await. */
-static void print_tasks(const struct profile *p, const struct top_row *rows, size_t n, size_t limit, FILE *out)
+static const char *kind_name(const struct split_table *t, int k)
+{
+	return t->awaits ? asyncio_await_name((enum asyncio_await)k) : offcpu_reason_name((enum offcpu_reason)k);
+}
+
+static void print_split(const struct profile *p, const struct top_row *rows, size_t n, size_t limit,
+			const struct split_table *t, FILE *out)
 {
 	double period_s = (double)profile__meta_of(p)->period_ns / 1e9;
-	uint64_t total = profile__total(p), seen[AWAIT__COUNT] = { 0 };
+	uint64_t total = profile__total(p), seen[OFFCPU__COUNT > AWAIT__COUNT ? OFFCPU__COUNT : AWAIT__COUNT] = { 0 };
 	static char name[4 * 4096 + 1];
 
 	for (size_t i = 0; i < n; i++)
-		for (int r = 0; r < AWAIT__COUNT; r++)
-			seen[r] += rows[i].by_await[r];
-	fprintf(out, "%7s %7s %9s %9s", "SELF%", "TOTAL%", "SELF(s)", "TASK(s)");
-	for (int r = 0; r < AWAIT__COUNT; r++)
-		if (seen[r])
-			fprintf(out, " %9s", asyncio_await_name((enum asyncio_await)r));
+		for (int k = 0; k < t->count; k++)
+			seen[k] += kind_of(&rows[i], t, k);
+	fprintf(out, "%7s %7s %9s %9s", "SELF%", "TOTAL%", "SELF(s)", t->total_head);
+	if (t->cpu_column)
+		fprintf(out, " %9s", "CPU(s)");
+	for (int k = t->first; k < t->count; k++)
+		if (seen[k])
+			fprintf(out, " %9s", kind_name(t, k));
 	fprintf(out, "  FUNCTION\n");
 	for (size_t i = 0; i < n && i < limit; i++) {
 		fprintf(out, "%6.1f%% %6.1f%% %9.3f %9.3f", total ? 100.0 * rows[i].self / total : 0.0,
 			total ? 100.0 * rows[i].total / total : 0.0, rows[i].self * period_s, rows[i].total * period_s);
-		for (int r = 0; r < AWAIT__COUNT; r++)
-			if (seen[r])
-				fprintf(out, " %9.3f", rows[i].by_await[r] * period_s);
+		if (t->cpu_column)
+			fprintf(out, " %9.3f", kind_of(&rows[i], t, 0) * period_s);
+		for (int k = t->first; k < t->count; k++)
+			if (seen[k])
+				fprintf(out, " %9.3f", kind_of(&rows[i], t, k) * period_s);
 		fprintf(out, "  %s\n", text_escape(rows[i].name, name, sizeof(name)));
 	}
 }
+
+/* Wall time: seconds on the CPU and off it, by reason. */
+static const struct split_table wall_table = {
+	.total_head = "WALL(s)", .first = OFFCPU_RUNQUEUE, .count = OFFCPU__COUNT, .cpu_column = true
+};
+/* Task time (report --tasks): seconds of pending tasks, split by what they await. */
+static const struct split_table task_table = {
+	.total_head = "TASK(s)", .first = 0, .count = AWAIT__COUNT, .awaits = true
+};
 
 /* Every sample is task time (and there is one). */
 static bool only_tasks(const struct profile *p)
@@ -289,11 +295,11 @@ int top__print(const struct profile *p, size_t limit, FILE *out)
 	static char name[4 * 4096 + 1];
 
 	if (profile__meta_of(p)->wall && only_tasks(p)) {
-		print_tasks(p, rows, n, limit, out);
+		print_split(p, rows, n, limit, &task_table, out);
 		goto more;
 	}
 	if (profile__meta_of(p)->wall) {
-		print_wall(p, rows, n, limit, out);
+		print_split(p, rows, n, limit, &wall_table, out);
 		goto more;
 	}
 	fprintf(out, "%7s %7s %9s %9s  %s\n", "SELF%", "TOTAL%", "SELF", "TOTAL", "FUNCTION");
