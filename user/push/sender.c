@@ -158,8 +158,9 @@ static void queue_remove(struct backend *b, const char *name)
 		}
 }
 
-/* The queue built from the directory: every interval file in the window the
- * backend lacks. Listed outside the lock (a directory may be large). */
+/* The queue completed from the directory: every interval file in the window
+ * the backend lacks. Listed outside the lock (a directory may be large);
+ * what was offered meanwhile stays queued (a file gone is found at its turn). */
 static void scan(struct backend *b)
 {
 	struct pusher *p = b->owner;
@@ -167,7 +168,11 @@ static void scan(struct backend *b)
 	struct rotation_file *v = rotation_list(p->dirfd, &n);
 
 	pthread_mutex_lock(&p->lock);
-	queue_clear(b);
+	for (size_t i = 0; i < b->nq;)
+		if (lacks(push_journal__state(b->journal, b->queue[i])))
+			i++;
+		else
+			queue_remove(b, b->queue[i]);
 	for (size_t i = 0; i < n; i++)
 		if (v[i].start_ns >= p->c.since_ns && v[i].start_ns < p->c.until_ns &&
 		    lacks(push_journal__state(b->journal, v[i].name)))
