@@ -258,7 +258,8 @@ Test(procs, user_addresses_of_a_live_process_become_frames)
 	cr_assert(realpath(FIXTURE("libfixture.so"), lib));
 	h = dlopen(lib, RTLD_NOW);
 	cr_assert(h);
-	struct proc *me = procs__get(t, (uint32_t)getpid(), 1);
+	struct proc *me = NULL;
+	procs__get(t, &me, (uint32_t)getpid(), 1);
 	char *fn = must_dlsym(h, "fixture_c_function");
 
 	/* A return address just past the function's first byte names the function. */
@@ -271,6 +272,7 @@ Test(procs, user_addresses_of_a_live_process_become_frames)
 	cr_assert_eq(f->name, 0);
 	cr_assert_eq(f->module, 0);
 	cr_assert_eq(procs__seen(t), 1);
+	procs__drop(t, me);
 	procs__free(t);
 	profile__free(p);
 	dlclose(h);
@@ -292,9 +294,11 @@ Test(procs, stripped_library_is_named_from_the_debug_dirs)
 	void *h = dlopen(lib, RTLD_NOW);
 	cr_assert(h);
 	void *(*local_addr)(void) = (void *(*)(void))must_dlsym(h, "fixture_local_addr");
-	struct proc *me = procs__get(t, (uint32_t)getpid(), 1);
+	struct proc *me = NULL;
+	procs__get(t, &me, (uint32_t)getpid(), 1);
 	const struct frame *f = profile__frame_at(p, procs__user_frame(t, me, (uint64_t)local_addr(), 1, 2));
 	cr_assert_str_eq(profile__str_at(p, f->name), "local_helper(int)");
+	procs__drop(t, me);
 	procs__free(t);
 	profile__free(p);
 	dlclose(h);
@@ -302,7 +306,8 @@ Test(procs, stripped_library_is_named_from_the_debug_dirs)
 
 /* A file's symbols stay while any known process maps it, and a minute
  * after the last one is gone; then they are freed (and read again when a
- * process maps the file again). */
+ * process maps the file again). When a process goes is the process
+ * table's to say (test_processes.c). */
 Test(procs, symbols_of_files_no_process_maps_are_freed_after_a_minute)
 {
 	const uint64_t s = 1000000000ULL;
@@ -320,30 +325,34 @@ Test(procs, symbols_of_files_no_process_maps_are_freed_after_a_minute)
 		_exit(0);
 	}
 	uint32_t me = (uint32_t)getpid(), other = (uint32_t)child;
-	struct proc *pm = procs__get(t, me, 1), *pc = procs__get(t, other, 1);
+	struct proc *pm = NULL, *pc = NULL;
+	procs__get(t, &pm, me, 1);
+	procs__get(t, &pc, other, 1);
 	const struct frame *f = profile__frame_at(p, procs__user_frame(t, pm, (uint64_t)fn, 1, 2));
 	cr_assert_str_eq(profile__str_at(p, f->name), "fixture_c_function");
 	f = profile__frame_at(p, procs__user_frame(t, pc, (uint64_t)fn, 1, 2));
 	cr_assert_str_eq(profile__str_at(p, f->name), "fixture_c_function");
 	cr_assert_eq(procs__files(t), 1); /* one file, shared */
 
-	procs__exit(t, me, 10 * s);
-	procs__gc(t, 100 * s, NULL, NULL);
+	procs__drop(t, pm);
+	procs__sweep(t, 100 * s);
 	cr_assert_eq(procs__files(t), 1, "still mapped by the child");
 
 	kill(child, SIGKILL);
 	waitpid(child, NULL, 0);
-	procs__exit(t, other, 100 * s);
-	procs__gc(t, 103 * s, NULL, NULL); /* the child is forgotten */
-	procs__gc(t, 150 * s, NULL, NULL);
+	procs__exit(pc, 100 * s);
+	procs__drop(t, pc); /* the child is forgotten */
+	procs__sweep(t, 150 * s);
 	cr_assert_eq(procs__files(t), 1, "kept for a minute");
-	procs__gc(t, 165 * s, NULL, NULL);
+	procs__sweep(t, 165 * s);
 	cr_assert_eq(procs__files(t), 0);
 
-	pm = procs__get(t, me, 170 * s);
+	pm = NULL;
+	procs__get(t, &pm, me, 170 * s);
 	f = profile__frame_at(p, procs__user_frame(t, pm, (uint64_t)fn, 1, 171 * s));
 	cr_assert_str_eq(profile__str_at(p, f->name), "fixture_c_function");
 	cr_assert_eq(procs__files(t), 1);
+	procs__drop(t, pm);
 	procs__free(t);
 	profile__free(p);
 	dlclose(h);
@@ -356,13 +365,15 @@ Test(procs, library_loaded_after_first_sight_is_found_by_rescan)
 	struct procs *t = procs__new(p);
 
 	cr_assert(realpath(FIXTURE("libfixture-stripped.so"), lib));
-	struct proc *me = procs__get(t, (uint32_t)getpid(), 1);
+	struct proc *me = NULL;
+	procs__get(t, &me, (uint32_t)getpid(), 1);
 	void *h = dlopen(lib, RTLD_NOW); /* after the maps were read */
 	cr_assert(h);
 	char *fn = must_dlsym(h, "fixture_c_function");
 	/* 1 s later: past the rescan interval. */
 	const struct frame *f = profile__frame_at(p, procs__user_frame(t, me, (uint64_t)fn, 1, 1000000001ULL));
 	cr_assert_str_eq(profile__str_at(p, f->name), "fixture_c_function");
+	procs__drop(t, me);
 	procs__free(t);
 	profile__free(p);
 	dlclose(h);
@@ -376,7 +387,8 @@ Test(procs, rescan_for_unknown_code_changes_the_generation_only_on_change)
 	const uint64_t ms = 1000000ULL;
 
 	cr_assert(realpath(FIXTURE("libunwind_fixture.so"), lib));
-	struct proc *me = procs__get(t, (uint32_t)getpid(), 1);
+	struct proc *me = NULL;
+	procs__get(t, &me, (uint32_t)getpid(), 1);
 	uint64_t gen = procs__maps_gen(me);
 
 	cr_assert_not(procs__rescan_unknown(t, me, 20 * ms), "nothing loaded: same maps");
@@ -390,6 +402,7 @@ Test(procs, rescan_for_unknown_code_changes_the_generation_only_on_change)
 	char *fn = must_dlsym(h, "uw_leaf");
 	const struct frame *f = profile__frame_at(p, procs__user_frame(t, me, (uint64_t)fn, 1, 32 * ms));
 	cr_assert_str_eq(profile__str_at(p, f->name), "uw_leaf");
+	procs__drop(t, me);
 	procs__free(t);
 	profile__free(p);
 	dlclose(h);

@@ -84,13 +84,13 @@ static const char *name_of(uint64_t pc, int leaf)
 
 Test(unwind, no_frame_pointers_unwinds_by_cfi)
 {
-	struct unwinder *u = unwinder__new();
+	struct unwind_session *u = NULL;
 	uint64_t pcs[64];
 	enum unwind_end end;
 	size_t n;
 
 	take_sample();
-	n = unwinder__unwind(u, (uint32_t)getpid(), (uint32_t)snap_tid, 1, &snap.regs, snap.stack, pcs, 64, &end);
+	n = unwinder__unwind(&u, (uint32_t)getpid(), (uint32_t)snap_tid, 1, &snap.regs, snap.stack, pcs, 64, &end);
 	cr_assert_geq(n, 4, "only %zu frames", n);
 	cr_assert_str_eq(name_of(pcs[0], 1), "uw_leaf");
 	cr_assert_str_eq(name_of(pcs[1], 0), "uw_middle");
@@ -99,36 +99,36 @@ Test(unwind, no_frame_pointers_unwinds_by_cfi)
 	cr_assert(pcs[3] > (uint64_t)(uintptr_t)thread_main && pcs[3] < (uint64_t)(uintptr_t)thread_main + 64,
 		  "frame 3 is not in thread_main");
 	cr_assert_eq(end, UNWIND_END_ROOT, "ended %d after %zu frames", end, n);
-	unwinder__free(u);
+	unwind_session__free(u);
 }
 
 Test(unwind, short_copy_says_so)
 {
-	struct unwinder *u = unwinder__new();
+	struct unwind_session *u = NULL;
 	uint64_t pcs[64];
 	enum unwind_end end;
 	size_t n;
 
 	copy_limit = 128; /* less than uw_leaf's own frame */
 	take_sample();
-	n = unwinder__unwind(u, (uint32_t)getpid(), (uint32_t)snap_tid, 1, &snap.regs, snap.stack, pcs, 64, &end);
+	n = unwinder__unwind(&u, (uint32_t)getpid(), (uint32_t)snap_tid, 1, &snap.regs, snap.stack, pcs, 64, &end);
 	cr_assert_eq(n, 1);
 	cr_assert_str_eq(name_of(pcs[0], 1), "uw_leaf");
 	cr_assert_eq(end, UNWIND_END_COPY);
 	cr_assert_str_eq(unwind_end_mark(end), "[stack copy ends: --stack-size]");
-	unwinder__free(u);
+	unwind_session__free(u);
 }
 
 Test(unwind, frame_array_limit)
 {
-	struct unwinder *u = unwinder__new();
+	struct unwind_session *u = NULL;
 	uint64_t pcs[2];
 	enum unwind_end end;
 
 	take_sample();
-	cr_assert_eq(unwinder__unwind(u, (uint32_t)getpid(), (uint32_t)snap_tid, 1, &snap.regs, snap.stack, pcs, 2,
+	cr_assert_eq(unwinder__unwind(&u, (uint32_t)getpid(), (uint32_t)snap_tid, 1, &snap.regs, snap.stack, pcs, 2,
 				      &end),
 		     2);
 	cr_assert_eq(end, UNWIND_END_MAX);
-	unwinder__free(u);
+	unwind_session__free(u);
 }

@@ -13,7 +13,6 @@ struct native_stacks {
 	struct profile *prof;
 	struct procs *procs;
 	struct pyprocs *py;
-	struct unwinder *unwinder;
 	uint8_t *kinds; /* per frame id: enum native_kind + 1; 0: not yet classified */
 	size_t nkinds;
 	struct native_stats stats;
@@ -30,7 +29,6 @@ struct native_stacks *native_stacks__new(struct profile *prof, struct procs *pro
 	n->prof = prof;
 	n->procs = procs;
 	n->py = py;
-	n->unwinder = unwinder__new();
 	return n;
 }
 
@@ -38,14 +36,8 @@ void native_stacks__free(struct native_stacks *n)
 {
 	if (!n)
 		return;
-	unwinder__free(n->unwinder);
 	free(n->kinds);
 	free(n);
-}
-
-void native_stacks__forget(struct native_stacks *n, uint32_t pid)
-{
-	unwinder__forget(n->unwinder, pid);
 }
 
 const struct native_stats *native_stacks__stats(const struct native_stacks *n)
@@ -103,8 +95,9 @@ static uint32_t mark(struct native_stacks *n, const char *text)
 	return profile__frame(n->prof, &f);
 }
 
-size_t native_stacks__frames(struct native_stacks *n, const struct sample_view *v, struct proc *p, struct py_proc *py,
-			     uint64_t now, uint32_t *out, size_t max)
+size_t native_stacks__frames(struct native_stacks *n, const struct sample_view *v, struct proc *p,
+			     struct unwind_session **session, struct py_proc *py, uint64_t now, uint32_t *out,
+			     size_t max)
 {
 	const struct pyebpf_sample *s = v->s;
 	const struct pyebpf_uregs *r = v->regs;
@@ -115,15 +108,15 @@ size_t native_stacks__frames(struct native_stacks *n, const struct sample_view *
 
 	n->stats.samples++;
 	if (r->ip) {
-		nn = unwinder__unwind(n->unwinder, s->h.pid, s->h.tid, procs__maps_gen(p), r, v->stack_copy, n->pcs,
+		nn = unwinder__unwind(session, s->h.pid, s->h.tid, procs__maps_gen(p), r, v->stack_copy, n->pcs,
 				      NATIVE_MAX_FRAMES, &end);
 		/* Code in no known module: an extension loaded since (dlopen)? libdw
 		 * says so as "no unwind info", or fails at the very first frame when
 		 * the leaf itself is in no module it was told of. */
 		if ((end == UNWIND_END_NO_CFI || (end == UNWIND_END_ERROR && nn <= 1)) &&
 		    procs__rescan_unknown(n->procs, p, now))
-			nn = unwinder__unwind(n->unwinder, s->h.pid, s->h.tid, procs__maps_gen(p), r, v->stack_copy,
-					      n->pcs, NATIVE_MAX_FRAMES, &end);
+			nn = unwinder__unwind(session, s->h.pid, s->h.tid, procs__maps_gen(p), r, v->stack_copy, n->pcs,
+					      NATIVE_MAX_FRAMES, &end);
 	}
 	switch (end) {
 	case UNWIND_END_ROOT:

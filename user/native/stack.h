@@ -15,6 +15,7 @@
 #include "profile/profile.h"
 #include "pyebpf.h"
 #include "python/symbolize.h"
+#include "native/unwind.h"
 #include "sample_view.h"
 
 /* Native frames unwound per sample: deep mixed stacks run to hundreds. */
@@ -34,15 +35,15 @@ struct native_stacks;
 
 struct native_stacks *native_stacks__new(struct profile *prof, struct procs *procs, struct pyprocs *py);
 void native_stacks__free(struct native_stacks *n); /* accepts NULL */
-void native_stacks__forget(struct native_stacks *n, uint32_t pid);
 const struct native_stats *native_stacks__stats(const struct native_stacks *n);
 
 /*
  * The user frames of a decoded sample carrying registers and a stack copy
- * (v->regs not NULL), root first into out[0 .. max). py is the process's
- * interpreter, or NULL.
+ * (v->regs not NULL), root first into out[0 .. max). *session is the
+ * process's libdw session (native/unwind.h); py its interpreter, or NULL.
  */
-size_t native_stacks__frames(struct native_stacks *n, const struct sample_view *v, struct proc *p, struct py_proc *py,
-			     uint64_t now, uint32_t *out, size_t max);
+size_t native_stacks__frames(struct native_stacks *n, const struct sample_view *v, struct proc *p,
+			     struct unwind_session **session, struct py_proc *py, uint64_t now, uint32_t *out,
+			     size_t max);
 
 #endif

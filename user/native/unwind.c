@@ -9,19 +9,14 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "base/hashmap.h"
 #include "system/target_fs.h"
 #include "base/util.h"
 
 /* libdw's session of one process. */
-struct session {
+struct unwind_session {
 	Dwfl *dwfl;
 	uint64_t maps_gen;
 	bool ok; /* modules reported and thread callbacks attached */
-};
-
-struct unwinder {
-	struct hashmap *by_pid; /* pid → struct session * */
 };
 
 /* The sample being unwound, for libdw's callbacks (the loader is single-threaded). */
@@ -118,43 +113,17 @@ static const Dwfl_Thread_Callbacks thread_callbacks = {
 	.set_initial_registers = set_initial_registers,
 };
 
-static void session_free(void *v)
+void unwind_session__free(struct unwind_session *s)
 {
-	struct session *s = v;
-
+	if (!s)
+		return;
 	if (s->dwfl)
 		dwfl_end(s->dwfl);
 	free(s);
 }
 
-struct unwinder *unwinder__new(void)
-{
-	struct unwinder *u = xcalloc(1, sizeof(*u));
-
-	u->by_pid = hashmap__new();
-	return u;
-}
-
-void unwinder__free(struct unwinder *u)
-{
-	if (!u)
-		return;
-	hashmap__free_values(u->by_pid, session_free);
-	free(u);
-}
-
-void unwinder__forget(struct unwinder *u, uint32_t pid)
-{
-	struct session *s = hashmap__get_ptr(u->by_pid, &pid, sizeof(pid));
-
-	if (!s)
-		return;
-	session_free(s);
-	hashmap__remove(u->by_pid, &pid, sizeof(pid));
-}
-
 /* Report the process's mapped files to a new libdw session and attach to it. */
-static void session_build(struct session *s, uint32_t pid, uint64_t maps_gen)
+static void session_build(struct unwind_session *s, uint32_t pid, uint64_t maps_gen)
 {
 	if (s->dwfl)
 		dwfl_end(s->dwfl);
@@ -169,17 +138,16 @@ static void session_build(struct session *s, uint32_t pid, uint64_t maps_gen)
 	s->ok = dwfl_attach_state(s->dwfl, NULL, (pid_t)pid, &thread_callbacks, NULL);
 }
 
-static struct session *session_of(struct unwinder *u, uint32_t pid, uint64_t maps_gen)
+static struct unwind_session *session_of(struct unwind_session **slot, uint32_t pid, uint64_t maps_gen)
 {
-	bool created;
-	void **v = hashmap__put_ptr(u->by_pid, &pid, sizeof(pid), &created);
-	struct session *s;
+	struct unwind_session *s = *slot;
 
-	if (created)
-		*v = xcalloc(1, sizeof(struct session));
-	s = *v;
-	if (created || s->maps_gen != maps_gen)
+	if (!s) {
+		s = *slot = xcalloc(1, sizeof(*s));
 		session_build(s, pid, maps_gen);
+	} else if (s->maps_gen != maps_gen) {
+		session_build(s, pid, maps_gen);
+	}
 	return s;
 }
 
@@ -218,18 +186,18 @@ static bool has_cfi(Dwfl *dwfl, Dwarf_Addr pc, bool leaf)
 	return false;
 }
 
-size_t unwinder__unwind(struct unwinder *u, uint32_t pid, uint32_t tid, uint64_t maps_gen,
+size_t unwinder__unwind(struct unwind_session **session, uint32_t pid, uint32_t tid, uint64_t maps_gen,
 			const struct pyebpf_uregs *regs, const uint8_t *stack, uint64_t *pcs, size_t max,
 			enum unwind_end *end)
 {
-	struct session *s;
+	struct unwind_session *s;
 	int rc;
 
 	*end = UNWIND_END_ERROR;
 	if (!max || !regs->ip)
 		return 0;
 	cur.pid = pid;
-	s = session_of(u, pid, maps_gen);
+	s = session_of(session, pid, maps_gen);
 	cur.tid = tid;
 	cur.regs = regs;
 	cur.stack = stack;

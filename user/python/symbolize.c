@@ -56,7 +56,6 @@ struct py_proc {
 struct pyprocs {
 	struct profile *prof;
 	struct py_detector *det;
-	struct hashmap *procs; /* pid → struct py_proc * */
 	uint64_t codes_read;
 	bool said_free_threaded; /* the line on free-threaded builds was printed */
 	/* The last source file read for qualified names (< 3.11). */
@@ -102,7 +101,6 @@ struct pyprocs *pyprocs__new(struct profile *prof)
 
 	t->prof = prof;
 	t->det = py_detector__new();
-	t->procs = hashmap__new();
 	return t;
 }
 
@@ -119,10 +117,10 @@ static void codes_free(struct hashmap *codes)
 	hashmap__free_values(codes, code_free);
 }
 
-static void proc_free(void *v)
+void py_proc__free(struct py_proc *p)
 {
-	struct py_proc *p = v;
-
+	if (!p)
+		return;
 	codes_free(p->codes);
 	free(p);
 }
@@ -131,27 +129,25 @@ void pyprocs__free(struct pyprocs *t)
 {
 	if (!t)
 		return;
-	hashmap__free_values(t->procs, proc_free);
 	py_detector__free(t->det);
 	free(t->src_key);
 	free(t->src);
 	free(t);
 }
 
-struct py_proc *pyprocs__lookup(struct pyprocs *t, uint32_t pid, uint64_t maps_gen, bool *changed)
+struct py_proc *pyprocs__lookup(struct pyprocs *t, struct py_proc **slot, uint32_t pid, uint64_t maps_gen,
+				bool *changed)
 {
-	bool created, was;
-	void **v = hashmap__put_ptr(t->procs, &pid, sizeof(pid), &created);
+	bool created = !*slot, was;
 	struct py_proc *p;
 	char why[256], safe[4 * 256 + 1];
 
 	*changed = false;
 	if (created) {
-		p = xcalloc(1, sizeof(*p));
+		p = *slot = xcalloc(1, sizeof(*p));
 		p->pid = pid;
-		*v = p;
 	} else {
-		p = *v;
+		p = *slot;
 		if (p->maps_gen == maps_gen)
 			return p->python ? p : NULL;
 	}
@@ -185,28 +181,9 @@ struct py_proc *pyprocs__lookup(struct pyprocs *t, uint32_t pid, uint64_t maps_g
 	return NULL;
 }
 
-void pyprocs__forget(struct pyprocs *t, uint32_t pid)
+bool py_proc__supported(const struct py_proc *p)
 {
-	struct py_proc *p = hashmap__get_ptr(t->procs, &pid, sizeof(pid));
-
-	if (!p)
-		return;
-	proc_free(p);
-	hashmap__remove(t->procs, &pid, sizeof(pid));
-}
-
-bool pyprocs__next(const struct pyprocs *t, size_t *pos, struct py_proc **p)
-{
-	const void *key;
-	size_t len;
-	void *v;
-
-	while (hashmap__next_ptr(t->procs, pos, &key, &len, &v)) {
-		*p = v;
-		if ((*p)->python)
-			return true;
-	}
-	return false;
+	return p && p->python;
 }
 
 uint32_t py_proc__pid(const struct py_proc *p)

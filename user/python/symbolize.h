@@ -25,16 +25,18 @@ void pyprocs__free(struct pyprocs *t); /* accepts NULL */
 
 /*
  * The Python state of pid, looked for again whenever maps_gen (the number of
- * times its maps were read) changed since the last look. *changed tells the
- * caller to (re)register or unregister the process in BPF. An unsupported
- * interpreter is reported once with one line on stderr.
+ * times its maps were read) changed since the last look. *slot is the
+ * process's part here, kept in its record of the process table
+ * (record/processes.h): made at the first look, NULL before. *changed tells
+ * the caller to (re)register or unregister the process in BPF. An
+ * unsupported interpreter is reported once with one line on stderr.
  */
-struct py_proc *pyprocs__lookup(struct pyprocs *t, uint32_t pid, uint64_t maps_gen, bool *changed);
-/* The process exec'd or exited. */
-void pyprocs__forget(struct pyprocs *t, uint32_t pid);
-
-/* The supported Python processes known: start with *pos = 0. */
-bool pyprocs__next(const struct pyprocs *t, size_t *pos, struct py_proc **p);
+struct py_proc *pyprocs__lookup(struct pyprocs *t, struct py_proc **slot, uint32_t pid, uint64_t maps_gen,
+				bool *changed);
+/* The process exec'd or exited: its part goes (NULL accepted). */
+void py_proc__free(struct py_proc *p);
+/* A supported Python, as the last look found (NULL: not looked at). */
+bool py_proc__supported(const struct py_proc *p);
 uint32_t py_proc__pid(const struct py_proc *p);
 const struct py_interp *py_proc__interp(const struct py_proc *p);
 /* Where its GIL lives (read from the process the first time), or NULL. */

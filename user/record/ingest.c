@@ -14,6 +14,7 @@
 #include "symbols/kallsyms.h"
 #include "profile/offcpu.h"
 #include "symbols/procs.h"
+#include "record/processes.h"
 #include "python/symbolize.h"
 #include "python/threadname.h"
 #include "sample_view.h"
@@ -54,7 +55,8 @@ struct ingest {
 	struct ingest_hooks hooks;
 	struct kallsyms *ksyms;
 	const char *kallsyms_path; /* read at the first kernel frame to name, then NULL */
-	struct procs *procs;
+	struct procs *procs;       /* the files' symbols, shared by the processes */
+	struct processes *table;   /* all known of each process */
 	struct pyprocs *py;
 	struct threads *threads;
 	struct native_stacks *native; /* --native */
@@ -95,6 +97,7 @@ struct ingest *ingest__new(struct profile *prof, const struct ingest_config *c, 
 	in->procs = procs__new(prof);
 	if (c->debug_dirs)
 		procs__set_debug_dirs(in->procs, c->debug_dirs);
+	in->table = processes__new(in->procs);
 	in->py = pyprocs__new(prof);
 	in->threads = threads__new(prof);
 	in->stacks = stack_cache__new(STACK_CACHE_BYTES, STACK_CACHE_AGE_NS);
@@ -113,6 +116,7 @@ void ingest__free(struct ingest *in)
 	if (!in)
 		return;
 	kallsyms__free(in->ksyms);
+	processes__free(in->table);
 	pyprocs__free(in->py);
 	task_sampler__free(in->tasks);
 	threads__free(in->threads);
@@ -159,40 +163,36 @@ void ingest__stack_cache_counts(const struct ingest *in, uint64_t *named, uint64
 
 /* ---- the state of a process ------------------------------------------- */
 
-static void forget_pid(uint32_t pid, void *ctx)
+/* What BPF knows of a process that exec'd or is gone (its record is the table's). */
+static void forget_in_bpf(uint32_t pid, void *ctx)
 {
 	struct ingest *in = ctx;
 
-	pyprocs__forget(in->py, pid);
-	task_sampler__forget(in->tasks, pid);
-	threads__forget_pid(in->threads, pid);
-	if (in->native)
-		native_stacks__forget(in->native, pid);
 	if (in->hooks.forget_pid)
 		in->hooks.forget_pid(in->hooks.ctx, pid);
 }
 
 void ingest__gc(struct ingest *in, uint64_t now)
 {
-	procs__gc(in->procs, now, forget_pid, in); /* exited, and the grace period passed */
+	processes__gc(in->table, now, forget_in_bpf, in); /* exited, and the grace period passed */
 }
 
 /* The Python state of a sampled process, asked at first sight and whenever its
  * maps change; changes go to the BPF walker through the hook. */
-static struct py_proc *python_of(struct ingest *in, uint32_t pid, struct proc *p, uint64_t now)
+static struct py_proc *python_of(struct ingest *in, struct process *pr, uint64_t now)
 {
 	struct py_proc *py = NULL;
 	bool changed;
 
 	for (int pass = 0; pass < 2; pass++) {
-		py = pyprocs__lookup(in->py, pid, procs__maps_gen(p), &changed);
+		py = pyprocs__lookup(in->py, &pr->python, pr->pid, procs__maps_gen(pr->maps), &changed);
 		if (changed && in->hooks.python_changed)
-			in->hooks.python_changed(in->hooks.ctx, pid, py ? py_proc__interp(py) : NULL);
+			in->hooks.python_changed(in->hooks.ctx, pr->pid, py ? py_proc__interp(py) : NULL);
 		if (changed && py)
-			in->python_seen += procs__mark_python(p);
+			in->python_seen += procs__mark_python(pr->maps);
 		if (py)
 			break;
-		procs__refresh_young(in->procs, p, now, YOUNG_NS); /* libpython may not be mapped yet */
+		procs__refresh_young(in->procs, pr->maps, now, YOUNG_NS); /* libpython may not be mapped yet */
 	}
 	return py;
 }
@@ -201,18 +201,18 @@ void ingest__register(struct ingest *in, uint32_t pid)
 {
 	uint64_t now = now_ns();
 
-	python_of(in, pid, procs__get(in->procs, pid, now), now);
+	python_of(in, processes__get(in->table, pid, now), now);
 }
 
 /* ---- labels ------------------------------------------------------------- */
 
 /* The thread's name: from threading.Thread when it has one, else the OS name. */
-static uint32_t thread_label(struct ingest *in, const struct pyebpf_sample *s, struct py_proc *py, uint32_t comm,
-			     uint64_t now)
+static uint32_t thread_label(struct ingest *in, const struct pyebpf_sample *s, struct process *pr, struct py_proc *py,
+			     uint32_t comm, uint64_t now)
 {
 	bool ask, from_python, walked = py && (s->flags & PYEBPF_SAMPLE_PY) && s->tstate;
-	uint32_t name_id = threads__name(in->threads, s->h.pid, s->h.tid, comm, s->task_comm[0] != 0, now, &ask,
-					 &from_python);
+	uint32_t name_id = threads__name(in->threads, &pr->threads, s->h.pid, s->h.tid, comm, s->task_comm[0] != 0, now,
+					 &ask, &from_python);
 	char *name;
 
 	/* A Python process's main thread is MainThread from its first sample,
@@ -221,11 +221,10 @@ static uint32_t thread_label(struct ingest *in, const struct pyebpf_sample *s, s
 		return profile__str(in->prof, "MainThread");
 	if (!walked || !ask)
 		return name_id;
-	name = py_thread_name((pid_t)s->h.pid, py_proc__interp(py), s->tstate,
-			      threads__hint(in->threads, s->h.pid, s->h.tid));
+	name = py_thread_name((pid_t)s->h.pid, py_proc__interp(py), s->tstate, threads__hint(&pr->threads, s->h.tid));
 	if (!name && s->h.tid == s->h.pid)
 		name = xstrdup("MainThread");
-	threads__set_python_name(in->threads, s->h.pid, s->h.tid, name, now);
+	threads__set_python_name(in->threads, &pr->threads, s->h.tid, name, now);
 	if (name)
 		name_id = profile__str(in->prof, name);
 	free(name);
@@ -326,13 +325,13 @@ uint32_t ingest_frames_before_loop(const struct pyebpf_pyframe *f, uint32_t n, u
  * address at all. The first return address outside every mapped file ends
  * the stack, marked once, rather than a tower of [unknown] frames.
  */
-static uint32_t native_frames(struct ingest *in, const struct sample_view *v, struct proc *p, uint64_t now,
+static uint32_t native_frames(struct ingest *in, const struct sample_view *v, struct process *pr, uint64_t now,
 			      uint32_t *out)
 {
 	uint32_t keep = v->nustack;
 
 	for (uint32_t i = 0; i < v->nustack; i++) { /* leaf first */
-		uint32_t id = procs__user_frame(in->procs, p, v->ustack[i], i == 0, now);
+		uint32_t id = procs__user_frame(in->procs, pr->maps, v->ustack[i], i == 0, now);
 
 		if (i && !profile__frame_at(in->prof, id)->module) {
 			keep = i;
@@ -357,15 +356,15 @@ static uint32_t native_frames(struct ingest *in, const struct sample_view *v, st
 
 /* The user part, root first: merged native/Python (--native), the Python
  * stack standing for the interpreter's native frames, or the native stack. */
-static uint32_t user_frames(struct ingest *in, const struct sample_view *v, struct proc *p, struct py_proc *py,
+static uint32_t user_frames(struct ingest *in, const struct sample_view *v, struct process *pr, struct py_proc *py,
 			    uint64_t now, uint32_t *out)
 {
 	const uint32_t room = INGEST_MAX_FRAMES - PYEBPF_MAX_STACK;
 	uint32_t n = 0;
 
 	if (v->regs)
-		return (uint32_t)native_stacks__frames(in->native, v, p, v->s->flags & PYEBPF_SAMPLE_PY ? py : NULL,
-						       now, out, room);
+		return (uint32_t)native_stacks__frames(in->native, v, pr->maps, &pr->native,
+						       v->s->flags & PYEBPF_SAMPLE_PY ? py : NULL, now, out, room);
 	if (py && v->npy) {
 		uint32_t npy = v->npy;
 
@@ -380,7 +379,7 @@ static uint32_t user_frames(struct ingest *in, const struct sample_view *v, stru
 	}
 	if (!v->nustack)
 		return 0;
-	return native_frames(in, v, p, now, out);
+	return native_frames(in, v, pr, now, out);
 }
 
 /* --native: does the stack (root first) show the thread taking the GIL? It
@@ -422,12 +421,12 @@ static uint32_t kernel_frames(struct ingest *in, const struct sample_view *v, ui
 /* The cache key of a sample's stack: only what user_frames(),
  * kernel_frames() and the reason mark read (a Python sample's native
  * addresses are not: they change from sample to sample in the eval loop). */
-static size_t raw_stack_key(struct ingest *in, const struct sample_view *v, struct proc *p, struct py_proc *py,
+static size_t raw_stack_key(struct ingest *in, const struct sample_view *v, struct process *pr, struct py_proc *py,
 			    uint32_t offcpu)
 {
 	bool python = py && v->npy;
 	struct raw_stack_head h = {
-		.maps_id = procs__maps_id(p),
+		.maps_id = procs__maps_id(pr->maps),
 		.flags = v->s->flags & RAW_STACK_NAMING_FLAGS,
 		.py_cycle = v->s->py_cycle,
 		.npy = python ? v->npy : 0,
@@ -533,10 +532,10 @@ static uint32_t with_running_task(struct ingest *in, uint32_t n)
 
 /* Name a sample's stack: user frames (nuser of them already in in->frames,
  * or -1), kernel frames, the filters, the off-CPU reason as the leaf. */
-static uint32_t name_stack(struct ingest *in, const struct sample_view *v, struct proc *p, struct py_proc *py,
+static uint32_t name_stack(struct ingest *in, const struct sample_view *v, struct process *pr, struct py_proc *py,
 			   int nuser, uint32_t offcpu, uint64_t now)
 {
-	uint32_t n = nuser >= 0 ? (uint32_t)nuser : user_frames(in, v, p, py, now, in->frames);
+	uint32_t n = nuser >= 0 ? (uint32_t)nuser : user_frames(in, v, pr, py, now, in->frames);
 
 	if (in->run_task_set)
 		n = with_running_task(in, n);
@@ -555,7 +554,7 @@ static uint32_t name_stack(struct ingest *in, const struct sample_view *v, struc
 
 /* The profile's stack id of a sample, or STACK_FILTERED: named once per raw
  * stack and second (stack_cache.h); --native stacks are unwound every time. */
-static uint32_t sample_stack(struct ingest *in, const struct sample_view *v, struct proc *p, struct py_proc *py,
+static uint32_t sample_stack(struct ingest *in, const struct sample_view *v, struct process *pr, struct py_proc *py,
 			     int nuser, uint32_t offcpu, uint64_t now)
 {
 	uint64_t gen = profile__stacks_gen(in->prof);
@@ -563,15 +562,15 @@ static uint32_t sample_stack(struct ingest *in, const struct sample_view *v, str
 	size_t len;
 
 	if (v->regs || nuser >= 0)
-		return name_stack(in, v, p, py, nuser, offcpu, now);
+		return name_stack(in, v, pr, py, nuser, offcpu, now);
 	if (gen != in->stacks_gen) { /* a new interval: the ids cached are gone */
 		stack_cache__clear(in->stacks);
 		in->stacks_gen = gen;
 	}
-	len = raw_stack_key(in, v, p, py, offcpu);
+	len = raw_stack_key(in, v, pr, py, offcpu);
 	if (stack_cache__get(in->stacks, in->raw_key, len, now, gen, &id))
 		return id;
-	id = name_stack(in, v, p, py, -1, offcpu, now);
+	id = name_stack(in, v, pr, py, -1, offcpu, now);
 	/* Naming may have read the maps again (an address outside them): the key
 	 * holds the generation it was asked with, later samples the new one. */
 	stack_cache__put(in->stacks, in->raw_key, len, now, gen, id);
@@ -584,7 +583,7 @@ static void ingest_sample(struct ingest *in, const void *data, size_t size)
 	struct sample_labels l = { 0 };
 	uint64_t now = now_ns(), t, at;
 	struct py_proc *py;
-	struct proc *p;
+	struct process *pr;
 	uint32_t weight = 1, stack;
 	int nuser = -1; /* the user frames are in in->frames already when >= 0 */
 
@@ -593,14 +592,14 @@ static void ingest_sample(struct ingest *in, const void *data, size_t size)
 		return;
 	}
 	base_labels(in, v.s, &l);
-	p = procs__get(in->procs, l.pid, now);
-	procs__container_labels(in->procs, p, &l);
+	pr = processes__get(in->table, l.pid, now);
+	procs__container_labels(in->procs, pr->maps, &l);
 	/* Before any filter: a process must be known to be Python to be sampled as Python. */
-	py = python_of(in, l.pid, p, now);
+	py = python_of(in, pr, now);
 	if (py && v.s->py_error == PYEBPF_PY_THREAD_LIMIT && in->hooks.thread_beyond_walk)
 		in->hooks.thread_beyond_walk(in->hooks.ctx, l.pid);
-	l.process = procs__process_name(p);
-	l.thread = thread_label(in, v.s, py, v.s->task_comm[0] ? comm_str(in, v.s->task_comm) : l.comm, now);
+	l.process = procs__process_name(pr->maps);
+	l.thread = thread_label(in, v.s, pr, py, v.s->task_comm[0] ? comm_str(in, v.s->task_comm) : l.comm, now);
 	l.python = py ? python_label(in, py_proc__interp(py)) : 0;
 	/* An off-CPU sample is timed at its interval's start: timelines draw it
 	 * from there, weight x period long. */
@@ -616,7 +615,7 @@ static void ingest_sample(struct ingest *in, const void *data, size_t size)
 		/* A lock wait may be the GIL's, as the native frames tell: named
 		 * before the filters then, which may ask for the reason. */
 		if (l.offcpu == OFFCPU_LOCK && v.regs) {
-			nuser = (int)user_frames(in, &v, p, py, now, in->frames);
+			nuser = (int)user_frames(in, &v, pr, py, now, in->frames);
 			if (native_gil_wait(in, in->frames, (uint32_t)nuser))
 				l.offcpu = OFFCPU_GIL;
 		}
@@ -625,11 +624,12 @@ static void ingest_sample(struct ingest *in, const void *data, size_t size)
 		in->stats.filtered++;
 		return;
 	}
-	procs__note_exe(in->procs, p); /* a process the filters keep */
+	procs__note_exe(in->procs, pr->maps); /* a process the filters keep */
 	in->run_task_set = py && in->tasks && v.s->running_task &&
-			   task_sampler__running(in->tasks, in->py, py, v.s->running_task, now, &in->run_task);
+			   task_sampler__running(in->tasks, in->py, py, &pr->tasks, v.s->running_task, now,
+						 &in->run_task);
 	/* Samples the filters leave out are never named. */
-	stack = sample_stack(in, &v, p, py, nuser, l.offcpu, now);
+	stack = sample_stack(in, &v, pr, py, nuser, l.offcpu, now);
 	in->run_task_set = false;
 	if (stack == STACK_FILTERED) {
 		in->stats.filtered++;
@@ -641,10 +641,10 @@ static void ingest_sample(struct ingest *in, const void *data, size_t size)
 	/* A multiprocessing child: its name, read once its main thread shows it
 	 * (labels from the next sample on; writers use it for the whole pid). */
 	if ((stack_bits(in, stack) & STACK_MP_BOOT) && l.tid == l.pid && py && v.s->tstate &&
-	    (v.s->flags & PYEBPF_SAMPLE_PY) && procs__want_process_name(p)) {
+	    (v.s->flags & PYEBPF_SAMPLE_PY) && procs__want_process_name(pr->maps)) {
 		char *name = py_process_name((pid_t)l.pid, py_proc__interp(py), v.s->tstate);
 
-		procs__set_process_name(p, name ? profile__str(in->prof, name) : 0);
+		procs__set_process_name(pr->maps, name ? profile__str(in->prof, name) : 0);
 		free(name);
 	}
 	profile__add_stack_at(in->prof, &l, stack, weight, t);
@@ -658,7 +658,7 @@ static void task_labels(void *ctx, uint32_t pid, uint32_t tid, const struct py_i
 {
 	struct ingest *in = ctx;
 	uint64_t now = now_ns();
-	struct proc *p = procs__get(in->procs, pid, now);
+	struct process *pr = processes__get(in->table, pid, now);
 	bool ask, from_python;
 
 	if (in->task_comm_pid != pid) { /* once per process and walk, not per task */
@@ -679,10 +679,11 @@ static void task_labels(void *ctx, uint32_t pid, uint32_t tid, const struct py_i
 	l->pid = pid;
 	l->tid = tid;
 	l->comm = in->task_comm;
-	procs__container_labels(in->procs, p, l);
-	l->process = procs__process_name(p);
+	procs__container_labels(in->procs, pr->maps, l);
+	l->process = procs__process_name(pr->maps);
 	l->thread = tid == pid ? profile__str(in->prof, "MainThread")
-			       : threads__name(in->threads, pid, tid, l->comm, false, now, &ask, &from_python);
+			       : threads__name(in->threads, &pr->threads, pid, tid, l->comm, false, now, &ask,
+					       &from_python);
 	l->python = python_label(in, pi);
 }
 
@@ -696,13 +697,15 @@ static bool task_keep(void *ctx, struct sample_labels *l)
 /* Every Python process's tasks, each one sample of `ticks` at time t. */
 static void walk_tasks(struct ingest *in, uint32_t ticks, uint64_t t, uint64_t now)
 {
-	struct py_proc *py;
+	struct process *pr;
 	size_t pos = 0;
 
 	in->task_t = t;
 	in->task_comm_pid = 0;
-	while (pyprocs__next(in->py, &pos, &py))
-		task_sampler__sample(in->tasks, in->py, py, ticks, t, now, task_labels, in, task_keep);
+	while (processes__next(in->table, &pos, &pr))
+		if (py_proc__supported(pr->python))
+			task_sampler__sample(in->tasks, in->py, pr->python, &pr->tasks, ticks, t, now, task_labels, in,
+					     task_keep);
 }
 
 void ingest__tasks_now(struct ingest *in, uint64_t now)
@@ -752,11 +755,11 @@ int ingest__event(void *ctx, void *data, size_t size)
 		ingest_sample(in, data, size);
 		break;
 	case PYEBPF_EVENT_EXEC:
-		procs__exec(in->procs, h->pid);
-		forget_pid(h->pid, in);
+		processes__exec(in->table, h->pid);
+		forget_in_bpf(h->pid, in);
 		break;
 	case PYEBPF_EVENT_EXIT:
-		procs__exit(in->procs, h->pid, now_ns());
+		processes__exit(in->table, h->pid, now_ns());
 		break;
 	case PYEBPF_EVENT_BLOCKED: /* a process only off-CPU samples will name: is it Python? */
 	case PYEBPF_EVENT_FORK:    /* a new target: its first waits need its Python stacks */

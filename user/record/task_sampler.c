@@ -37,7 +37,7 @@ enum tproc_state {
 	TP_NEVER
 };
 
-struct tproc {
+struct task_proc {
 	enum tproc_state state;
 	uint64_t retry_ns;
 	uint32_t tries;
@@ -58,7 +58,7 @@ struct tproc {
 /* A _GatheringFuture's `_children` (a list of the futures it gathers). */
 static size_t gather_children(void *ctx, uint64_t fut, uint64_t *out, size_t max)
 {
-	const struct tproc *tp = ctx;
+	const struct task_proc *tp = ctx;
 	uint64_t list = py_attr_lookup((pid_t)tp->pid, &tp->y, fut, "_children"), size, items;
 
 	if (!list || procmem_u64((pid_t)tp->pid, list + 16, &size) || size > MAX_LIST_ITEMS ||
@@ -72,7 +72,7 @@ static size_t gather_children(void *ctx, uint64_t fut, uint64_t *out, size_t max
 #define MAX_SET_SLOTS 4096
 
 /* Is code TaskGroup.__aexit__ (asyncio's)? Its qualname, read once per code object. */
-static bool is_group_exit(struct tproc *tp, uint64_t code)
+static bool is_group_exit(struct task_proc *tp, uint64_t code)
 {
 	size_t slot = (code >> 4) % 64;
 	uint64_t qualname;
@@ -93,7 +93,7 @@ static bool is_group_exit(struct tproc *tp, uint64_t code)
  * `self` (the frame's first local) holds them in `_tasks`, a set. */
 static size_t group_children(void *ctx, uint64_t frame, uint64_t code, uint64_t *out, size_t max)
 {
-	struct tproc *tp = ctx;
+	struct task_proc *tp = ctx;
 	uint64_t group, set, mask, table, *slots;
 	size_t n = 0;
 
@@ -114,7 +114,6 @@ static size_t group_children(void *ctx, uint64_t frame, uint64_t code, uint64_t 
 
 struct task_sampler {
 	struct profile *prof;
-	struct hashmap *procs; /* pid → struct tproc * */
 	struct hashmap *names; /* (pid, name object) → string id + 1, cleared every second */
 	uint64_t names_ns;
 	/* (pid, task, its coroutine and name objects) → struct running_task *:
@@ -131,7 +130,6 @@ struct task_sampler *task_sampler__new(struct profile *prof)
 	struct task_sampler *ts = xcalloc(1, sizeof(*ts));
 
 	ts->prof = prof;
-	ts->procs = hashmap__new();
 	ts->names = hashmap__new();
 	ts->running = hashmap__new();
 	ts->index = hashmap__new();
@@ -144,7 +142,6 @@ void task_sampler__free(struct task_sampler *ts)
 {
 	if (!ts)
 		return;
-	hashmap__free_values(ts->procs, free);
 	hashmap__free(ts->names);
 	hashmap__free_values(ts->running, free);
 	hashmap__free(ts->index);
@@ -153,14 +150,9 @@ void task_sampler__free(struct task_sampler *ts)
 	free(ts);
 }
 
-void task_sampler__forget(struct task_sampler *ts, uint32_t pid)
+void task_proc__free(struct task_proc *tp)
 {
-	struct tproc *tp = ts ? hashmap__get_ptr(ts->procs, &pid, sizeof(pid)) : NULL;
-
-	if (!tp)
-		return;
 	free(tp);
-	hashmap__remove(ts->procs, &pid, sizeof(pid));
 }
 
 const struct task_stats *task_sampler__stats(const struct task_sampler *ts)
@@ -385,16 +377,14 @@ static int read_mem(void *ctx, uint64_t addr, void *buf, size_t len)
 	return procmem_read((pid_t)(uintptr_t)ctx, addr, buf, len);
 }
 
-static struct tproc *tproc_of(struct task_sampler *ts, uint32_t pid, const struct py_interp *in, uint64_t now)
+static struct task_proc *tproc_of(struct task_proc **slot, uint32_t pid, const struct py_interp *in, uint64_t now)
 {
-	bool created;
-	void **v = hashmap__put_ptr(ts->procs, &pid, sizeof(pid), &created);
-	struct tproc *tp;
+	struct task_proc *tp;
 	int rc;
 
-	if (created)
-		*v = xcalloc(1, sizeof(struct tproc));
-	tp = *v;
+	if (!*slot)
+		*slot = xcalloc(1, sizeof(struct task_proc));
+	tp = *slot;
 	if (tp->state == TP_UNKNOWN && now >= tp->retry_ns) {
 		tp->sets = in->major == 3 && in->layout.asyncio.task_coro;
 		rc = tp->sets ? find_sets(pid, in, &tp->l, &tp->s, &tp->modules_used) : find_layout(pid, in, &tp->l);
@@ -522,13 +512,13 @@ static void walk_index(struct task_sampler *ts, size_t n)
 	}
 }
 
-void task_sampler__sample(struct task_sampler *ts, struct pyprocs *py, struct py_proc *p, uint32_t ticks, uint64_t t,
-			  uint64_t now, task_labels_fn labels, void *ctx,
+void task_sampler__sample(struct task_sampler *ts, struct pyprocs *py, struct py_proc *p, struct task_proc **slot,
+			  uint32_t ticks, uint64_t t, uint64_t now, task_labels_fn labels, void *ctx,
 			  bool (*keep)(void *ctx, struct sample_labels *l))
 {
 	const struct py_interp *in = py_proc__interp(p);
 	uint32_t pid = py_proc__pid(p);
-	struct tproc *tp = tproc_of(ts, pid, in, now);
+	struct task_proc *tp = tproc_of(slot, pid, in, now);
 	struct asyncio_walk_stats st = { 0 };
 	uint64_t interp, walk_start, pages;
 	size_t n;
@@ -593,12 +583,12 @@ void task_sampler__sample(struct task_sampler *ts, struct pyprocs *py, struct py
 
 /* ---- the running task of a thread sample --------------------------------- */
 
-bool task_sampler__running(struct task_sampler *ts, struct pyprocs *py, struct py_proc *p, uint64_t task, uint64_t now,
-			   struct running_task *out)
+bool task_sampler__running(struct task_sampler *ts, struct pyprocs *py, struct py_proc *p, struct task_proc **slot,
+			   uint64_t task, uint64_t now, struct running_task *out)
 {
 	const struct py_interp *in = py_proc__interp(p);
 	uint32_t pid = py_proc__pid(p);
-	struct tproc *tp = tproc_of(ts, pid, in, now);
+	struct task_proc *tp = tproc_of(slot, pid, in, now);
 	struct {
 		uint32_t pid, zero;
 		uint64_t task, coro, name;

@@ -17,6 +17,10 @@
 #include "python/symbolize.h"
 
 struct task_sampler;
+/* A process's part (where its asyncio lists are, how they are read), kept
+ * in its record of the process table (record/processes.h): made at its
+ * first walk, NULL before. */
+struct task_proc;
 
 struct task_stats {
 	uint64_t ticks;          /* task walks of a process */
@@ -30,15 +34,16 @@ struct task_stats {
 
 struct task_sampler *task_sampler__new(struct profile *prof);
 void task_sampler__free(struct task_sampler *ts); /* accepts NULL */
-void task_sampler__forget(struct task_sampler *ts, uint32_t pid);
+/* The process exec'd or exited: its part goes (NULL accepted). */
+void task_proc__free(struct task_proc *tp);
 
 /* Callback to name the thread that runs a list's loop (its labels). */
 typedef void (*task_labels_fn)(void *ctx, uint32_t pid, uint32_t tid, const struct py_interp *in,
 			       struct sample_labels *l);
 
 /* One walk of p's tasks, each weighing `ticks` samples at time t. */
-void task_sampler__sample(struct task_sampler *ts, struct pyprocs *py, struct py_proc *p, uint32_t ticks, uint64_t t,
-			  uint64_t now, task_labels_fn labels, void *ctx,
+void task_sampler__sample(struct task_sampler *ts, struct pyprocs *py, struct py_proc *p, struct task_proc **slot,
+			  uint32_t ticks, uint64_t t, uint64_t now, task_labels_fn labels, void *ctx,
 			  bool (*keep)(void *ctx, struct sample_labels *l));
 const struct task_stats *task_sampler__stats(const struct task_sampler *ts);
 
@@ -51,8 +56,8 @@ struct running_task {
 	uint32_t frame;
 	uint32_t coro_name, coro_file; /* string ids, as struct frame has them */
 };
-bool task_sampler__running(struct task_sampler *ts, struct pyprocs *py, struct py_proc *p, uint64_t task, uint64_t now,
-			   struct running_task *out);
+bool task_sampler__running(struct task_sampler *ts, struct pyprocs *py, struct py_proc *p, struct task_proc **slot,
+			   uint64_t task, uint64_t now, struct running_task *out);
 
 /* The .AsyncioDebug section of an open ELF file (3.14's _asyncio, 3.15's
  * interpreter): 0, or -1 if it has none. */

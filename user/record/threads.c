@@ -11,10 +11,6 @@
 #define REFRESH_NS 1000000000ULL   /* names found are checked again after this */
 #define RETRY_NS (50 * 1000000ULL) /* a thread without a Python name yet */
 
-struct thread_key {
-	uint32_t pid, tid;
-};
-
 struct thread_info {
 	uint32_t name;
 	bool python;        /* the name came from Python */
@@ -25,7 +21,11 @@ struct thread_info {
 
 struct threads {
 	struct profile *prof;
-	struct hashmap *by_tid; /* thread_key → struct thread_info * */
+};
+
+/* A process's threads: its part, kept in its record of the process table. */
+struct proc_threads {
+	struct hashmap *by_tid; /* tid → struct thread_info * */
 };
 
 struct threads *threads__new(struct profile *prof)
@@ -33,16 +33,20 @@ struct threads *threads__new(struct profile *prof)
 	struct threads *t = xcalloc(1, sizeof(*t));
 
 	t->prof = prof;
-	t->by_tid = hashmap__new();
 	return t;
 }
 
 void threads__free(struct threads *t)
 {
-	if (!t)
-		return;
-	hashmap__free_values(t->by_tid, free);
 	free(t);
+}
+
+void proc_threads__free(struct proc_threads *pt)
+{
+	if (!pt)
+		return;
+	hashmap__free_values(pt->by_tid, free);
+	free(pt);
 }
 
 static uint32_t os_name(struct threads *t, uint32_t pid, uint32_t tid, uint32_t fallback)
@@ -61,21 +65,26 @@ static uint32_t os_name(struct threads *t, uint32_t pid, uint32_t tid, uint32_t 
 	return name[0] ? profile__str(t->prof, name) : fallback;
 }
 
-static struct thread_info *info(struct threads *t, uint32_t pid, uint32_t tid, bool *created)
+static struct thread_info *info(struct proc_threads **slot, uint32_t tid, bool *created)
 {
-	struct thread_key key = { pid, tid };
-	void **v = hashmap__put_ptr(t->by_tid, &key, sizeof(key), created);
+	void **v;
+
+	if (!*slot) {
+		*slot = xcalloc(1, sizeof(**slot));
+		(*slot)->by_tid = hashmap__new();
+	}
+	v = hashmap__put_ptr((*slot)->by_tid, &tid, sizeof(tid), created);
 
 	if (*created)
 		*v = xcalloc(1, sizeof(struct thread_info));
 	return *v;
 }
 
-uint32_t threads__name(struct threads *t, uint32_t pid, uint32_t tid, uint32_t comm, bool own_comm, uint64_t now,
-		       bool *ask_python, bool *from_python)
+uint32_t threads__name(struct threads *t, struct proc_threads **slot, uint32_t pid, uint32_t tid, uint32_t comm,
+		       bool own_comm, uint64_t now, bool *ask_python, bool *from_python)
 {
 	bool created;
-	struct thread_info *ti = info(t, pid, tid, &created);
+	struct thread_info *ti = info(slot, tid, &created);
 
 	if (!ti->python && own_comm) {
 		ti->name = comm; /* what /proc would say, without opening it per thread */
@@ -88,41 +97,22 @@ uint32_t threads__name(struct threads *t, uint32_t pid, uint32_t tid, uint32_t c
 	return ti->name;
 }
 
-struct py_thread_hint *threads__hint(struct threads *t, uint32_t pid, uint32_t tid)
+struct py_thread_hint *threads__hint(struct proc_threads **slot, uint32_t tid)
 {
 	bool created;
 
-	return &info(t, pid, tid, &created)->hint;
+	return &info(slot, tid, &created)->hint;
 }
 
-void threads__set_python_name(struct threads *t, uint32_t pid, uint32_t tid, const char *name, uint64_t now)
+void threads__set_python_name(struct threads *t, struct proc_threads **slot, uint32_t tid, const char *name,
+			      uint64_t now)
 {
 	bool created;
-	struct thread_info *ti = info(t, pid, tid, &created);
+	struct thread_info *ti = info(slot, tid, &created);
 
 	ti->asked_ns = now ? now : 1;
 	if (name) {
 		ti->name = profile__str(t->prof, name);
 		ti->python = true;
 	}
-}
-
-void threads__forget_pid(struct threads *t, uint32_t pid)
-{
-	struct thread_key dead[512];
-	size_t pos = 0, len, n;
-	const void *k;
-	void *v;
-
-	do {
-		n = 0;
-		pos = 0;
-		while (n < sizeof(dead) / sizeof(dead[0]) && hashmap__next_ptr(t->by_tid, &pos, &k, &len, &v))
-			if (((const struct thread_key *)k)->pid == pid)
-				dead[n++] = *(const struct thread_key *)k;
-		for (size_t i = 0; i < n; i++) {
-			free(hashmap__get_ptr(t->by_tid, &dead[i], sizeof(dead[i])));
-			hashmap__remove(t->by_tid, &dead[i], sizeof(dead[i]));
-		}
-	} while (n == sizeof(dead) / sizeof(dead[0]));
 }

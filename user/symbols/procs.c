@@ -17,8 +17,6 @@
 #include "symbols/maps.h"
 #include "base/util.h"
 
-/* How long an exited process's tables stay for samples still in flight. */
-#define EXIT_GRACE_NS (2 * 1000000000ULL)
 /* At most one re-read of maps per process in this time (dlopen, JIT). */
 #define RESCAN_NS (200 * 1000000ULL)
 #define YOUNG_FIRST_NS (2 * 1000000ULL)
@@ -50,7 +48,7 @@ struct proc {
 	uint64_t maps_id;         /* changes of the maps only: what named addresses depend on */
 	uint64_t born_ns;         /* first seen, or exec'd */
 	uint32_t young_scans;     /* re-reads since then, for the backoff */
-	uint64_t exited_ns;       /* 0: alive */
+	uint64_t exited_ns;       /* 0: alive; else its maps are not read again */
 	bool ns_read;             /* cgroup_path, container and ns_pid were read */
 	bool python;              /* found to be Python (kept across exec: counted once) */
 	bool exe_noted;           /* its executable was noted in the profile's modules */
@@ -61,7 +59,6 @@ struct proc {
 
 struct procs {
 	struct profile *prof;
-	struct hashmap *by_pid;   /* pid → struct proc * */
 	struct hashmap *files;    /* file_key → struct file_syms * */
 	struct hashmap *k8s_pods; /* pod UID → string id of "NAMESPACE/POD" (0: not found) */
 	size_t seen;
@@ -91,10 +88,9 @@ struct procs *procs__new(struct profile *p)
 
 	t->prof = p;
 	t->debug_dirs = default_debug_dirs;
-	t->by_pid = hashmap__new();
 	t->files = hashmap__new();
 	t->k8s_pods = hashmap__new();
-	if (!t->by_pid || !t->files)
+	if (!t->files || !t->k8s_pods)
 		die("out of memory");
 	exe_path(getpid(), t->self_exe, sizeof(t->self_exe));
 	return t;
@@ -114,8 +110,10 @@ static void proc_drop_maps(struct procs *t, struct proc *p)
 	p->nmaps = 0;
 }
 
-static void proc_free(struct procs *t, struct proc *p)
+void procs__drop(struct procs *t, struct proc *p)
 {
+	if (!p)
+		return;
 	proc_drop_maps(t, p);
 	free(p);
 }
@@ -140,15 +138,8 @@ static struct elf_syms *load_syms(struct procs *t, const struct proc *p, int fd)
 
 void procs__free(struct procs *t)
 {
-	size_t pos = 0, len;
-	const void *key;
-	void *v;
-
 	if (!t)
 		return;
-	while (hashmap__next_ptr(t->by_pid, &pos, &key, &len, &v))
-		proc_free(t, v);
-	hashmap__free(t->by_pid);
 	hashmap__free_values(t->files, file_free_value);
 	hashmap__free(t->k8s_pods);
 	free(t);
@@ -200,16 +191,13 @@ static void proc_scan(struct procs *t, struct proc *p, uint64_t now)
 	proc_scan_gen(t, p, now, false);
 }
 
-struct proc *procs__get(struct procs *t, uint32_t pid, uint64_t now)
+struct proc *procs__get(struct procs *t, struct proc **slot, uint32_t pid, uint64_t now)
 {
-	bool created;
-	void **v = hashmap__put_ptr(t->by_pid, &pid, sizeof(pid), &created);
-	struct proc *p;
+	struct proc *p = *slot;
 
 	if (now > t->now)
 		t->now = now;
-	if (!created) {
-		p = *v;
+	if (p) {
 		if (!p->born_ns)
 			p->born_ns = now;
 		if (!p->scanned_ns)
@@ -220,16 +208,14 @@ struct proc *procs__get(struct procs *t, uint32_t pid, uint64_t now)
 	p->pid = pid;
 	p->born_ns = now;
 	p->maps_gen = p->maps_id = ++t->gens; /* a reused pid is a new process */
-	*v = p;
+	*slot = p;
 	t->seen++;
 	proc_scan(t, p, now);
 	return p;
 }
 
-void procs__exec(struct procs *t, uint32_t pid)
+void procs__exec(struct procs *t, struct proc *p)
 {
-	struct proc *p = hashmap__get_ptr(t->by_pid, &pid, sizeof(pid));
-
 	if (p) {
 		proc_drop_maps(t, p);
 		p->maps_gen = p->maps_id = ++t->gens; /* a new image: nothing named before applies */
@@ -244,10 +230,8 @@ void procs__exec(struct procs *t, uint32_t pid)
 	}
 }
 
-void procs__exit(struct procs *t, uint32_t pid, uint64_t now)
+void procs__exit(struct proc *p, uint64_t now)
 {
-	struct proc *p = hashmap__get_ptr(t->by_pid, &pid, sizeof(pid));
-
 	if (p)
 		p->exited_ns = now ? now : 1;
 }
@@ -303,31 +287,10 @@ size_t procs__files(const struct procs *t)
 	return hashmap__size(t->files);
 }
 
-void procs__gc(struct procs *t, uint64_t now, void (*on_free)(uint32_t pid, void *ctx), void *ctx)
+void procs__sweep(struct procs *t, uint64_t now)
 {
-	size_t pos = 0, len;
-	const void *key;
-	void *v;
-	uint32_t dead[256];
-	size_t n = 0;
-
 	if (now > t->now)
 		t->now = now;
-	/* Collect first: removing while iterating would skip entries. */
-	while (n < ARRAY_SIZE(dead) && hashmap__next_ptr(t->by_pid, &pos, &key, &len, &v)) {
-		struct proc *p = v;
-
-		if (p->exited_ns && now - p->exited_ns > EXIT_GRACE_NS)
-			dead[n++] = p->pid;
-	}
-	for (size_t i = 0; i < n; i++) {
-		struct proc *p = hashmap__get_ptr(t->by_pid, &dead[i], sizeof(dead[i]));
-
-		if (on_free)
-			on_free(dead[i], ctx);
-		proc_free(t, p);
-		hashmap__remove(t->by_pid, &dead[i], sizeof(dead[i]));
-	}
 	if (now - t->swept_ns >= FILE_SWEEP_NS) {
 		t->swept_ns = now;
 		sweep_idle_files(t, now);

@@ -25,16 +25,20 @@ void procs__set_debug_dirs(struct procs *t, const char *const *dirs);
 #define PROCS_DEFAULT_DEBUG_DIR "/usr/lib/debug"
 void procs__free(struct procs *t); /* accepts NULL */
 
-/* The process, created (and its maps read) when first seen. */
-struct proc *procs__get(struct procs *t, uint32_t pid, uint64_t now);
+/*
+ * A process's part here lives in its record of the process table
+ * (record/processes.h): *slot, made (and its maps read) when first seen,
+ * NULL before. The process's own record decides when it goes.
+ */
+struct proc *procs__get(struct procs *t, struct proc **slot, uint32_t pid, uint64_t now);
 /* The process replaced its image: forget its mappings. */
-void procs__exec(struct procs *t, uint32_t pid);
-/* The process exited: free it after a grace period (late samples may still come). */
-void procs__exit(struct procs *t, uint32_t pid, uint64_t now);
-/* Free processes that exited more than the grace period before now,
- * calling on_free (if given) with each pid first, and the symbols of
- * files no process has mapped for 60 s. */
-void procs__gc(struct procs *t, uint64_t now, void (*on_free)(uint32_t pid, void *ctx), void *ctx);
+void procs__exec(struct procs *t, struct proc *p);
+/* The process exited: its maps are not read again (NULL accepted). */
+void procs__exit(struct proc *p, uint64_t now);
+/* The process's part goes; its files' symbols stay cached for 60 s (NULL accepted). */
+void procs__drop(struct procs *t, struct proc *p);
+/* Free the symbols of files no process has mapped for 60 s. */
+void procs__sweep(struct procs *t, uint64_t now);
 /* Re-read the maps of a process seen (or exec'd) less than `young_ns` ago,
  * backing off from 5 ms to 200 ms: its libraries (libpython) may still be loading. */
 void procs__refresh_young(struct procs *t, struct proc *p, uint64_t now, uint64_t young_ns);
