@@ -89,14 +89,10 @@ EOF
 
 start() {
 	[ $# -eq 2 ] || usage
-	local dir port bin pid i
-	mkdir -p "$1"
-	dir=$(realpath "$1")
-	port=$2
-	if ! [[ $port =~ ^[0-9]+$ ]] || [ "$port" -lt 1 ] || [ "$port" -gt 65535 ]; then die "bad port: $port"; fi
+	local dir port bin pid
+	start_args "$1" "$2"
 	[[ $dir != *[\'\$]* ]] || die "DIR may hold neither ' nor \$: $dir"
-	alive "$dir" && die "already running in $dir (pid $(cat "$dir/pid"))"
-	answers "$port" && die "port $port is taken already"
+	vacant
 	bin=$(build)
 	rm -f "$dir/profiles.json" "$dir/pid"
 	cat >"$dir/config.yaml" <<EOF
@@ -121,25 +117,9 @@ service:
       receivers: [otlp]
       exporters: [file, debug]
 EOF
-	setsid "$bin" --config "file:$dir/config.yaml" --feature-gates="$FEATURE_GATE" \
-		</dev/null >"$dir/otelcol.log" 2>&1 &
-	pid=$!
-	echo "$pid" >"$dir/pid"
-	for ((i = 0; i < START_TIMEOUT * 10; i++)); do
-		if ! kill -0 "$pid" 2>/dev/null; then
-			tail -n 20 "$dir/otelcol.log" >&2
-			rm -f "$dir/pid"
-			die "the collector exited at start"
-		fi
-		if answers "$port"; then
-			echo "otelcol: pid $pid, http://127.0.0.1:$port/v1development/profiles -> $dir/profiles.json" >&2
-			return
-		fi
-		sleep 0.1
-	done
-	tail -n 20 "$dir/otelcol.log" >&2
-	stop "$dir"
-	die "port $port did not answer in ${START_TIMEOUT}s"
+	launch otelcol.log answers "the collector" "port $port did not answer" \
+		"$bin" --config "file:$dir/config.yaml" --feature-gates="$FEATURE_GATE"
+	echo "otelcol: pid $pid, http://127.0.0.1:$port/v1development/profiles -> $dir/profiles.json" >&2
 }
 
 main "$@"

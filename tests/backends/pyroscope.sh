@@ -68,34 +68,14 @@ ready() { # PORT: GET /ready answers 200
 
 start() {
 	[ $# -ge 2 ] || usage
-	local dir port bin pid i
-	mkdir -p "$1"
-	dir=$(realpath "$1")
-	port=$2
+	local dir port bin pid
+	start_args "$1" "$2"
 	shift 2
-	if ! [[ $port =~ ^[0-9]+$ ]] || [ "$port" -lt 1 ] || [ "$port" -gt 65535 ]; then die "bad port: $port"; fi
-	alive "$dir" && die "already running in $dir (pid $(cat "$dir/pid"))"
-	answers "$port" && die "port $port is taken already"
+	vacant
 	bin=$(build)
 	rm -f "$dir/pid"
-	setsid "$bin" -addr "127.0.0.1:$port" "$@" </dev/null >"$dir/pyroscope.log" 2>&1 &
-	pid=$!
-	echo "$pid" >"$dir/pid"
-	for ((i = 0; i < START_TIMEOUT * 10; i++)); do
-		if ! kill -0 "$pid" 2>/dev/null; then
-			tail -n 20 "$dir/pyroscope.log" >&2
-			rm -f "$dir/pid"
-			die "the server exited at start"
-		fi
-		if ready "$port"; then
-			echo "pyroscope: pid $pid, http://127.0.0.1:$port (log $dir/pyroscope.log)" >&2
-			return
-		fi
-		sleep 0.1
-	done
-	tail -n 20 "$dir/pyroscope.log" >&2
-	stop "$dir"
-	die "GET /ready did not answer 200 in ${START_TIMEOUT}s"
+	launch pyroscope.log ready "the server" "GET /ready did not answer 200" "$bin" -addr "127.0.0.1:$port" "$@"
+	echo "pyroscope: pid $pid, http://127.0.0.1:$port (log $dir/pyroscope.log)" >&2
 }
 
 main "$@"

@@ -147,6 +147,33 @@ Test(pprof, round_trip_exact)
 	profile__free(p);
 }
 
+/* A push's body made in memory is the file's bytes, with the timeline (three parts) and without (one). */
+Test(pprof, in_memory_same_bytes)
+{
+	struct profile *p = profile__new();
+	uint32_t m = frame(p, FRAME_PYTHON, "<module>", "/app/m.py", 10, 1);
+	struct sample_labels l = { .pid = 7, .tid = 8, .comm = profile__str(p, "python3") };
+	static const struct pprof_opts opts[] = { { 0 }, { .only = PPROF_ONLY_CPU, .gzip_level = 1 } };
+
+	*profile__meta(p) = (struct profile_meta){ .period_ns = 10101010, .start_epoch_ns = 1700000000000000000LL };
+	profile__add(p, &l, &m, 1, 5);
+	for (size_t i = 0; i < sizeof(opts) / sizeof(opts[0]); i++) {
+		char *file = NULL;
+		size_t file_len = 0, len = 0;
+		uint8_t *mem = NULL;
+		FILE *f = open_memstream(&file, &file_len);
+
+		cr_assert_eq(pprof__write_opts(p, &opts[i], f), 0);
+		fclose(f);
+		cr_assert_eq(pprof__write_mem(p, &opts[i], &mem, &len), 0);
+		cr_assert_eq(len, file_len, "opts %zu", i);
+		cr_assert_eq(memcmp(mem, file, len), 0, "opts %zu", i);
+		free(mem);
+		free(file);
+	}
+	profile__free(p);
+}
+
 #include "write/speedscope.h"
 
 Test(speedscope, golden_output_one_profile_per_thread)

@@ -59,6 +59,28 @@ int gzip__writev_level(const struct gzip_part *parts, size_t nparts, int level, 
 	return 0;
 }
 
+int gzip__writev_mem(const struct gzip_part *parts, size_t nparts, int level, uint8_t **out, size_t *len)
+{
+	char *buf = NULL;
+	size_t n = 0;
+	FILE *f = open_memstream(&buf, &n);
+	int err;
+
+	if (!f)
+		return -1;
+	err = gzip__writev_level(parts, nparts, level, f) ? errno : 0;
+	if (fclose(f) && !err)
+		err = errno ? errno : EIO;
+	if (err) {
+		free(buf);
+		errno = err;
+		return -1;
+	}
+	*out = (uint8_t *)buf;
+	*len = n;
+	return 0;
+}
+
 int gzip__write(const uint8_t *data, size_t len, FILE *out)
 {
 	struct gzip_part part = { data, len };

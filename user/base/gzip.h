@@ -17,6 +17,12 @@ struct gzip_part {
 int gzip__writev(const struct gzip_part *parts, size_t nparts, FILE *out);
 /* The same at zlib's `level` (1: fastest; what a push sends once need not be smallest). */
 int gzip__writev_level(const struct gzip_part *parts, size_t nparts, int level, FILE *out);
+/*
+ * The same into memory, for a body sent whole (a push's request, the pprof
+ * inside one): *out (malloc'd) and *len set only on success. 0, or -1 with
+ * errno set.
+ */
+int gzip__writev_mem(const struct gzip_part *parts, size_t nparts, int level, uint8_t **out, size_t *len);
 
 /* Does data start with the gzip magic? */
 int gzip__is_gzip(const uint8_t *data, size_t len);

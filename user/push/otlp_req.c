@@ -344,10 +344,8 @@ int otlp_request(const struct push_series *s, size_t n, const char *name, uint8_
 	Otlp__Mapping zero_mapping = OTLP__MAPPING__INIT, *mappings[1] = { &zero_mapping };
 	Otlp__Link zero_link = OTLP__LINK__INIT, *links[1] = { &zero_link };
 	uint8_t *packed, zero16[16] = { 0 }, zero8[8] = { 0 };
-	char *gz = NULL;
-	size_t gzlen = 0, plen;
-	FILE *f;
-	int ret = 0;
+	size_t plen;
+	int ret;
 
 	*nprofiles = 0;
 	strtab__init(&e.strs);
@@ -385,16 +383,9 @@ int otlp_request(const struct push_series *s, size_t n, const char *name, uint8_
 	plen = otlp__export_profiles_service_request__get_packed_size(&req);
 	packed = xmalloc(plen + 1);
 	otlp__export_profiles_service_request__pack(&req, packed);
-	f = open_memstream(&gz, &gzlen);
 	struct gzip_part part = { packed, plen };
 
-	if (!f || gzip__writev_level(&part, 1, 1, f) || fclose(f)) {
-		ret = -1;
-		free(gz);
-	} else {
-		*out = (uint8_t *)gz;
-		*len = gzlen;
-	}
+	ret = gzip__writev_mem(&part, 1, 1, out, len);
 	free(packed);
 	for (size_t i = 0; i < e.nowned; i++)
 		free(e.owned[i]);

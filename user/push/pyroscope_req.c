@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 #include "push/pyroscope_req.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,7 +52,7 @@ struct part {
 	LabelPair *pairs;
 	LabelPair **pair_ptrs;
 	char id[37];
-	char *raw;
+	uint8_t *raw;
 	size_t raw_len;
 };
 
@@ -62,20 +61,9 @@ static int part_build(struct part *pt, const struct push_series *s, enum pprof_o
 	/* Sent once, not kept: the fastest compression (a third of the CPU, 7% more bytes). */
 	struct pprof_opts o = { .only = kind, .gzip_level = 1 };
 	const char *type = kind == PPROF_ONLY_CPU ? "process_cpu" : "wall";
-	FILE *f = open_memstream(&pt->raw, &pt->raw_len);
 	char *key;
 
-	if (!f || pprof__write_opts(s->prof, &o, f)) {
-		int e = errno;
-
-		if (f)
-			fclose(f);
-		free(pt->raw);
-		pt->raw = NULL;
-		errno = e;
-		return -1;
-	}
-	if (fclose(f))
+	if (pprof__write_mem(s->prof, &o, &pt->raw, &pt->raw_len))
 		return -1;
 	pyroscope__raw_profile_series__init(&pt->series);
 	pyroscope__raw_sample__init(&pt->sample);
@@ -107,7 +95,7 @@ static int part_build(struct part *pt, const struct push_series *s, enum pprof_o
 	}
 	pyroscope_uuid(key, pt->id);
 	free(key);
-	pt->sample.raw_profile.data = (uint8_t *)pt->raw;
+	pt->sample.raw_profile.data = pt->raw;
 	pt->sample.raw_profile.len = pt->raw_len;
 	pt->sample.id = pt->id;
 	pt->samples[0] = &pt->sample;

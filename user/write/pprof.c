@@ -431,7 +431,8 @@ int pprof__write(const struct profile *p, FILE *out)
 	return pprof__write_opts(p, &all, out);
 }
 
-int pprof__write_opts(const struct profile *p, const struct pprof_opts *o, FILE *out)
+/* The profile packed and compressed into out or, with out NULL, into *mem. */
+static int pprof_gzip(const struct profile *p, const struct pprof_opts *o, FILE *out, uint8_t **mem, size_t *mem_len)
 {
 	const struct profile_meta *m = profile__meta_of(p);
 	struct builder b = { .p = p, .o = o };
@@ -442,7 +443,7 @@ int pprof__write_opts(const struct profile *p, const struct pprof_opts *o, FILE 
 	size_t len, log_len, nfield = 0;
 	/* A push's samples are a subset: the timeline's indexes would not match. */
 	const uint8_t *log = o->only ? NULL : profile__event_log(p, &log_len);
-	int ret;
+	int ret, level = o->gzip_level ? o->gzip_level : -1;
 
 	if (o->only)
 		log_len = 0;
@@ -478,10 +479,23 @@ int pprof__write_opts(const struct profile *p, const struct pprof_opts *o, FILE 
 	parts[0] = (struct gzip_part){ buf, len };
 	parts[1] = (struct gzip_part){ field, nfield };
 	parts[2] = (struct gzip_part){ log, log_len };
-	ret = gzip__writev_level(parts, log_len ? 3 : 1, o->gzip_level ? o->gzip_level : -1, out);
+	ret = out ? gzip__writev_level(parts, log_len ? 3 : 1, level, out)
+		  : gzip__writev_mem(parts, log_len ? 3 : 1, level, mem, mem_len);
 	free(buf);
 	samples_free(&so);
 	header_free(&prof);
 	builder_free(&b);
+	return ret;
+}
+
+int pprof__write_opts(const struct profile *p, const struct pprof_opts *o, FILE *out)
+{
+	int ret = pprof_gzip(p, o, out, NULL, NULL);
+
 	return ret ? ret : stream_finish(out);
+}
+
+int pprof__write_mem(const struct profile *p, const struct pprof_opts *o, uint8_t **out, size_t *len)
+{
+	return pprof_gzip(p, o, NULL, out, len);
 }

@@ -47,5 +47,7 @@ struct pprof_opts {
 	int gzip_level; /* 0: zlib's default */
 };
 int pprof__write_opts(const struct profile *p, const struct pprof_opts *o, FILE *out);
+/* The same into memory (a push's body): *out (malloc'd) and *len set only on success. */
+int pprof__write_mem(const struct profile *p, const struct pprof_opts *o, uint8_t **out, size_t *len);
 
 #endif
