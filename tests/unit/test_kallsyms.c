@@ -86,3 +86,27 @@ Test(kallsyms, lines_the_parser_takes_and_leaves)
 	cr_assert_null(kallsyms__load("/nonexistent/kallsyms"));
 	cr_assert_eq(errno, ENOENT);
 }
+
+/* record reads them in a thread while BPF loads: the same symbols and the
+ * same errors as a read at once. */
+Test(kallsyms, read_in_a_thread_as_at_once)
+{
+	char path[64], hidden[64]; /* write_temp's buffer is one */
+	struct kallsyms *k;
+
+	snprintf(path, sizeof(path), "%s", write_temp("ffffffff81000000 T _stext\nffffffff81000100 t helper\n"));
+	snprintf(hidden, sizeof(hidden), "%s", write_temp("0000000000000000 T _stext\n"));
+	k = kallsyms__wait(kallsyms__load_async(path));
+
+	cr_assert(k);
+	cr_assert_str_eq(kallsyms__lookup(k, 0xffffffff81000104ULL, NULL), "helper");
+	kallsyms__free(k);
+	cr_assert_null(kallsyms__wait(kallsyms__load_async(hidden)));
+	cr_assert_eq(errno, EPERM);
+	cr_assert_null(kallsyms__wait(kallsyms__load_async("/nonexistent/kallsyms")));
+	cr_assert_eq(errno, ENOENT);
+	kallsyms__free(kallsyms__wait(kallsyms__load_async(path)));
+	cr_assert_null(kallsyms__wait(NULL));
+	unlink(path);
+	unlink(hidden);
+}

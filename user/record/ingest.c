@@ -54,9 +54,10 @@ struct ingest {
 	struct filter keep_all; /* when the config gives none */
 	struct ingest_hooks hooks;
 	struct kallsyms *ksyms;
-	const char *kallsyms_path; /* read at the first kernel frame to name, then NULL */
-	struct procs *procs;       /* the files' symbols, shared by the processes */
-	struct processes *table;   /* all known of each process */
+	const char *kallsyms_path;               /* read at the first kernel frame to name, then NULL */
+	struct kallsyms_loader *kallsyms_loader; /* ... or waited for then */
+	struct procs *procs;                     /* the files' symbols, shared by the processes */
+	struct processes *table;                 /* all known of each process */
 	struct pyprocs *py;
 	struct threads *threads;
 	struct native_stacks *native; /* --native */
@@ -104,6 +105,7 @@ struct ingest *ingest__new(struct profile *prof, const struct ingest_config *c, 
 	if (c->native)
 		in->native = native_stacks__new(prof, in->procs, in->py);
 	in->kallsyms_path = c->kallsyms;
+	in->kallsyms_loader = c->kallsyms_loader;
 	if (c->task_period_ns || c->running_tasks) {
 		in->tasks = task_sampler__new(prof);
 		in->task_period_ns = c->task_period_ns;
@@ -115,6 +117,7 @@ void ingest__free(struct ingest *in)
 {
 	if (!in)
 		return;
+	kallsyms__free(kallsyms__wait(in->kallsyms_loader));
 	kallsyms__free(in->ksyms);
 	processes__free(in->table);
 	pyprocs__free(in->py);
@@ -266,18 +269,25 @@ static void base_labels(struct ingest *in, const struct pyebpf_sample *s, struct
 
 /* ---- frames ------------------------------------------------------------- */
 
-/* Kernel symbols, read when a kernel frame first needs a name: reading
+/* Kernel symbols, read when a kernel frame first needs a name (reading
  * /proc/kallsyms is the largest part of a start-up, and many recordings
- * (CPU-bound Python, --no-kernel) never need it. */
+ * never need it), or when ingest__kernel_symbols asks. */
 static const struct kallsyms *ksyms(struct ingest *in)
 {
-	if (in->kallsyms_path) {
-		in->ksyms = kallsyms__load(in->kallsyms_path);
+	if (in->kallsyms_path || in->kallsyms_loader) {
+		in->ksyms = in->kallsyms_loader ? kallsyms__wait(in->kallsyms_loader)
+						: kallsyms__load(in->kallsyms_path);
 		if (!in->ksyms)
 			err_msg("kernel symbols unavailable (%s): kernel frames will read [unknown]", strerror(errno));
 		in->kallsyms_path = NULL;
+		in->kallsyms_loader = NULL;
 	}
 	return in->ksyms;
+}
+
+void ingest__kernel_symbols(struct ingest *in)
+{
+	ksyms(in);
 }
 
 static uint32_t kernel_frame(struct ingest *in, uint64_t addr, bool leaf)

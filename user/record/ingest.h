@@ -32,11 +32,16 @@ struct ingest_hooks {
 	void (*thread_beyond_walk)(void *ctx, uint32_t pid);
 };
 
+struct kallsyms_loader;
+
 struct ingest_config {
 	const struct filter
 		*filter;      /* kept, not copied, not to change: stacks are cached filtered; NULL: keep everything */
 	bool native;          /* --native: samples may carry registers and a stack copy */
 	const char *kallsyms; /* kernel symbols file; NULL: kernel frames read [unknown] */
+	/* ... being read already (kallsyms.h), from before the first sample:
+	 * taken over; NULL: read at the first kernel frame to name. */
+	struct kallsyms_loader *kallsyms_loader;
 	const char *const *debug_dirs; /* --debug-dir, NULL-terminated; NULL: the default */
 	uint64_t task_period_ns;       /* --mode wall: asyncio tasks sampled at this period (task_sampler.h); 0: not */
 	/* Thread samples get `[task NAME]` above the coroutine of the asyncio
@@ -60,6 +65,10 @@ struct ingest_stats {
 struct ingest;
 
 struct ingest *ingest__new(struct profile *prof, const struct ingest_config *c, const struct ingest_hooks *h);
+/* Read the kernel symbols now (waiting for the config's loader), not at the
+ * first kernel frame to name: that wait would hold up every sample behind
+ * it, and the registration of a Python process starting then. */
+void ingest__kernel_symbols(struct ingest *in);
 void ingest__free(struct ingest *in); /* accepts NULL */
 
 /* One ring-buffer record (libbpf's ring_buffer_sample_fn shape: ctx is the ingest). */

@@ -31,6 +31,7 @@
 #include "record/record_targets.h"
 #include "record/sampler.h"
 #include "record/summary.h"
+#include "symbols/kallsyms.h"
 #include "base/util.h"
 
 #define STATUS_INTERVAL_NS (500 * 1000000ULL)
@@ -51,10 +52,11 @@ struct recorder {
 	int64_t start_epoch_ns;                 /* wall clock at start, for pprof's time_nanos */
 	int64_t since_epoch_ns, until_epoch_ns; /* --since/--until as wall-clock times */
 	uint64_t elapsed_ns;
-	size_t running_at_start; /* -p's children and --comm's processes found at the start */
-	double setup_cpu;        /* seconds of our CPU before sampling began */
-	bool failed;             /* a step after the start failed: exit non-zero */
-	FILE *raw;               /* PYEBPF_RAW_OUT: every record as it came, for bench/replay */
+	size_t running_at_start;       /* -p's children and --comm's processes found at the start */
+	double setup_cpu;              /* seconds of our CPU before sampling began */
+	bool failed;                   /* a step after the start failed: exit non-zero */
+	FILE *raw;                     /* PYEBPF_RAW_OUT: every record as it came, for bench/replay */
+	struct kallsyms_loader *ksyms; /* kernel symbols being read until ingest takes them */
 };
 
 static volatile sig_atomic_t exiting;
@@ -161,6 +163,14 @@ static int open_and_load(struct recorder *r)
 	struct ingest_hooks hooks;
 	long running;
 
+	/* Kernel symbols are read while BPF loads, and ready before sampling
+	 * starts (start()). Read at the first kernel frame to name (a command's
+	 * execve, its first sample), they held the ring up 135 ms (250 ms on a
+	 * loaded machine), and with it the registration of a Python process
+	 * starting then: up to its first 0.25 s of Python code had no Python
+	 * frames (tests/integ/test_realworld.c, short-lived). */
+	if (ic.kallsyms)
+		r->ksyms = kallsyms__load_async(ic.kallsyms);
 	/* BPF first: a refused load is the one error line, before any other work. */
 	r->sampler = sampler__new(&sc, on_event, r);
 	if (!r->sampler)
@@ -168,6 +178,8 @@ static int open_and_load(struct recorder *r)
 	r->prof = profile__new();
 	profile__meta(r->prof)->wall = o->mode != MODE_CPU; /* every interval's too */
 	hooks = record_targets__hooks(r->sampler);
+	ic.kallsyms_loader = r->ksyms;
+	r->ksyms = NULL; /* ingest's now */
 	r->ingest = ingest__new(r->prof, &ic, &hooks);
 	if (raw_out && !(r->raw = fopen(raw_out, "wxe"))) {
 		err_msg("PYEBPF_RAW_OUT %s: %s", raw_out, strerror(errno));
@@ -201,6 +213,7 @@ static const char *const mode_note[] = {
 
 static int start(struct recorder *r)
 {
+	ingest__kernel_symbols(r->ingest); /* open_and_load() says why */
 	if (sampler__start(r->sampler, r->opts.freq))
 		return -1;
 	r->start_ns = now_ns();
@@ -394,6 +407,7 @@ static void recorder_free(struct recorder *r)
 	if (r->raw && fclose(r->raw))
 		err_msg("PYEBPF_RAW_OUT: %s", strerror(errno));
 	ingest__free(r->ingest);
+	kallsyms__free(kallsyms__wait(r->ksyms));
 	profile__free(r->prof);
 	free(r->cgroup_ids);
 	outfile__abort(&r->out);

@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -178,4 +179,45 @@ const char *kallsyms__lookup(const struct kallsyms *k, uint64_t addr, uint64_t *
 	if (off)
 		*off = addr - k->syms[lo - 1].addr;
 	return k->syms[lo - 1].name;
+}
+
+struct kallsyms_loader {
+	pthread_t thread;
+	const char *path;
+	struct kallsyms *k;
+	int err;
+};
+
+static void *load_thread(void *arg)
+{
+	struct kallsyms_loader *l = arg;
+
+	l->k = kallsyms__load(l->path);
+	l->err = l->k ? 0 : errno;
+	return NULL;
+}
+
+struct kallsyms_loader *kallsyms__load_async(const char *path)
+{
+	struct kallsyms_loader *l = xcalloc(1, sizeof(*l));
+
+	l->path = path;
+	if (pthread_create(&l->thread, NULL, load_thread, l)) {
+		free(l);
+		return NULL;
+	}
+	return l;
+}
+
+struct kallsyms *kallsyms__wait(struct kallsyms_loader *l)
+{
+	struct kallsyms *k;
+
+	if (!l)
+		return NULL;
+	pthread_join(l->thread, NULL);
+	k = l->k;
+	errno = l->err;
+	free(l);
+	return k;
 }

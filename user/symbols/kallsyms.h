@@ -13,4 +13,12 @@ void kallsyms__free(struct kallsyms *k); /* accepts NULL */
 /* The function containing addr, or NULL below the first symbol. */
 const char *kallsyms__lookup(const struct kallsyms *k, uint64_t addr, uint64_t *off);
 
+/* kallsyms__load(path) in a thread of its own, from now (NULL: no thread
+ * could start; load when needed). */
+struct kallsyms_loader;
+struct kallsyms_loader *kallsyms__load_async(const char *path);
+/* What the thread read, waiting for it (NULL with errno, as kallsyms__load);
+ * frees the loader (accepts NULL: returns NULL). */
+struct kallsyms *kallsyms__wait(struct kallsyms_loader *l);
+
 #endif
