@@ -97,8 +97,16 @@ Test(asyncio, request_tasks_wait_under_handler_and_fetch_remote_in_sleep)
 			      (unsigned long long)tasks, 22 * 999 * 3);
 		cr_assert_leq(tasks, 22ULL * 999 * 4, "%s: %llu task samples, expected about %d", pys[i].path,
 			      (unsigned long long)tasks, 22 * 999 * 3);
-		cr_assert_geq(waiting * 100, tasks * 90, "%s: %llu of %llu task samples wait in fetch_remote's sleep",
-			      pys[i].path, (unsigned long long)waiting, (unsigned long long)tasks);
+		/* The request tasks' samples, not all tasks': 20 of 22 tasks is
+		 * 90.9% at best, and a 90% bound on all of them turned red on a
+		 * loaded machine (2026-11-26) while every request sample waited. */
+		uint64_t requests = task_time(&f, "[task request-");
+
+		cr_assert_geq(waiting * 100, requests * 95,
+			      "%s: %llu of %llu request task samples wait in fetch_remote's sleep", pys[i].path,
+			      (unsigned long long)waiting, (unsigned long long)requests);
+		cr_assert_geq(requests * 100, tasks * 85, "%s: %llu of %llu task samples are the requests'",
+			      pys[i].path, (unsigned long long)requests, (unsigned long long)tasks);
 		cr_assert_gt(burner, 0, "%s: no task time for the burner", pys[i].path);
 		/* The main task is asyncio's Task-1: auto-numbered names share `[task]`. */
 		cr_assert_eq(count_all(&f, "[task Task-", NULL), 0, "%s: a numbered task frame", pys[i].path);

@@ -750,6 +750,21 @@ const struct task_stats *ingest__task_stats(const struct ingest *in)
 	return in->tasks ? task_sampler__stats(in->tasks) : NULL;
 }
 
+/* pid replaced its image: all known of it goes, here and in BPF. An exec
+ * event read late (the ring was busy) comes after samples of the new image
+ * may have registered it already: a Python found then is looked for again
+ * at once, or its next sample would lose its Python frames. */
+static void exec_event(struct ingest *in, uint32_t pid)
+{
+	struct process *pr = processes__find(in->table, pid);
+	bool was_python = pr && py_proc__supported(pr->python);
+
+	processes__exec(in->table, pid);
+	forget_in_bpf(pid, in);
+	if (was_python)
+		python_of(in, pr, now_ns());
+}
+
 int ingest__event(void *ctx, void *data, size_t size)
 {
 	struct ingest *in = ctx;
@@ -765,8 +780,7 @@ int ingest__event(void *ctx, void *data, size_t size)
 		ingest_sample(in, data, size);
 		break;
 	case PYEBPF_EVENT_EXEC:
-		processes__exec(in->table, h->pid);
-		forget_in_bpf(h->pid, in);
+		exec_event(in, h->pid);
 		break;
 	case PYEBPF_EVENT_EXIT:
 		processes__exit(in->table, h->pid, now_ns());

@@ -71,9 +71,14 @@ struct process *processes__get(struct processes *t, uint32_t pid, uint64_t now)
 	return p;
 }
 
+struct process *processes__find(const struct processes *t, uint32_t pid)
+{
+	return hashmap__get_ptr(t->by_pid, &pid, sizeof(pid));
+}
+
 void processes__exec(struct processes *t, uint32_t pid)
 {
-	struct process *p = hashmap__get_ptr(t->by_pid, &pid, sizeof(pid));
+	struct process *p = processes__find(t, pid);
 
 	if (!p)
 		return;
@@ -84,7 +89,7 @@ void processes__exec(struct processes *t, uint32_t pid)
 
 void processes__exit(struct processes *t, uint32_t pid, uint64_t now)
 {
-	struct process *p = hashmap__get_ptr(t->by_pid, &pid, sizeof(pid));
+	struct process *p = processes__find(t, pid);
 
 	if (!p)
 		return;

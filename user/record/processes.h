@@ -39,6 +39,8 @@ void processes__free(struct processes *t); /* accepts NULL */
 
 /* pid's record, made (and its maps read) at first sight. */
 struct process *processes__get(struct processes *t, uint32_t pid, uint64_t now);
+/* pid's record, or NULL when none is known. */
+struct process *processes__find(const struct processes *t, uint32_t pid);
 /* pid replaced its image: all known of it goes, but the record (the same
  * process to the user) stays. The one forget by pid. */
 void processes__exec(struct processes *t, uint32_t pid);
