@@ -10,7 +10,9 @@
 #include "archive/report_args.h"
 #include "live/dump_args.h"
 #include "live/live_top_args.h"
+#include "push/push_main_args.h"
 #include "record/record_args.h"
+#include "serve/serve_args.h"
 
 /* Does the help name "--NAME" as a whole word? */
 static bool names(const char *help, const char *name)
@@ -55,10 +57,12 @@ static void agree(const char *verb, char *help, const struct option *opts)
 	free(help);
 }
 
-Test(help, record_report_top_dump_help_and_parser_agree)
+Test(help, every_verbs_help_and_parser_agree)
 {
 	agree("record", record_args__help(), record_args__options());
 	agree("report", report_args__help(), report_args__options());
 	agree("top", live_top_args__help(), live_top_args__options());
 	agree("dump", dump_args__help(), dump_args__options());
+	agree("push", push_main_args__help(), push_main_args__options());
+	agree("serve", serve_args__help(), serve_args__options());
 }
