@@ -67,13 +67,35 @@ static __always_inline __u32 user_stack_fp(struct task_struct *task, struct pyeb
 
 /* The stacks of a blocked task from outside, after the header and kernel
  * stack (kn frames) are in place; sends it. */
-static __always_inline void send_blocked(struct pyebpf_sample *s, struct task_struct *task, __u32 kn)
+/* The kernel stack of a task that is not running, into s->stack: its
+ * frame count (0 when not asked for or not readable, the error counted). */
+static __always_inline __u32 task_kstack(struct task_struct *task, struct pyebpf_sample *s)
+{
+	long kbytes = kernel_stacks ? bpf_get_task_stack(task, s->stack, PYEBPF_MAX_STACK * 8, 0) : 0;
+
+	if (kbytes < 0) {
+		s->flags |= PYEBPF_SAMPLE_KSTACK_ERR;
+		count(PYEBPF_CNT_KSTACK_ERR);
+		kbytes = 0;
+	}
+	return (__u32)kbytes / 8;
+}
+
+/* A sample of another task than the current one, kn kernel frames in:
+ * its user stack from its saved registers, its Python stack through its
+ * thread pointer. 0 when sent. */
+static __always_inline int send_task_sample(struct pyebpf_sample *s, struct task_struct *task, __u32 kn)
 {
 	if (kn > PYEBPF_MAX_STACK)
 		kn = PYEBPF_MAX_STACK;
 	walk_tid = (__u32)task->pid;
 	walk_fsbase = BPF_CORE_READ(task, thread.fsbase);
-	if (!send_sample(s, finish_sample(s, task, kn, ustack_copy ? 0 : user_stack_fp(task, s, kn), 0)))
+	return send_sample(s, finish_sample(s, task, kn, ustack_copy ? 0 : user_stack_fp(task, s, kn), 0));
+}
+
+static __always_inline void send_blocked(struct pyebpf_sample *s, struct task_struct *task, __u32 kn)
+{
+	if (!send_task_sample(s, task, kn))
 		count(PYEBPF_CNT_OFFCPU);
 }
 
@@ -132,7 +154,6 @@ int flush_offcpu(struct bpf_iter__task *ctx)
 	struct off_task *t;
 	__u64 since, until = offcpu_stop_ns;
 	__u32 weight;
-	long kbytes;
 
 	if (!task || !until || !task_wanted(task))
 		return 0;
@@ -176,13 +197,7 @@ int flush_offcpu(struct bpf_iter__task *ctx)
 	t->pending_flags |= PYEBPF_OFFCPU_AT_STOP;
 	t->kstack_len = 0;
 	offcpu_sample(s, task, t, BPF_CORE_READ(task, cgroups, dfl_cgrp, kn, id), weight);
-	kbytes = kernel_stacks ? bpf_get_task_stack(task, s->stack, PYEBPF_MAX_STACK * 8, 0) : 0;
-	if (kbytes < 0) {
-		s->flags |= PYEBPF_SAMPLE_KSTACK_ERR;
-		count(PYEBPF_CNT_KSTACK_ERR);
-		kbytes = 0;
-	}
-	send_blocked(s, task, (__u32)kbytes / 8);
+	send_blocked(s, task, task_kstack(task, s));
 	sent_one(ctx);
 	return 0;
 }
@@ -215,7 +230,6 @@ int dump_threads(struct bpf_iter__task *ctx)
 	struct task_struct *task = ctx->task;
 	struct pyebpf_sample *s;
 	__u32 kn = 0, state;
-	long kbytes;
 	int on;
 
 	if (!task || !dump_pid || (__u32)task->tgid != dump_pid || !task->mm)
@@ -237,19 +251,9 @@ int dump_threads(struct bpf_iter__task *ctx)
 		s->off.since_ns = s->h.ts_ns;
 		s->off.flags = PYEBPF_OFFCPU_AT_STOP;
 		syscall_in_progress(task, &s->off.syscall, &s->off.wait_arg);
-		kbytes = kernel_stacks ? bpf_get_task_stack(task, s->stack, PYEBPF_MAX_STACK * 8, 0) : 0;
-		if (kbytes < 0) {
-			s->flags |= PYEBPF_SAMPLE_KSTACK_ERR;
-			count(PYEBPF_CNT_KSTACK_ERR);
-			kbytes = 0;
-		}
-		kn = (__u32)kbytes / 8;
+		kn = task_kstack(task, s);
 	}
-	if (kn > PYEBPF_MAX_STACK)
-		kn = PYEBPF_MAX_STACK;
-	walk_tid = (__u32)task->pid;
-	walk_fsbase = BPF_CORE_READ(task, thread.fsbase);
-	if (!send_sample(s, finish_sample(s, task, kn, ustack_copy ? 0 : user_stack_fp(task, s, kn), 0)))
+	if (!send_task_sample(s, task, kn))
 		sent_one(ctx);
 	return 0;
 }
