@@ -5,6 +5,7 @@
  */
 #include "integ.h"
 
+#include <limits.h>
 #include <sys/stat.h>
 
 #include <stdio.h>
@@ -117,7 +118,19 @@ Test(report, every_format_keeps_every_sample, .timeout = 180)
 							   "monitor [tid ", NULL };
 	     *t; t++)
 		cr_assert_gt(folded_count(&f, "python3", *t), 0, "no %s in the folded report", *t);
+	uint64_t spin = count_all(&f, ";spin (", NULL);
 	folded_free(&f);
+
+	/* The Firefox Profiler's format: valid as its importer reads it, a track
+	 * per named thread, every sample, spin() in as many as the folded says. */
+	char *gecko = temp_path(rec.dir, "a.gecko.json"), cmd[PATH_MAX + 256];
+	report_to(&rec, gecko, NULL);
+	snprintf(cmd, sizeof(cmd),
+		 PY " ../tests/gecko_check.py '%s' --samples %s --threads MainThread,worker-0,worker-1,monitor "
+		    "--function spin=%llu",
+		 gecko, total, (unsigned long long)spin);
+	cr_assert_gt(spin, 0);
+	cr_assert_eq(system(cmd), 0, "%s", cmd);
 
 	char *svg = temp_path(rec.dir, "a.svg");
 	report_to(&rec, svg, NULL);
@@ -161,6 +174,7 @@ Test(report, every_format_keeps_every_sample, .timeout = 180)
 	free(folded);
 	free(svg);
 	free(speedscope);
+	free(gecko);
 	free(trace);
 	free(trace_gz);
 	free(rec.pb);
@@ -277,7 +291,7 @@ Test(report, bad_input_is_one_line)
 		       "pyebpf: report needs a recording: pyebpf report RECORDING.pb.gz|DIR... [-o OUTPUT]\n", NULL);
 	expect_failure((const char *const[]){ PYEBPF, "report", text, "-o", "x.png", NULL }, 2,
 		       "pyebpf: cannot tell the output format of 'x.png' (known extensions: .folded, .txt, .pb.gz, "
-		       ".pprof, .speedscope.json, .svg, .json, .json.gz; or give --format)\n",
+		       ".pprof, .speedscope.json, .gecko.json, .svg, .json, .json.gz; or give --format)\n",
 		       "x.png");
 	expect_failure((const char *const[]){ PYEBPF, "report", text, "--top", "3", "-o", out, NULL }, 2,
 		       "pyebpf: --top sets the rows of the table report prints without -o: it does not apply to -o\n",

@@ -10,17 +10,20 @@
 #include "base/util.h"
 #include "write/flamegraph.h"
 #include "write/folded.h"
+#include "write/gecko.h"
 #include "write/pprof.h"
 #include "write/speedscope.h"
 #include "write/trace.h"
 
-const char formats_usage[] = "                          format by extension: .folded or .txt (folded stacks),\n"
-			     "                          .pb.gz or .pprof (pprof: go tool pprof, Pyroscope; lossless),\n"
-			     "                          .speedscope.json (speedscope, one profile per thread),\n"
-			     "                          .svg (interactive flame graph), .json or .json.gz\n"
-			     "                          (Chrome trace timeline: Perfetto, chrome://tracing)\n"
-			     "      --format FORMAT     folded, pprof, speedscope, svg, trace or trace.gz,\n"
-			     "                          whatever the extension\n";
+const char formats_usage[] =
+	"                          format by extension: .folded or .txt (folded stacks),\n"
+	"                          .pb.gz or .pprof (pprof: go tool pprof, Pyroscope; lossless),\n"
+	"                          .speedscope.json (speedscope, one profile per thread),\n"
+	"                          .svg (interactive flame graph), .json or .json.gz\n"
+	"                          (Chrome trace timeline: Perfetto, chrome://tracing),\n"
+	"                          .gecko.json (Firefox Profiler: a track per thread, waits as markers)\n"
+	"      --format FORMAT     folded, pprof, speedscope, svg, trace, trace.gz or gecko,\n"
+	"                          whatever the extension\n";
 
 static const struct {
 	const char *ext, *name;
@@ -28,6 +31,7 @@ static const struct {
 } formats[] = {
 	/* Longest extensions first: .speedscope.json before .json. */
 	{ ".speedscope.json", "speedscope", FORMAT_SPEEDSCOPE },
+	{ ".gecko.json", "gecko", FORMAT_GECKO },
 	{ ".json.gz", "trace.gz", FORMAT_TRACE_GZ },
 	{ ".pb.gz", "pprof", FORMAT_PPROF },
 	{ ".pprof", NULL, FORMAT_PPROF },
@@ -65,7 +69,7 @@ int output_format_from_path(const char *path, enum output_format *f)
 		return 0;
 	}
 	err_msg("cannot tell the output format of '%s' (known extensions: .folded, .txt, .pb.gz, .pprof, "
-		".speedscope.json, .svg, .json, .json.gz; or give --format)",
+		".speedscope.json, .gecko.json, .svg, .json, .json.gz; or give --format)",
 		path);
 	return -1;
 }
@@ -77,7 +81,7 @@ int output_format_from_name(const char *name, enum output_format *f)
 			*f = formats[i].f;
 			return 0;
 		}
-	err_msg("unknown format '%s' for --format (folded, pprof, speedscope, svg, trace, trace.gz)", name);
+	err_msg("unknown format '%s' for --format (folded, pprof, speedscope, svg, trace, trace.gz, gecko)", name);
 	return -1;
 }
 
@@ -121,6 +125,8 @@ int write_profile(const struct profile *p, enum output_format f, const struct wr
 		return trace__write(p, out);
 	case FORMAT_TRACE_GZ:
 		return write_trace_gz(p, out);
+	case FORMAT_GECKO:
+		return gecko__write(p, out);
 	case FORMAT_FOLDED:
 		break;
 	}

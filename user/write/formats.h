@@ -16,6 +16,7 @@ enum output_format {
 	FORMAT_SVG,
 	FORMAT_TRACE,    /* Chrome trace event JSON */
 	FORMAT_TRACE_GZ, /* the same, gzip-compressed */
+	FORMAT_GECKO,    /* the Firefox Profiler's Gecko format */
 };
 
 /* The help text listing the extensions. */
