@@ -1,0 +1,326 @@
+#!/usr/bin/env bash
+# pyebpf side by side with the profilers a user would pick instead, on the
+# same workloads, interpreters and rates, runs interleaved (this machine is
+# noisy: read ratios and medians):
+#   py-spy 0.4.3 and Austin 4.0.0 (PyPI wheels, unpacked into the cache; Austin's
+#   binary needs glibc 2.38: it runs on sid's, as the sid interpreters do) and
+#   CPython 3.15's own sampler, Tachyon (python3.15 -m profiling.sampling:
+#   it profiles 3.15 only, and py-spy and Austin stop at 3.14).
+#
+#   bash bench/peers.sh [ROUNDS] [ROW...]      rows: accuracy wall slowdown start (default: all)
+#
+# accuracy: a known CPU split (bench/peers/split.py: alpha/beta/gamma 5:3:2,
+#   the script's own thread_time is the truth), each tool in its CPU mode at
+#   100 Hz, on 3.11, 3.13, 3.14 and 3.15; the error is the total variation
+#   distance to the truth in percentage points (0: exact), median of ROUNDS.
+# wall: a known wall split (tests/fixtures/pywall.py split: CPU, sleep, a pipe,
+#   a lock; its own clock is the truth), each tool in its wall/idle mode.
+# slowdown: bench/peers/load.py (it times itself: a tool's start-up is not
+#   counted), alone / under a tool / alone; the ratio to the mean of its two
+#   neighbours, median of ROUNDS, at 100 and 1000 Hz; py-spy in its default
+#   mode (it stops the target with ptrace for each sample) and --nonblocking.
+# start: the time to the first sample at 1000 Hz of bench/peers/clock.py
+#   (functions t000... each owning a 5 ms slot after a known T0), launched by
+#   the tool and attached to while it runs.
+# Results go to stdout as Markdown tables (and bench/out/peers.md).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROUNDS=${1:-3}
+shift || true
+ROWS=${*:-accuracy wall slowdown start}
+CACHE=${PEERS_CACHE:-/var/cache/pyebpf/peers}
+SIDROOT=/var/cache/pyebpf/pythons/sid
+SIDLIB=$SIDROOT/usr/lib/x86_64-linux-gnu
+PY311=/usr/bin/python3.11
+pyenv313=(/root/.pyenv/versions/3.13*/bin/python3)
+PY313=${pyenv313[-1]}
+PY314=$SIDROOT/usr/bin/python3.14
+PY315=$SIDROOT/usr/bin/python3.15
+PYEBPF=build/pyebpf
+[ "$(id -u)" = 0 ] || { echo "bench: run as root" >&2; exit 1; }
+[ -x $PYEBPF ] || { echo "bench: run 'make' first" >&2; exit 1; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+mkdir -p bench/out
+
+# ---- the peers, from the package registries into the cache ----------------
+setup() {
+	mkdir -p "$CACHE/wheels" "$CACHE/bin"
+	if ! ls "$CACHE"/wheels/py_spy-0.4.3-*x86_64*.whl >/dev/null 2>&1 ||
+		! ls "$CACHE"/wheels/austin_dist-4.0.0-*x86_64*.whl >/dev/null 2>&1 ||
+		! ls "$CACHE"/wheels/austin_python-2.4.0-*.whl >/dev/null 2>&1; then
+		python3 -m pip download --quiet --no-deps --only-binary :all: -d "$CACHE/wheels" \
+			py-spy==0.4.3 austin-dist==4.0.0 austin-python==2.4.0
+	fi
+	if [ ! -x "$CACHE/bin/py-spy" ]; then
+		unzip -q -o -d "$tmp/w" "$CACHE"/wheels/py_spy-0.4.3-*x86_64*.whl
+		install -m 755 "$tmp"/w/py_spy-0.4.3.data/scripts/py-spy "$CACHE/bin/py-spy"
+	fi
+	if [ ! -x "$CACHE/bin/austin" ]; then
+		unzip -q -o -d "$tmp/w" "$CACHE"/wheels/austin_dist-4.0.0-*x86_64*.whl
+		install -m 755 "$tmp"/w/austin_dist-4.0.0.data/scripts/austin "$CACHE/bin/austin.new"
+		# Built against glibc 2.38 (Debian 12 has 2.36): sid's loader and
+		# libc, set in the binary, not in the environment the target inherits.
+		patchelf --set-interpreter "$SIDLIB/ld-linux-x86-64.so.2" --force-rpath --set-rpath "$SIDLIB" \
+			"$CACHE/bin/austin.new"
+		mv "$CACHE/bin/austin.new" "$CACHE/bin/austin"
+	fi
+	if [ ! -d "$CACHE/austin-python/austin" ]; then
+		unzip -q -o -d "$CACHE/austin-python" "$CACHE"/wheels/austin_python-2.4.0-*.whl
+	fi
+	PYSPY=$CACHE/bin/py-spy AUSTIN=$CACHE/bin/austin
+	VERSIONS="pyebpf $(git rev-parse --short HEAD), $($PYSPY --version), $($AUSTIN --version 2>&1 | head -n1),"
+	VERSIONS+=" Tachyon of $($PY315 -V)"
+}
+
+# ---- one run of a tool: TOOL MODE HZ OUT -- CMD... --------------------------
+# MODE cpu or wall. Writes OUT.folded: "frame;...;frame COUNT" root first,
+# frames reduced to their function names, and OUT.out: the command's stdout.
+# Tools that cannot profile the command's interpreter leave OUT.folded out.
+hz_us() { echo $((1000000 / $1)); }
+
+# Attach to a running PID for SECONDS: TOOL HZ OUT PID SECONDS PYTHON.
+attach_tool() {
+	local tool=$1 hz=$2 out=$3 pid=$4 secs=$5 py=$6
+	rm -f "$out.folded"
+	case $tool in
+	pyebpf)
+		$PYEBPF record -F "$hz" -p "$pid" -d "$secs" -o "$out.raw" 2>"$out.err"
+		normalize paren <"$out.raw" >"$out.folded" ;;
+	py-spy)
+		"$PYSPY" record -r "$hz" -f raw -p "$pid" -d "$secs" -o "$out.raw" >/dev/null 2>"$out.err" || return 0
+		normalize paren <"$out.raw" >"$out.folded" ;;
+	austin)
+		"$AUSTIN" -c -i "$(hz_us "$hz")" -p "$pid" -x "$secs" -o "$out.mojo" >/dev/null 2>"$out.err" || return 0
+		PYTHONPATH=$CACHE/austin-python python3 -m austin.format.collapsed_stack "$out.mojo" "$out.raw" \
+			>>"$out.err" 2>&1 || return 0
+		normalize colon-austin <"$out.raw" >"$out.folded" ;;
+	tachyon)
+		[ "$py" = "$PY315" ] || return 0
+		$PY315 -m profiling.sampling attach -r "$hz" -d "$secs" --mode cpu -a --collapsed -o "$out.raw" "$pid" \
+			>/dev/null 2>"$out.err" || return 0
+		normalize colon <"$out.raw" >"$out.folded" ;;
+	esac
+}
+
+run_tool() {
+	local tool=$1 mode=$2 hz=$3 out=$4
+	shift 5
+	rm -f "$out.folded"
+	case $tool in
+	pyebpf)
+		$PYEBPF record -F "$hz" --mode "$mode" -o "$out.raw" -- "$@" >"$out.out" 2>"$out.err"
+		normalize paren <"$out.raw" >"$out.folded" ;;
+	py-spy | py-spy-nb)
+		local opts=()
+		[ "$mode" = wall ] && opts+=(--idle)
+		[ "$tool" = py-spy-nb ] && opts+=(--nonblocking)
+		"$PYSPY" record -r "$hz" -f raw -o "$out.raw" "${opts[@]}" -- "$@" >"$out.out" 2>"$out.err" || return 0
+		normalize paren <"$out.raw" >"$out.folded" ;;
+	austin)
+		local opts=()
+		[ "$mode" = cpu ] && opts+=(-c)
+		"$AUSTIN" -i "$(hz_us "$hz")" "${opts[@]}" -o "$out.mojo" "$@" >"$out.out" 2>"$out.err" || return 0
+		# mojo2austin: one line a sample, its metric microseconds, not a count.
+		PYTHONPATH=$CACHE/austin-python python3 -m austin.format.collapsed_stack "$out.mojo" "$out.raw" \
+			>>"$out.err" 2>&1 || return 0
+		normalize colon-austin <"$out.raw" >"$out.folded" ;;
+	tachyon)
+		[ "$1" = "$PY315" ] || return 0 # it profiles its own version only
+		shift
+		$PY315 -m profiling.sampling run -r "$hz" --mode "$mode" -a --collapsed -o "$out.raw" "$@" \
+			>"$out.out" 2>"$out.err" || return 0
+		normalize colon <"$out.raw" >"$out.folded" ;;
+	esac
+}
+
+# Folded lines of any tool to "func;func;... COUNT" (function names only).
+normalize() {
+	python3 -c '
+import sys
+kind = sys.argv[1]
+for line in sys.stdin:
+    line = line.rstrip("\n")
+    if not line or line[0] in "#":
+        continue
+    stack, _, count = line.rpartition(" ")
+    frames = stack.split(";")
+    names = []
+    for f in frames:
+        if kind == "paren":
+            names.append(f.split(" (", 1)[0])
+        elif kind == "colon-austin":  # P<pid>;T<iid>:<tid>;file:func:line ... one line a sample
+            if f[:1] in "PT" and not f.count(":") >= 2:
+                continue
+            names.append(f.rsplit(":", 2)[1] if f.count(":") >= 2 else f)
+        else:  # tachyon: tid:N;file:func:line
+            if f.startswith("tid:"):
+                continue
+            names.append(f.rsplit(":", 2)[1] if f.count(":") >= 2 else f)
+    if kind == "colon-austin":
+        count = "1"
+    print(";".join(names) + " " + count)
+' "$1"
+}
+
+# The error of OUT.folded against the truth OUT.out printed: total variation
+# distance over the named functions, in percentage points; "n/a" without a file.
+error_of() {
+	local out=$1
+	shift
+	[ -s "$out.folded" ] || { echo n/a; return; }
+	python3 -c '
+import sys
+names = sys.argv[2:]
+truth = {}
+for line in open(sys.argv[1] + ".out"):
+    w = line.split()
+    if w and w[0] in ("truth", "wall-split"):
+        truth = {w[i]: float(w[i + 1]) for i in range(1, len(w) - 1, 2)}
+got = dict.fromkeys(names, 0)
+for line in open(sys.argv[1] + ".folded"):
+    stack, _, count = line.rstrip("\n").rpartition(" ")
+    for f in reversed(stack.split(";")):
+        if f in got:
+            got[f] += int(count)
+            break
+total = sum(got.values())
+if not total or not truth:
+    print("n/a")
+    sys.exit()
+t = sum(truth.get(n, 0) for n in names) or 1
+print("%.2f" % (50 * sum(abs(got[n] / total - truth.get(n, 0) / t) for n in names)))
+' "$out" "$@"
+}
+
+median() { sort -n | awk '{a[NR]=$1} END {if (!NR) print "n/a"; else print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
+TOOLS=(pyebpf py-spy austin tachyon)
+
+row_accuracy() {
+	local pys=("$PY311" "$PY313" "$PY314" "$PY315") i p tool line
+	for i in $(seq "$ROUNDS"); do
+		for p in "${!pys[@]}"; do
+			for tool in $(printf '%s\n' "${TOOLS[@]}" | shuf --random-source=<(yes "$i")); do
+				run_tool "$tool" cpu 100 "$tmp/run" -- "${pys[$p]}" bench/peers/split.py 4
+				error_of "$tmp/run" alpha beta gamma >>"$tmp/acc.$tool.$p"
+			done
+		done
+		echo "accuracy: round $i/$ROUNDS done" >&2
+	done
+	echo
+	echo "**CPU split** (alpha/beta/gamma 5:3:2, 4 s at 100 Hz, CPU mode): error in percentage points, median of $ROUNDS"
+	echo
+	echo "| interpreter | pyebpf | py-spy | Austin | Tachyon |"
+	echo "|---|---|---|---|---|"
+	for p in "${!pys[@]}"; do
+		line="| $("${pys[$p]}" -V 2>&1) |"
+		for tool in "${TOOLS[@]}"; do
+			line+=" $(grep -v n/a "$tmp/acc.$tool.$p" | median) |"
+		done
+		echo "$line"
+	done
+}
+
+row_wall() {
+	local i tool k=$tmp/wall
+	for i in $(seq "$ROUNDS"); do
+		for tool in $(printf '%s\n' "${TOOLS[@]}" | shuf --random-source=<(yes "$i")); do
+			run_tool "$tool" wall 100 "$tmp/run" -- "$PY314" tests/fixtures/pywall.py split 4
+			[ "$tool" = tachyon ] && run_tool "$tool" wall 100 "$tmp/run" -- "$PY315" tests/fixtures/pywall.py split 4
+			error_of "$tmp/run" cpu_phase sleep_phase pipe_phase lock_phase >>"$k.$tool"
+		done
+		echo "wall: round $i/$ROUNDS done" >&2
+	done
+	echo
+	echo "**Wall split** (CPU 40 / sleep 30 / pipe 20 / lock 10, 4 s at 100 Hz, each tool's wall mode; Tachyon on 3.15, the others on 3.14): error in percentage points, median of $ROUNDS"
+	echo
+	echo "| tool | error |"
+	echo "|---|---|"
+	for tool in "${TOOLS[@]}"; do
+		echo "| $tool | $(grep -v n/a "$k.$tool" | median) |"
+	done
+}
+
+elapsed() { sed -n 's/^elapsed //p' "$1.out" | tail -n1; }
+
+row_slowdown() {
+	local i hz tool py before after t runs=(pyebpf py-spy py-spy-nb austin tachyon)
+	for i in $(seq "$ROUNDS"); do
+		for hz in 100 1000; do
+			for tool in $(printf '%s\n' "${runs[@]}" | shuf --random-source=<(yes "$i$hz")); do
+				py=$PY314
+				[ "$tool" = tachyon ] && py=$PY315
+				"$py" bench/peers/load.py 150 >"$tmp/alone.out"
+				before=$(elapsed "$tmp/alone")
+				run_tool "$tool" cpu "$hz" "$tmp/run" -- "$py" bench/peers/load.py 150
+				t=$(elapsed "$tmp/run")
+				"$py" bench/peers/load.py 150 >"$tmp/alone.out"
+				after=$(elapsed "$tmp/alone")
+				[ -n "$t" ] && echo "($t / (($before + $after) / 2) - 1) * 100" | bc -l >>"$tmp/slow.$tool.$hz"
+			done
+		done
+		echo "slowdown: round $i/$ROUNDS done" >&2
+	done
+	echo
+	echo "**Slowdown** of a CPU-bound program (bench/peers/load.py, ~1.2 s; 3.14, Tachyon on 3.15), launched under each tool: % over the mean of the runs alone before and after, median of $ROUNDS"
+	echo
+	echo "| tool | 100 Hz | 1000 Hz |"
+	echo "|---|---|---|"
+	for tool in "${runs[@]}"; do
+		printf '| %s | %s | %s |\n' "$tool" "$(median <"$tmp/slow.$tool.100" | xargs printf '%+.2f%%')" \
+			"$(median <"$tmp/slow.$tool.1000" | xargs printf '%+.2f%%')"
+	done
+}
+
+# The earliest clock slot (bench/peers/clock.py) in OUT.folded, in ms after
+# its T0; "n/a" without one.
+first_slot_ms() {
+	[ -s "$1.folded" ] || { echo n/a; return; }
+	grep -o '\bt[0-9][0-9][0-9]\b' "$1.folded" | sort | head -n1 | awk '{print (substr($1, 2) + 0) * 5}' |
+		grep . || echo n/a
+}
+
+row_start() {
+	local i tool py pid t0 tc slot runs=(pyebpf py-spy austin tachyon)
+	for i in $(seq "$ROUNDS"); do
+		for tool in $(printf '%s\n' "${runs[@]}" | shuf --random-source=<(yes "$i")); do
+			py=$PY314
+			[ "$tool" = tachyon ] && py=$PY315
+			# Launched: from the command to the first sample of Python code.
+			t0=$(date +%s.%N)
+			PEERS_T0=$t0 run_tool "$tool" cpu 1000 "$tmp/run" -- "$py" bench/peers/clock.py
+			first_slot_ms "$tmp/run" >>"$tmp/start.launch.$tool"
+			# Attached: the clock runs from its own T0; from the attach command
+			# to the first sample, the slots counted from the clock's T0.
+			tc=$(date +%s.%N)
+			PEERS_T0=$tc "$py" bench/peers/clock.py &
+			pid=$!
+			sleep 0.5
+			t0=$(date +%s.%N)
+			attach_tool "$tool" 1000 "$tmp/run" "$pid" 1 "$py"
+			kill "$pid" 2>/dev/null || true
+			wait "$pid" 2>/dev/null || true
+			slot=$(first_slot_ms "$tmp/run")
+			[ "$slot" = n/a ] || echo "$tc * 1000 + $slot - $t0 * 1000" | bc -l |
+				xargs printf '%.0f\n' >>"$tmp/start.attach.$tool"
+		done
+		echo "start: round $i/$ROUNDS done" >&2
+	done
+	echo
+	echo "**Time to the first sample** (bench/peers/clock.py at 1000 Hz; 3.14, Tachyon 3.15): ms from the command to the first sample of Python code, launched and attached, median of $ROUNDS (5 ms slots)"
+	echo
+	echo "| tool | launched | attached |"
+	echo "|---|---|---|"
+	for tool in "${runs[@]}"; do
+		echo "| $tool | $(grep -v n/a "$tmp/start.launch.$tool" | median) | $(grep -v n/a "$tmp/start.attach.$tool" | median) |"
+	done
+}
+
+setup
+{
+	echo "Measured $(date -u +%Y-%m-%d) on $(nproc) CPUs, Linux $(uname -r): $VERSIONS; $ROUNDS rounds."
+	echo "Command: bash bench/peers.sh $ROUNDS $ROWS"
+	for row in $ROWS; do
+		"row_$row"
+	done
+} | tee bench/out/peers.md
