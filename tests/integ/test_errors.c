@@ -115,6 +115,7 @@ Test(errors, unknown_format, .timeout = 30)
 	const char *argv[] = { PYEBPF, "record", "--format", "png", NULL };
 
 	expect_error(argv, 2,
-		     "pyebpf: unknown format 'png' for --format (folded, pprof, speedscope, svg, trace, trace.gz, gecko)\n",
+		     "pyebpf: unknown format 'png' for --format (folded, pprof, speedscope, svg, trace, trace.gz, "
+		     "gecko, heatmap)\n",
 		     NULL);
 }

@@ -132,6 +132,22 @@ Test(report, every_format_keeps_every_sample, .timeout = 180)
 	cr_assert_gt(spin, 0);
 	cr_assert_eq(system(cmd), 0, "%s", cmd);
 
+	/* The source heatmap: pywork.py's own lines, spin()'s shaded. */
+	char *heat = temp_path(rec.dir, "a.heatmap.html");
+	report_to(&rec, heat, NULL);
+	py_check("import sys, re\n"
+		 "h = open(sys.argv[1]).read()\n"
+		 "assert '<p>%s samples;' % sys.argv[2] in h, h[:600]\n"
+		 "sec = h[h.index('pywork.py</h2>'):]\n"
+		 "sec = sec[:sec.index('</section>')]\n"
+		 "assert 'source not shown' not in sec, sec[:300]\n"
+		 "assert re.search(r'<tr style=\"background:rgba\\(255,90,0,[0-9.]+\\)\"><td class=n>\\d+<td "
+		 "class=c>\\d+"
+		 "<td class=c>\\d+<td><pre>', sec), 'no shaded line'\n"
+		 "assert '<pre>def spin(' in sec, 'no source'\n",
+		 heat, total);
+	free(heat);
+
 	char *svg = temp_path(rec.dir, "a.svg");
 	report_to(&rec, svg, NULL);
 	py_check("import sys, xml.dom.minidom as m\n"
@@ -289,10 +305,11 @@ Test(report, bad_input_is_one_line)
 	expect_failure((const char *const[]){ PYEBPF, "report", missing, NULL }, 1, err, NULL);
 	expect_failure((const char *const[]){ PYEBPF, "report", NULL }, 2,
 		       "pyebpf: report needs a recording: pyebpf report RECORDING.pb.gz|DIR... [-o OUTPUT]\n", NULL);
-	expect_failure((const char *const[]){ PYEBPF, "report", text, "-o", "x.png", NULL }, 2,
-		       "pyebpf: cannot tell the output format of 'x.png' (known extensions: .folded, .txt, .pb.gz, "
-		       ".pprof, .speedscope.json, .gecko.json, .svg, .json, .json.gz; or give --format)\n",
-		       "x.png");
+	expect_failure(
+		(const char *const[]){ PYEBPF, "report", text, "-o", "x.png", NULL }, 2,
+		"pyebpf: cannot tell the output format of 'x.png' (known extensions: .folded, .txt, .pb.gz, "
+		".pprof, .speedscope.json, .gecko.json, .heatmap.html, .svg, .json, .json.gz; or give --format)\n",
+		"x.png");
 	expect_failure((const char *const[]){ PYEBPF, "report", text, "--top", "3", "-o", out, NULL }, 2,
 		       "pyebpf: --top sets the rows of the table report prints without -o: it does not apply to -o\n",
 		       out);

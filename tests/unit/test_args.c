@@ -227,7 +227,8 @@ Test(record_args, output_format_by_extension, .init = redirect)
 	cr_assert_eq(output_format_from_name("trace.gz", &f), 0);
 	cr_assert_eq(f, FORMAT_TRACE_GZ);
 	cr_assert_stderr_eq_str("pyebpf: cannot tell the output format of 'a.svgz' (known extensions: .folded, .txt, "
-				".pb.gz, .pprof, .speedscope.json, .gecko.json, .svg, .json, .json.gz; or give --format)\n");
+				".pb.gz, .pprof, .speedscope.json, .gecko.json, .heatmap.html, .svg, .json, .json.gz; "
+				"or give --format)\n");
 }
 
 Test(record_args, help_goes_to_stdout, .init = redirect)

@@ -11,6 +11,7 @@
 #include "write/flamegraph.h"
 #include "write/folded.h"
 #include "write/gecko.h"
+#include "write/heatmap.h"
 #include "write/pprof.h"
 #include "write/speedscope.h"
 #include "write/trace.h"
@@ -32,6 +33,7 @@ static const struct {
 	/* Longest extensions first: .speedscope.json before .json. */
 	{ ".speedscope.json", "speedscope", FORMAT_SPEEDSCOPE },
 	{ ".gecko.json", "gecko", FORMAT_GECKO },
+	{ ".heatmap.html", "heatmap", FORMAT_HEATMAP },
 	{ ".json.gz", "trace.gz", FORMAT_TRACE_GZ },
 	{ ".pb.gz", "pprof", FORMAT_PPROF },
 	{ ".pprof", NULL, FORMAT_PPROF },
@@ -69,7 +71,7 @@ int output_format_from_path(const char *path, enum output_format *f)
 		return 0;
 	}
 	err_msg("cannot tell the output format of '%s' (known extensions: .folded, .txt, .pb.gz, .pprof, "
-		".speedscope.json, .gecko.json, .svg, .json, .json.gz; or give --format)",
+		".speedscope.json, .gecko.json, .heatmap.html, .svg, .json, .json.gz; or give --format)",
 		path);
 	return -1;
 }
@@ -81,7 +83,8 @@ int output_format_from_name(const char *name, enum output_format *f)
 			*f = formats[i].f;
 			return 0;
 		}
-	err_msg("unknown format '%s' for --format (folded, pprof, speedscope, svg, trace, trace.gz, gecko)", name);
+	err_msg("unknown format '%s' for --format (folded, pprof, speedscope, svg, trace, trace.gz, gecko, heatmap)",
+		name);
 	return -1;
 }
 
@@ -127,6 +130,8 @@ int write_profile(const struct profile *p, enum output_format f, const struct wr
 		return write_trace_gz(p, out);
 	case FORMAT_GECKO:
 		return gecko__write(p, out);
+	case FORMAT_HEATMAP:
+		return heatmap__write(p, out);
 	case FORMAT_FOLDED:
 		break;
 	}

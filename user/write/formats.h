@@ -17,6 +17,7 @@ enum output_format {
 	FORMAT_TRACE,    /* Chrome trace event JSON */
 	FORMAT_TRACE_GZ, /* the same, gzip-compressed */
 	FORMAT_GECKO,    /* the Firefox Profiler's Gecko format */
+	FORMAT_HEATMAP,  /* Python source lines shaded by samples (HTML) */
 };
 
 /* The help text listing the extensions. */
