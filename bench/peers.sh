@@ -85,7 +85,7 @@ attach_tool() {
 	rm -f "$out.folded"
 	case $tool in
 	pyebpf)
-		$PYEBPF record -F "$hz" -p "$pid" -d "$secs" -o "$out.raw" 2>"$out.err"
+		$PYEBPF record -F "$hz" -p "$pid" -d "$secs" --format folded -o "$out.raw" 2>"$out.err"
 		normalize paren <"$out.raw" >"$out.folded" ;;
 	py-spy)
 		"$PYSPY" record -r "$hz" -f raw -p "$pid" -d "$secs" -o "$out.raw" >/dev/null 2>"$out.err" || return 0
@@ -109,7 +109,7 @@ run_tool() {
 	rm -f "$out.folded"
 	case $tool in
 	pyebpf)
-		$PYEBPF record -F "$hz" --mode "$mode" -o "$out.raw" -- "$@" >"$out.out" 2>"$out.err"
+		$PYEBPF record -F "$hz" --mode "$mode" --format folded -o "$out.raw" -- "$@" >"$out.out" 2>"$out.err"
 		normalize paren <"$out.raw" >"$out.folded" ;;
 	py-spy | py-spy-nb)
 		local opts=()
@@ -193,6 +193,7 @@ print("%.2f" % (50 * sum(abs(got[n] / total - truth.get(n, 0) / t) for n in name
 ' "$out" "$@"
 }
 
+vals() { grep -vs n/a "$1" || true; } # a row's figures, the runs that had none left out
 median() { sort -n | awk '{a[NR]=$1} END {if (!NR) print "n/a"; else print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 TOOLS=(pyebpf py-spy austin tachyon)
 
@@ -215,7 +216,7 @@ row_accuracy() {
 	for p in "${!pys[@]}"; do
 		line="| $("${pys[$p]}" -V 2>&1) |"
 		for tool in "${TOOLS[@]}"; do
-			line+=" $(grep -v n/a "$tmp/acc.$tool.$p" | median) |"
+			line+=" $(vals "$tmp/acc.$tool.$p" | median) |"
 		done
 		echo "$line"
 	done
@@ -237,9 +238,11 @@ row_wall() {
 	echo "| tool | error |"
 	echo "|---|---|"
 	for tool in "${TOOLS[@]}"; do
-		echo "| $tool | $(grep -v n/a "$k.$tool" | median) |"
+		echo "| $tool | $(vals "$k.$tool" | median) |"
 	done
 }
+
+pct() { read -r v; case $v in n/a) echo n/a ;; *) printf '%+.2f%%' "$v" ;; esac; }
 
 elapsed() { sed -n 's/^elapsed //p' "$1.out" | tail -n1; }
 
@@ -267,8 +270,7 @@ row_slowdown() {
 	echo "| tool | 100 Hz | 1000 Hz |"
 	echo "|---|---|---|"
 	for tool in "${runs[@]}"; do
-		printf '| %s | %s | %s |\n' "$tool" "$(median <"$tmp/slow.$tool.100" | xargs printf '%+.2f%%')" \
-			"$(median <"$tmp/slow.$tool.1000" | xargs printf '%+.2f%%')"
+		printf '| %s | %s | %s |\n' "$tool" "$(vals "$tmp/slow.$tool.100" | median | pct)" "$(vals "$tmp/slow.$tool.1000" | median | pct)"
 	done
 }
 
@@ -312,7 +314,7 @@ row_start() {
 	echo "| tool | launched | attached |"
 	echo "|---|---|---|"
 	for tool in "${runs[@]}"; do
-		echo "| $tool | $(grep -v n/a "$tmp/start.launch.$tool" | median) | $(grep -v n/a "$tmp/start.attach.$tool" | median) |"
+		echo "| $tool | $(vals "$tmp/start.launch.$tool" | median) | $(vals "$tmp/start.attach.$tool" | median) |"
 	done
 }
 
