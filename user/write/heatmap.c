@@ -59,7 +59,8 @@ static struct heat_line *line_of(struct heat_file *f, uint32_t line)
 	return &f->lines[line];
 }
 
-/* Every Python frame's line: total once per stack, self at the Python leaf. */
+/* Every Python frame's line: total once per stack, self at the Python leaf;
+ * a file's total: the stacks that ran any of its lines. */
 static void count(const struct profile *p, struct hashmap *files, uint64_t *all)
 {
 	struct profile_entry e;
@@ -86,16 +87,7 @@ static void count(const struct profile *p, struct hashmap *files, uint64_t *all)
 				ln->stamp = id;
 				ln->total += e.count;
 			}
-		}
-		/* A file's total: the stacks that ran any of its lines. */
-		for (uint32_t i = 0; i < e.nframes; i++) {
-			const struct frame *fr = profile__frame_at(p, e.frames[i]);
-			struct heat_file *f;
-
-			if (fr->kind != FRAME_PYTHON || !fr->module || !fr->line || fr->line > HEAT_MAX_LINE)
-				continue;
-			f = hashmap__get_ptr(files, &fr->module, sizeof(fr->module));
-			if (f && f->lines[0].stamp != id) { /* line 0 is no line: the file's stamp */
+			if (f->lines[0].stamp != id) { /* line 0 is no line: the file's stamp */
 				f->lines[0].stamp = id;
 				f->total += e.count;
 			}
