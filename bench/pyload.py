@@ -22,4 +22,5 @@ def main(scale):
         words(12)
 
 
-main(int(sys.argv[1]) if len(sys.argv) > 1 else 400)
+if __name__ == "__main__":
+    main(int(sys.argv[1]) if len(sys.argv) > 1 else 400)
