@@ -11,26 +11,6 @@
 #include "profile/offcpu.h"
 #include "write/gecko.h"
 
-static char *gecko_of(struct profile *p)
-{
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-
-	cr_assert_eq(gecko__write(p, f), 0);
-	fclose(f);
-	return buf;
-}
-
-static int count(const char *s, const char *needle)
-{
-	int n = 0;
-
-	for (const char *q = strstr(s, needle); q; q = strstr(q + 1, needle))
-		n++;
-	return n;
-}
-
 Test(gecko, rows_a_period_apart_frames_by_function_waits_as_markers)
 {
 	const uint64_t ms = 1000000ULL;
@@ -61,21 +41,21 @@ Test(gecko, rows_a_period_apart_frames_by_function_waits_as_markers)
 	l.offcpu = 0;
 	l.thread = profile__str(p, "renamed");
 	profile__add_at(p, &l, &work, 1, 1, 120 * ms);
-	s = gecko_of(p);
+	s = written(gecko__write, p);
 
 	cr_assert(strstr(s, "\"version\":27,\"startTime\":1000.000,"), "%.200s", s);
 	cr_assert(strstr(s, "\"interval\":10.000,"));
 	cr_assert(strstr(s, "\"name\":\"renamed\",\"processName\":\"app [pid 100]\",\"processType\":\"default\","
 			    "\"pid\":100,\"tid\":101,"),
 		  "named by the latest sample: %s", s);
-	cr_assert_eq(count(s, ".000,0]"), 12, "a row per sample: %s", s);
+	cr_assert_eq(occurrences_of(s, ".000,0]"), 12, "a row per sample: %s", s);
 	cr_assert(strstr(s, "[0,0.000,0]") && strstr(s, "[0,20.000,0]") && strstr(s, "[0,30.000,0]"),
 		  "a skipped tick a period before its sample: %s", s);
 	cr_assert(strstr(s, "[1,40.000,0]") && strstr(s, "[1,80.000,0]") && strstr(s, "[1,100.000,0]"),
 		  "a wait's rows from its start, a period apart: %s", s);
 	cr_assert(strstr(s, ",40.000,110.000,1,3,{\"type\":\"OffCPU\",\"reason\":\"sleep\"}]"),
 		  "one marker for the two waits back to back: %s", s);
-	cr_assert_eq(count(s, "\"type\":\"OffCPU\""), 1);
+	cr_assert_eq(occurrences_of(s, "\"type\":\"OffCPU\""), 1);
 	cr_assert(strstr(s, "\"work (app.py:10)\""), "located at the function's first line: %s", s);
 	cr_assert(strstr(s, "[1,false,null,null,12,null,0,0]"), "the sampled line in the row: %s", s);
 	free(s);
@@ -85,7 +65,7 @@ Test(gecko, rows_a_period_apart_frames_by_function_waits_as_markers)
 Test(gecko, an_empty_profile_is_a_valid_file)
 {
 	struct profile *p = profile__new();
-	char *s = gecko_of(p);
+	char *s = written(gecko__write, p);
 
 	cr_assert(strstr(s, "\"threads\":[\n]}"), "%s", s);
 	free(s);

@@ -10,17 +10,6 @@
 #include "base/util.h"
 #include "write/heatmap.h"
 
-static char *heat_of(struct profile *p)
-{
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-
-	cr_assert_eq(heatmap__write(p, f), 0);
-	fclose(f);
-	return buf;
-}
-
 static uint32_t py_frame(struct profile *p, const char *name, const char *file, uint32_t line)
 {
 	return profile__frame(p, &(struct frame){ .kind = FRAME_PYTHON,
@@ -58,7 +47,7 @@ Test(heatmap, lines_shaded_by_total_and_self_sources_read_only_when_py)
 	profile__add(p, &l, (uint32_t[]){ main5 }, 1, 5);
 	profile__add(p, &l, (uint32_t[]){ main5, gone }, 2, 2);
 	profile__add(p, &l, (uint32_t[]){ evil }, 1, 1);
-	char *s = heat_of(p);
+	char *s = written(heatmap__write, p);
 
 	cr_assert(strstr(s,
 			 "<td class=n>2<td class=c>40<td class=c>40<td><pre>    return n &lt; 3 and n &amp; 1</pre>"),

@@ -65,15 +65,6 @@ Test(trace, merged_slices_gaps_and_names)
 	profile__free(p);
 }
 
-static size_t count(const char *s, const char *needle)
-{
-	size_t n = 0;
-
-	for (const char *q = strstr(s, needle); q; q = strstr(q + 1, needle))
-		n++;
-	return n;
-}
-
 /* A process track is named as --processes each names the process frame:
  * a multiprocessing child with the name multiprocessing gave it (in any of
  * its samples, the latest), escaped for JSON; one track per process even
@@ -105,7 +96,7 @@ Test(trace, process_tracks_named_as_process_frames)
 	cr_assert(strstr(got, "\"args\":{\"name\":\"python3 [pid 25479, evil\\\"\\u000a\\u0001]\"}}"), "%s", got);
 	cr_assert(strstr(got, "\"args\":{\"name\":\"t\\\"1 [tid 25479]\"}}"), "%s", got);
 	cr_assert(strstr(got, "\"args\":{\"name\":\"MainThread [tid 25477]\"}}"), "%s", got);
-	cr_assert_eq(count(got, "\"process_name\""), 3, "one track per process");
+	cr_assert_eq(occurrences_of(got, "\"process_name\""), 3, "one track per process");
 	free(got);
 	profile__free(p);
 }
@@ -163,7 +154,7 @@ Test(flamegraph, frames_shares_colours_and_escaping)
 	cr_assert(strstr(svg, "<title>Matrix&lt;int&gt;::multiply() (1 samples, 25.00%)</title>"));
 	cr_assert(strstr(svg, "<title>do_syscall_64_[k] (1 samples, 25.00%)</title>"));
 	cr_assert(strstr(svg, ">t&lt;&amp;&gt;</text>"), "the title is escaped");
-	cr_assert_eq(count(svg, "\n<g><title>"), 6, "all, process, 2 Python, native, kernel");
+	cr_assert_eq(occurrences_of(svg, "\n<g><title>"), 6, "all, process, 2 Python, native, kernel");
 	/* 4 samples over 1180 px: 295 px per sample. */
 	cr_assert(strstr(svg, "width=\"295.0\" height=\"15\""), "the native frame is one sample wide");
 	cr_assert(strstr(svg, "width=\"1180.0\" height=\"15\""));
@@ -194,7 +185,7 @@ Test(flamegraph, hundred_thousand_distinct_stacks_stay_small)
 	}
 	cr_assert_eq(profile__nstacks(p), 100000);
 	char *svg = run_writer(p, write_svg);
-	size_t frames = count(svg, "\n<g><title>"), len = strlen(svg);
+	size_t frames = occurrences_of(svg, "\n<g><title>"), len = strlen(svg);
 	cr_log_info("100k stacks: %zu frames drawn, %zu KiB\n", frames, len / 1024);
 	cr_assert_lt(frames, 30000, "%zu frames drawn", frames);
 	cr_assert_lt(len, 8u << 20, "%zu bytes", len);
@@ -400,7 +391,7 @@ Test(trace, size_follows_changes_not_samples)
 		profile__add_at(p, &l, st, DEPTH + 1, 1, (uint64_t)i * 3 * MS);
 	}
 	char *got = run_writer(p, trace__write);
-	size_t b = count(got, "\"ph\":\"B\"");
+	size_t b = occurrences_of(got, "\"ph\":\"B\"");
 	/* The 1000 frames once, the leaf once per sample. */
 	cr_assert_eq(b, DEPTH + SAMPLES, "%zu slices", b);
 	free(got);

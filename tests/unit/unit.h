@@ -42,4 +42,29 @@ static inline void make_file(const char *dir, const char *name, size_t size)
 	fclose(f);
 }
 
+struct profile;
+
+/* What a writer of the profile writes, as a string (malloc'd). */
+static inline char *written(int (*write)(const struct profile *, FILE *), const struct profile *p)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	cr_assert(f);
+	cr_assert_eq(write(p, f), 0);
+	fclose(f);
+	return buf;
+}
+
+/* How many times needle occurs in s (overlapping). */
+static inline size_t occurrences_of(const char *s, const char *needle)
+{
+	size_t n = 0;
+
+	for (const char *q = strstr(s, needle); q; q = strstr(q + 1, needle))
+		n++;
+	return n;
+}
+
 #endif
