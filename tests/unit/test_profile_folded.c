@@ -57,6 +57,21 @@ Test(profile, interning_and_aggregation)
 	profile__free(p);
 }
 
+/* The string table holds only UTF-8: a thread name the kernel cut in the
+ * middle of a character becomes U+FFFD there, so no writer or backend sees
+ * the bad byte (a protobuf string must be UTF-8). */
+Test(profile, strings_are_utf8)
+{
+	struct profile *p = profile__new();
+	uint32_t ok = profile__str(p, "работник-1");
+
+	cr_assert_str_eq(profile__str_at(p, ok), "работник-1");
+	cr_assert_str_eq(profile__str_at(p, profile__str(p, "работн\xd0")), "работн\xef\xbf\xbd");
+	cr_assert_str_eq(profile__str_at(p, profile__str(p, "\xff\xfe.py")), "\xef\xbf\xbd\xef\xbf\xbd.py");
+	cr_assert_eq(profile__str(p, "работн\xd0"), profile__str(p, "работн\xef\xbf\xbd"));
+	profile__free(p);
+}
+
 Test(folded, golden_output)
 {
 	struct profile *p = profile__new();

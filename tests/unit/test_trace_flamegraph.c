@@ -315,6 +315,51 @@ Test(escape, control_characters_never_reach_a_terminal)
 	cr_assert_str_eq(text_escape("ab\x1b", out, 7), "ab\\x1b");
 }
 
+static char *json_of(const char *s)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	json_str(f, s);
+	fclose(f);
+	return buf;
+}
+
+#include "base/util.h"
+#include "python/procmem.h"
+
+/* Every JSON file pyebpf writes parses whatever a target's bytes were: one
+ * bad byte made Python's json (and speedscope) refuse a whole recording. */
+Test(escape, json_and_utf8_are_always_well_formed)
+{
+	char buf[8], *j;
+
+	j = json_of("fun\"ção\\\n");
+	cr_assert_str_eq(j, "\"fun\\\"ção\\\\\\u000a\"");
+	free(j);
+	/* Stray, overlong (F0 8F: what an encoder once wrote for U+FFFD),
+	 * surrogate, cut. */
+	j = json_of("a\xff" "b\xf0\x8f\xbf\xbd c\xed\xa0\x80 d\xe5\x87");
+	cr_assert_str_eq(j, "\"a\\ufffdb\\ufffd\\ufffd\\ufffd\\ufffd c\\ufffd\\ufffd\\ufffd d\\ufffd\\ufffd\"");
+	free(j);
+	j = json_of("\xf0\xa0\x80\x80");
+	cr_assert_str_eq(j, "\"\xf0\xa0\x80\x80\"");
+	free(j);
+	/* A code point read from a string that changed under the read. */
+	cr_assert_eq(utf8_encode(0x20000, buf), 4);
+	cr_assert_eq(memcmp(buf, "\xf0\xa0\x80\x80", 4), 0);
+	for (size_t i = 0; i < 5; i++) {
+		const uint32_t bad[] = { 0xd800, 0xdbff, 0xdfff, 0x110000, 0xffffffff };
+
+		memset(buf, 0, sizeof(buf));
+		cr_assert_eq(utf8_encode(bad[i], buf), 3, "U+%X", bad[i]);
+		cr_assert_str_eq(buf, "\xef\xbf\xbd", "U+%X", bad[i]);
+	}
+	cr_assert_eq(utf8_encode(0x10ffff, buf), 4);
+	cr_assert_eq(utf8_valid_len(buf), 4);
+}
+
 #include "read/pprof.h"
 #include "write/folded.h"
 #include "write/pprof.h"

@@ -3,6 +3,23 @@
 
 #include <string.h>
 
+#include "base/util.h"
+
+/* The UTF-8 character at s, as it is, or bad when it is not well-formed
+ * (a viewer's parser refuses a whole file for one bad byte); returns the
+ * bytes of s used. */
+static size_t utf8_put(FILE *out, const char *s, const char *bad)
+{
+	size_t n = utf8_valid_len(s);
+
+	if (!n) {
+		fputs(bad, out);
+		return 1;
+	}
+	fwrite(s, 1, n, out);
+	return n;
+}
+
 void json_str(FILE *out, const char *s)
 {
 	fputc('"', out);
@@ -13,8 +30,10 @@ void json_str(FILE *out, const char *s)
 			fprintf(out, "\\%c", c);
 		else if (c < 0x20)
 			fprintf(out, "\\u%04x", c);
+		else if (c < 0x80)
+			fputc(c, out);
 		else
-			fputc(c, out); /* UTF-8 passes through */
+			s += utf8_put(out, s, "\\ufffd") - 1;
 	}
 	fputc('"', out);
 }
@@ -42,22 +61,12 @@ void xml_text(FILE *out, const char *s)
 			break;
 		default:
 			/* XML 1.0 forbids most control characters even as references. */
-			fputc(c < 0x20 && c != '\t' && c != '\n' && c != '\r' ? '?' : c, out);
+			if (c >= 0x80)
+				s += utf8_put(out, s, "\xef\xbf\xbd") - 1; /* U+FFFD */
+			else
+				fputc(c < 0x20 && c != '\t' && c != '\n' && c != '\r' ? '?' : c, out);
 		}
 	}
-}
-
-/* The length of the well-formed UTF-8 sequence at s (2-4), or 0. */
-static size_t utf8_len(const unsigned char *s)
-{
-	size_t n = s[0] >= 0xf0 && s[0] <= 0xf4 ? 4 : s[0] >= 0xe0 ? 3 : s[0] >= 0xc2 && s[0] < 0xe0 ? 2 : 0;
-
-	if (s[0] >= 0xf8)
-		return 0;
-	for (size_t i = 1; i < n; i++)
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-	return n;
 }
 
 char *text_escape(const char *in, char *out, size_t size)
@@ -77,7 +86,7 @@ char *text_escape(const char *in, char *out, size_t size)
 		} else if (*s < 0x80) {
 			esc[0] = (char)*s;
 			esc[1] = '\0';
-		} else if ((n = utf8_len(s)) == 0) {
+		} else if ((n = utf8_valid_len((const char *)s)) == 0) {
 			n = 1;
 			snprintf(esc, sizeof(esc), "\\x%02x", *s);
 		} else if (n == 2 && s[0] == 0xc2 && s[1] < 0xa0) {

@@ -5,9 +5,11 @@
 
 #include <stdio.h>
 
-/* A JSON string literal, quotes included; UTF-8 passes through. */
+/* A JSON string literal, quotes included; UTF-8 passes through, a byte
+ * that is not well-formed UTF-8 becomes U+FFFD. */
 void json_str(FILE *out, const char *s);
-/* XML character data or attribute value, without quotes. */
+/* XML character data or attribute value, without quotes; a byte that is
+ * not well-formed UTF-8 becomes U+FFFD. */
 void xml_text(FILE *out, const char *s);
 /*
  * A name from a profiled process made safe for a terminal or a line of

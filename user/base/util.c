@@ -185,28 +185,33 @@ bool str_ends_with(const char *s, const char *suffix)
 	return n >= m && !strcmp(s + n - m, suffix);
 }
 
+size_t utf8_valid_len(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t len = *p < 0x80 ? 1 : (*p & 0xe0) == 0xc0 ? 2 : (*p & 0xf0) == 0xe0 ? 3 : (*p & 0xf8) == 0xf0 ? 4 : 0;
+
+	for (size_t i = 1; len && i < len; i++) /* stops at a NUL: 0 is no continuation */
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+	/* No overlong forms, surrogates or code points past U+10FFFF. */
+	if (len == 2 && *p < 0xc2)
+		return 0;
+	if (len == 3 && ((*p == 0xe0 && p[1] < 0xa0) || (*p == 0xed && p[1] >= 0xa0)))
+		return 0;
+	if (len == 4 && ((*p == 0xf0 && p[1] < 0x90) || (*p == 0xf4 && p[1] >= 0x90) || *p > 0xf4))
+		return 0;
+	return len;
+}
+
 char *utf8_clean(const char *s, char *out, size_t size)
 {
 	const unsigned char *p = (const unsigned char *)s;
 	size_t o = 0;
 
 	while (*p && o + 1 < size) {
-		size_t len = *p < 0x80             ? 1
-			     : (*p & 0xe0) == 0xc0 ? 2
-			     : (*p & 0xf0) == 0xe0 ? 3
-			     : (*p & 0xf8) == 0xf0 ? 4
-						   : 0;
+		size_t len = utf8_valid_len((const char *)p);
 		bool ok = len > 0 && o + len < size;
 
-		for (size_t i = 1; ok && i < len; i++)
-			ok = (p[i] & 0xc0) == 0x80;
-		/* No overlong forms, surrogates or code points past U+10FFFF. */
-		if (ok && len == 2)
-			ok = *p >= 0xc2;
-		if (ok && len == 3)
-			ok = !(*p == 0xe0 && p[1] < 0xa0) && !(*p == 0xed && p[1] >= 0xa0);
-		if (ok && len == 4)
-			ok = !(*p == 0xf0 && p[1] < 0x90) && !(*p == 0xf4 && p[1] >= 0x90) && *p <= 0xf4;
 		if (ok && len == 1 && (*p < 0x20 || *p == 0x7f))
 			ok = false;
 		if (!ok) {

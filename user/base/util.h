@@ -44,6 +44,9 @@ int parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out);
 /* Does s end with suffix? */
 bool str_ends_with(const char *s, const char *suffix);
 
+/* The length (1-4) of the well-formed UTF-8 character at s, or 0: a stray
+ * continuation byte, an overlong form, a surrogate, past U+10FFFF, cut. */
+size_t utf8_valid_len(const char *s);
 /* s as valid UTF-8 with no control characters, C0 or C1, and no
  * bidirectional overrides (each bad byte or character becomes '?'),
  * at most size-1 bytes, never half a character: text a target or a server

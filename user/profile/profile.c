@@ -126,7 +126,37 @@ const struct profile_module *profile__modules(const struct profile *p, size_t *n
 
 uint32_t profile__str(struct profile *p, const char *s)
 {
-	return strtab__id(&p->strs, s);
+	const char *bad = s;
+	size_t n;
+
+	/* Every output format and backend needs UTF-8 (a protobuf string, JSON,
+	 * XML): bytes that are not (a thread name the kernel cut mid-character,
+	 * a file name in Latin-1, a string read while it changed) become U+FFFD
+	 * here, once, rather than in each writer. */
+	while (*bad && (n = utf8_valid_len(bad)))
+		bad += n;
+	if (!*bad)
+		return strtab__id(&p->strs, s);
+
+	char *clean = xmalloc(strlen(s) * 3 + 1), *o = clean;
+
+	for (const char *c = s; *c;) {
+		n = utf8_valid_len(c);
+		if (n) {
+			memcpy(o, c, n);
+			o += n;
+			c += n;
+		} else {
+			memcpy(o, "\xef\xbf\xbd", 3);
+			o += 3;
+			c++;
+		}
+	}
+	*o = '\0';
+	uint32_t id = strtab__id(&p->strs, clean);
+
+	free(clean);
+	return id;
 }
 
 const char *profile__str_at(const struct profile *p, uint32_t id)

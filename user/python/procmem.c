@@ -24,6 +24,10 @@ int procmem_u64(pid_t pid, uint64_t addr, uint64_t *v)
 
 size_t utf8_encode(uint32_t cp, char *out)
 {
+	/* A lone surrogate or a value past Unicode (a string read while it
+	 * changed, or not a string) is U+FFFD, not bytes no decoder accepts. */
+	if ((cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
+		cp = 0xfffd;
 	if (cp < 0x80) {
 		out[0] = (char)cp;
 		return 1;
@@ -39,8 +43,6 @@ size_t utf8_encode(uint32_t cp, char *out)
 		out[2] = (char)(0x80 | (cp & 0x3f));
 		return 3;
 	}
-	if (cp > 0x10ffff)
-		cp = 0xfffd;
 	out[0] = (char)(0xf0 | (cp >> 18));
 	out[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
 	out[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
