@@ -340,7 +340,8 @@ Test(escape, json_and_utf8_are_always_well_formed)
 	free(j);
 	/* Stray, overlong (F0 8F: what an encoder once wrote for U+FFFD),
 	 * surrogate, cut. */
-	j = json_of("a\xff" "b\xf0\x8f\xbf\xbd c\xed\xa0\x80 d\xe5\x87");
+	j = json_of("a\xff"
+		    "b\xf0\x8f\xbf\xbd c\xed\xa0\x80 d\xe5\x87");
 	cr_assert_str_eq(j, "\"a\\ufffdb\\ufffd\\ufffd\\ufffd\\ufffd c\\ufffd\\ufffd\\ufffd d\\ufffd\\ufffd\"");
 	free(j);
 	j = json_of("\xf0\xa0\x80\x80");
