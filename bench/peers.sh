@@ -7,11 +7,11 @@
 #   CPython 3.15's own sampler, Tachyon (python3.15 -m profiling.sampling:
 #   it profiles 3.15 only, and py-spy and Austin stop at 3.14).
 #
-#   bash bench/peers.sh [ROUNDS] [ROW...]      rows: accuracy wall slowdown start (default: all)
+#   bash bench/peers.sh [ROUNDS] [ROW...]      rows: accuracy wall slowdown start cost (default: all)
 #
 # accuracy: a known CPU split (bench/peers/split.py: alpha/beta/gamma 5:3:2,
 #   the script's own thread_time is the truth), each tool in its CPU mode at
-#   100 Hz, on 3.11, 3.13, 3.14 and 3.15; the error is the total variation
+#   100 Hz for 20 s, on 3.11, 3.13, 3.14 and 3.15; the error is the total variation
 #   distance to the truth in percentage points (0: exact), median of ROUNDS.
 # wall: a known wall split (tests/fixtures/pywall.py split: CPU, sleep, a pipe,
 #   a lock; its own clock is the truth), each tool in its wall/idle mode.
@@ -22,12 +22,15 @@
 # start: the time to the first sample at 1000 Hz of bench/peers/clock.py
 #   (functions t000... each owning a 5 ms slot after a known T0), launched by
 #   the tool and attached to while it runs.
+# cost: the tool's own CPU and peak RSS, attached at 1000 Hz for 2 s and 8 s
+#   to bench/deep.py at stack depths 5, 50 and 300: the steady state per
+#   1,000 samples from the difference, the one-time rest from the 2 s run.
 # Results go to stdout as Markdown tables (and bench/out/peers.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROUNDS=${1:-3}
 shift || true
-ROWS=${*:-accuracy wall slowdown start}
+ROWS=${*:-accuracy wall slowdown start cost}
 CACHE=${PEERS_CACHE:-/var/cache/pyebpf/peers}
 SIDROOT=/var/cache/pyebpf/pythons/sid
 SIDLIB=$SIDROOT/usr/lib/x86_64-linux-gnu
@@ -81,23 +84,26 @@ hz_us() { echo $((1000000 / $1)); }
 
 # Attach to a running PID for SECONDS: TOOL HZ OUT PID SECONDS PYTHON.
 attach_tool() {
-	local tool=$1 hz=$2 out=$3 pid=$4 secs=$5 py=$6
+	local tool=$1 hz=$2 out=$3 pid=$4 secs=$5 py=$6 cost=()
 	rm -f "$out.folded"
+	# PEERS_COST=FILE: the tool's CPU and peak RSS into FILE (bench/peers/rusage.py).
+	[ -n "${PEERS_COST:-}" ] && cost=(python3 bench/peers/rusage.py "$PEERS_COST" --)
 	case $tool in
 	pyebpf)
-		$PYEBPF record -F "$hz" -p "$pid" -d "$secs" --format folded -o "$out.raw" 2>"$out.err"
+		"${cost[@]}" $PYEBPF record -F "$hz" -p "$pid" -d "$secs" --format folded -o "$out.raw" 2>"$out.err"
 		normalize paren <"$out.raw" >"$out.folded" ;;
 	py-spy)
-		"$PYSPY" record -r "$hz" -f raw -p "$pid" -d "$secs" -o "$out.raw" >/dev/null 2>"$out.err" || return 0
+		"${cost[@]}" "$PYSPY" record -r "$hz" -f raw -p "$pid" -d "$secs" -o "$out.raw" >/dev/null 2>"$out.err" || return 0
 		normalize paren <"$out.raw" >"$out.folded" ;;
 	austin)
-		"$AUSTIN" -c -i "$(hz_us "$hz")" -p "$pid" -x "$secs" -o "$out.mojo" >/dev/null 2>"$out.err" || return 0
+		"${cost[@]}" "$AUSTIN" -c -i "$(hz_us "$hz")" -p "$pid" -x "$secs" -o "$out.mojo" >/dev/null 2>"$out.err" ||
+			[ -s "$out.mojo" ] || return 0 # 254 when its -x time ran out
 		PYTHONPATH=$CACHE/austin-python python3 -m austin.format.collapsed_stack "$out.mojo" "$out.raw" \
 			>>"$out.err" 2>&1 || return 0
 		normalize colon-austin <"$out.raw" >"$out.folded" ;;
 	tachyon)
 		[ "$py" = "$PY315" ] || return 0
-		$PY315 -m profiling.sampling attach -r "$hz" -d "$secs" --mode cpu -a --collapsed -o "$out.raw" "$pid" \
+		"${cost[@]}" $PY315 -m profiling.sampling attach -r "$hz" -d "$secs" --mode cpu -a --collapsed -o "$out.raw" "$pid" \
 			>/dev/null 2>"$out.err" || return 0
 		normalize colon <"$out.raw" >"$out.folded" ;;
 	esac
@@ -188,8 +194,12 @@ total = sum(got.values())
 if not total or not truth:
     print("n/a")
     sys.exit()
-t = sum(truth.get(n, 0) for n in names) or 1
-print("%.2f" % (50 * sum(abs(got[n] / total - truth.get(n, 0) / t) for n in names)))
+# The truth names a function or its phase (pywall.py: "cpu" for cpu_phase).
+share = {n: truth.get(n, truth.get(n.rsplit("_phase", 1)[0], 0)) for n in names}
+t = sum(share.values())
+if not t:
+    sys.exit("bench: no truth for %s in %s.out" % (" ".join(names), sys.argv[1]))
+print("%.2f" % (50 * sum(abs(got[n] / total - share[n] / t) for n in names)))
 ' "$out" "$@"
 }
 
@@ -202,14 +212,14 @@ row_accuracy() {
 	for i in $(seq "$ROUNDS"); do
 		for p in "${!pys[@]}"; do
 			for tool in $(printf '%s\n' "${TOOLS[@]}" | shuf --random-source=<(yes "$i")); do
-				run_tool "$tool" cpu 100 "$tmp/run" -- "${pys[$p]}" bench/peers/split.py 4
+				run_tool "$tool" cpu 100 "$tmp/run" -- "${pys[$p]}" bench/peers/split.py 20
 				error_of "$tmp/run" alpha beta gamma >>"$tmp/acc.$tool.$p"
 			done
 		done
 		echo "accuracy: round $i/$ROUNDS done" >&2
 	done
 	echo
-	echo "**CPU split** (alpha/beta/gamma 5:3:2, 4 s at 100 Hz, CPU mode): error in percentage points, median of $ROUNDS"
+	echo "**CPU split** (alpha/beta/gamma 5:3:2, 20 s at 100 Hz, CPU mode; 2,000 samples: a perfect sampler's error is about 1 pp): error in percentage points, median of $ROUNDS"
 	echo
 	echo "| interpreter | pyebpf | py-spy | Austin | Tachyon |"
 	echo "|---|---|---|---|---|"
@@ -226,14 +236,14 @@ row_wall() {
 	local i tool k=$tmp/wall
 	for i in $(seq "$ROUNDS"); do
 		for tool in $(printf '%s\n' "${TOOLS[@]}" | shuf --random-source=<(yes "$i")); do
-			run_tool "$tool" wall 100 "$tmp/run" -- "$PY314" tests/fixtures/pywall.py split 4
-			[ "$tool" = tachyon ] && run_tool "$tool" wall 100 "$tmp/run" -- "$PY315" tests/fixtures/pywall.py split 4
+			run_tool "$tool" wall 100 "$tmp/run" -- "$PY314" tests/fixtures/pywall.py split 10
+			[ "$tool" = tachyon ] && run_tool "$tool" wall 100 "$tmp/run" -- "$PY315" tests/fixtures/pywall.py split 10
 			error_of "$tmp/run" cpu_phase sleep_phase pipe_phase lock_phase >>"$k.$tool"
 		done
 		echo "wall: round $i/$ROUNDS done" >&2
 	done
 	echo
-	echo "**Wall split** (CPU 40 / sleep 30 / pipe 20 / lock 10, 4 s at 100 Hz, each tool's wall mode; Tachyon on 3.15, the others on 3.14): error in percentage points, median of $ROUNDS"
+	echo "**Wall split** (CPU 40 / sleep 30 / pipe 20 / lock 10, 10 s at 100 Hz, each tool's wall mode; Tachyon on 3.15, the others on 3.14): error in percentage points, median of $ROUNDS"
 	echo
 	echo "| tool | error |"
 	echo "|---|---|"
@@ -253,11 +263,11 @@ row_slowdown() {
 			for tool in $(printf '%s\n' "${runs[@]}" | shuf --random-source=<(yes "$i$hz")); do
 				py=$PY314
 				[ "$tool" = tachyon ] && py=$PY315
-				"$py" bench/peers/load.py 150 >"$tmp/alone.out"
+				"$py" bench/peers/load.py 400 >"$tmp/alone.out"
 				before=$(elapsed "$tmp/alone")
-				run_tool "$tool" cpu "$hz" "$tmp/run" -- "$py" bench/peers/load.py 150
+				run_tool "$tool" cpu "$hz" "$tmp/run" -- "$py" bench/peers/load.py 400
 				t=$(elapsed "$tmp/run")
-				"$py" bench/peers/load.py 150 >"$tmp/alone.out"
+				"$py" bench/peers/load.py 400 >"$tmp/alone.out"
 				after=$(elapsed "$tmp/alone")
 				[ -n "$t" ] && echo "($t / (($before + $after) / 2) - 1) * 100" | bc -l >>"$tmp/slow.$tool.$hz"
 			done
@@ -265,7 +275,7 @@ row_slowdown() {
 		echo "slowdown: round $i/$ROUNDS done" >&2
 	done
 	echo
-	echo "**Slowdown** of a CPU-bound program (bench/peers/load.py, ~1.2 s; 3.14, Tachyon on 3.15), launched under each tool: % over the mean of the runs alone before and after, median of $ROUNDS"
+	echo "**Slowdown** of a CPU-bound program (bench/peers/load.py, ~3 s; 3.14, Tachyon on 3.15), launched under each tool: % over the mean of the runs alone before and after, median of $ROUNDS"
 	echo
 	echo "| tool | 100 Hz | 1000 Hz |"
 	echo "|---|---|---|"
@@ -315,6 +325,81 @@ row_start() {
 	echo "|---|---|---|"
 	for tool in "${runs[@]}"; do
 		echo "| $tool | $(vals "$tmp/start.launch.$tool" | median) | $(vals "$tmp/start.attach.$tool" | median) |"
+	done
+}
+
+# Attached for SECONDS to a running PID at HZ, the tool's own cost:
+# TOOL HZ OUT PID SECONDS PYTHON -> OUT.cost "CPU_S RSS_KB SAMPLES". pyebpf's
+# BPF program runs in the target's interrupts, not in pyebpf's process: its
+# time (the summary's per-sample figure times the samples) is added.
+cost_of() {
+	local tool=$1 hz=$2 out=$3 pid=$4 secs=$5 py=$6
+	rm -f "$out.cost" "$out.folded"
+	PEERS_COST=$out.rusage attach_tool "$tool" "$hz" "$out" "$pid" "$secs" "$py"
+	[ -s "$out.folded" ] && [ -s "$out.rusage" ] || return 0
+	python3 -c '
+import re, sys
+out, tool = sys.argv[1], sys.argv[2]
+cpu, rss = open(out + ".rusage").read().split()
+cpu = float(cpu)
+samples = sum(int(l.rpartition(" ")[2]) for l in open(out + ".folded") if l.strip())
+if tool == "pyebpf":
+    m = re.search(r"BPF ([0-9.]+) us per sample taken", open(out + ".err").read())
+    cpu += float(m.group(1)) * samples / 1e6 if m else 0
+print(cpu, rss, samples)
+' "$out" "$tool" >"$out.cost"
+}
+
+row_cost() {
+	local i d tool py pid314 pid315 runs=(pyebpf py-spy austin tachyon) secs
+	for i in $(seq "$ROUNDS"); do
+		for d in 5 50 300; do
+			$PY314 bench/deep.py "$d" &
+			pid314=$!
+			$PY315 bench/deep.py "$d" &
+			pid315=$!
+			sleep 1
+			for tool in $(printf '%s\n' "${runs[@]}" | shuf --random-source=<(yes "$i$d")); do
+				py=$PY314 pid=$pid314
+				[ "$tool" = tachyon ] && py=$PY315 pid=$pid315
+				for secs in 2 8; do
+					cost_of "$tool" 1000 "$tmp/cost" "$pid" "$secs" "$py"
+					[ -s "$tmp/cost.cost" ] && cat "$tmp/cost.cost" >>"$tmp/cost.$tool.$d.$secs"
+				done
+			done
+			kill "$pid314" "$pid315"
+			wait "$pid314" "$pid315" 2>/dev/null || true
+		done
+		echo "cost: round $i/$ROUNDS done" >&2
+	done
+	echo
+	echo "**The profiler's own cost**, attached at 1000 Hz for 2 s and for 8 s to a Python thread whose stacks are 5, 50 and 300 frames deep (bench/deep.py; 3.14, Tachyon 3.15): CPU per 1,000 samples in the steady state (the 8 s run less the 2 s run), the one-time CPU (set-up, symbols, what the 2 s run spent beyond its samples), the peak RSS of the 8 s run; pyebpf's CPU includes its BPF program's time in the target; median of $ROUNDS"
+	echo
+	echo "| tool | depth | CPU per 1k samples | one-time CPU | peak RSS |"
+	echo "|---|---|---|---|---|"
+	for tool in "${runs[@]}"; do
+		for d in 5 50 300; do
+			python3 -c '
+import statistics, sys
+def rows(p):
+    try:
+        return [list(map(float, l.split())) for l in open(p) if l.strip()]
+    except OSError:
+        return []
+a, b = rows(sys.argv[1]), rows(sys.argv[2])
+if not a or not b:
+    print("| %s | %s | n/a | n/a | n/a |" % (sys.argv[3], sys.argv[4]))
+    sys.exit()
+steady, once = [], []
+for (c2, _, s2), (c8, _, s8) in zip(a, b):
+    per = (c8 - c2) / (s8 - s2) if s8 > s2 else float("nan")
+    steady.append(per * 1000)
+    once.append(c2 - per * s2)
+med = statistics.median
+print("| %s | %s | %.0f ms | %.0f ms | %.0f MB |" % (sys.argv[3], sys.argv[4], med(steady) * 1000,
+      med(once) * 1000, med(r[1] for r in b) / 1024))
+' "$tmp/cost.$tool.$d.2" "$tmp/cost.$tool.$d.8" "$tool" "$d"
+		done
 	done
 }
 

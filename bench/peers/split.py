@@ -1,8 +1,10 @@
 """A known CPU split for the peers benchmark: alpha, beta and gamma do the
-same pure-Python work in the ratio 5:3:2, interleaved in ~1 ms chunks so
-that a sampler's phase cannot favour one. Prints the split it measured
+same pure-Python work in the ratio 5:3:2, interleaved in ~1 ms chunks in an
+order shuffled every 10 chunks, so that a sampler whose period matches the
+cycle (10 ms at 100 Hz) cannot keep landing on one of them. Prints the split it measured
 itself (thread CPU time around each call) as 'truth alpha A beta B gamma G'.
     split.py SECONDS"""
+import random
 import sys
 import time
 
@@ -29,13 +31,15 @@ def gamma(n):
 def main(seconds):
     spent = {"alpha": 0.0, "beta": 0.0, "gamma": 0.0}
     n = 4000  # about 1 ms of work on this machine
+    cycle = [alpha] * 5 + [beta] * 3 + [gamma] * 2
+    order = random.Random(1)
     end = time.time() + seconds
     while time.time() < end:
-        for fn, k in ((alpha, 5), (beta, 3), (gamma, 2)):
-            for _ in range(k):
-                t0 = time.thread_time()
-                fn(n)
-                spent[fn.__name__] += time.thread_time() - t0
+        order.shuffle(cycle)
+        for fn in cycle:
+            t0 = time.thread_time()
+            fn(n)
+            spent[fn.__name__] += time.thread_time() - t0
     total = sum(spent.values())
     print("truth " + " ".join("%s %.4f" % (k, v / total) for k, v in sorted(spent.items())), flush=True)
 
