@@ -7,7 +7,7 @@
 #   CPython 3.15's own sampler, Tachyon (python3.15 -m profiling.sampling:
 #   it profiles 3.15 only, and py-spy and Austin stop at 3.14).
 #
-#   bash bench/peers.sh [ROUNDS] [ROW...]      rows: accuracy wall slowdown start cost (default: all)
+#   bash bench/peers.sh [ROUNDS] [ROW...]      rows: accuracy wall slowdown start cost features (default: all)
 #
 # accuracy: a known CPU split (bench/peers/split.py: alpha/beta/gamma 5:3:2,
 #   the script's own thread_time is the truth), each tool in its CPU mode at
@@ -25,12 +25,15 @@
 # cost: the tool's own CPU and peak RSS, attached at 1000 Hz for 2 s and 8 s
 #   to bench/deep.py at stack depths 5, 50 and 300: the steady state per
 #   1,000 samples from the difference, the one-time rest from the 2 s run.
+# features: what each tool shows of a probe workload a feature
+#   (bench/peers/features.py): kernel frames, a C library's frames, thread
+#   names, GIL waits, asyncio tasks, children, a container, 3.13t.
 # Results go to stdout as Markdown tables (and bench/out/peers.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROUNDS=${1:-3}
 shift || true
-ROWS=${*:-accuracy wall slowdown start cost}
+ROWS=${*:-accuracy wall slowdown start cost features}
 CACHE=${PEERS_CACHE:-/var/cache/pyebpf/peers}
 SIDROOT=/var/cache/pyebpf/pythons/sid
 SIDLIB=$SIDROOT/usr/lib/x86_64-linux-gnu
@@ -39,6 +42,7 @@ pyenv313=(/root/.pyenv/versions/3.13*/bin/python3)
 PY313=${pyenv313[-1]}
 PY314=$SIDROOT/usr/bin/python3.14
 PY315=$SIDROOT/usr/bin/python3.15
+PY313T=/var/cache/pyebpf/pythons/3.13t/bin/python3.13t
 PYEBPF=build/pyebpf
 [ "$(id -u)" = 0 ] || { echo "bench: run as root" >&2; exit 1; }
 [ -x $PYEBPF ] || { echo "bench: run 'make' first" >&2; exit 1; }
@@ -203,6 +207,44 @@ print("%.2f" % (50 * sum(abs(got[n] / total - share[n] / t) for n in names)))
 ' "$out" "$@"
 }
 
+# The error of the runs PREFIX.* pooled: their counts summed, their truths
+# averaged (each run's weighed by its samples); "n/a" without a run.
+pooled_error() {
+	local prefix=$1
+	shift
+	python3 -c '
+import glob, sys
+prefix, names = sys.argv[1], sys.argv[2:]
+got, truth, runs = dict.fromkeys(names, 0), dict.fromkeys(names, 0.0), 0
+for folded in sorted(glob.glob(prefix + ".*.folded")):
+    if not open(folded).read().strip():
+        continue
+    t, g = {}, dict.fromkeys(names, 0)
+    for line in open(folded[: -len(".folded")] + ".out"):
+        w = line.split()
+        if w and w[0] == "truth":
+            t = {w[i]: float(w[i + 1]) for i in range(1, len(w) - 1, 2)}
+    for line in open(folded):
+        stack, _, count = line.rstrip("\n").rpartition(" ")
+        for f in reversed(stack.split(";")):
+            if f in g:
+                g[f] += int(count)
+                break
+    n = sum(g.values())
+    if not t or not n:
+        continue
+    runs += 1
+    for k in names:
+        got[k] += g[k]
+        truth[k] += t.get(k, 0) * n
+total = sum(got.values())
+if not runs or not total:
+    print("n/a")
+    sys.exit()
+print("%.2f" % (50 * sum(abs(got[k] / total - truth[k] / total) for k in names)))
+' "$prefix" "$@"
+}
+
 vals() { grep -vs n/a "$1" || true; } # a row's figures, the runs that had none left out
 median() { sort -n | awk '{a[NR]=$1} END {if (!NR) print "n/a"; else print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 TOOLS=(pyebpf py-spy austin tachyon)
@@ -212,21 +254,20 @@ row_accuracy() {
 	for i in $(seq "$ROUNDS"); do
 		for p in "${!pys[@]}"; do
 			for tool in $(printf '%s\n' "${TOOLS[@]}" | shuf --random-source=<(yes "$i")); do
-				run_tool "$tool" cpu 100 "$tmp/run" -- "${pys[$p]}" bench/peers/split.py 20
-				error_of "$tmp/run" alpha beta gamma >>"$tmp/acc.$tool.$p"
+				run_tool "$tool" cpu 100 "$tmp/acc.$tool.$p.$i" -- "${pys[$p]}" bench/peers/split.py 20
 			done
 		done
 		echo "accuracy: round $i/$ROUNDS done" >&2
 	done
 	echo
-	echo "**CPU split** (alpha/beta/gamma 5:3:2, 20 s at 100 Hz, CPU mode; 2,000 samples: a perfect sampler's error is about 1 pp): error in percentage points, median of $ROUNDS"
+	echo "**CPU split** (alpha/beta/gamma 5:3:2, 20 s at 100 Hz a run, CPU mode; a perfect sampler's error is about 1 pp at 2,000 samples, 0.5 at 8,000): error in percentage points of the $ROUNDS runs' samples pooled (sampling noise shrinks with them, a bias does not)"
 	echo
 	echo "| interpreter | pyebpf | py-spy | Austin | Tachyon |"
 	echo "|---|---|---|---|---|"
 	for p in "${!pys[@]}"; do
 		line="| $("${pys[$p]}" -V 2>&1) |"
 		for tool in "${TOOLS[@]}"; do
-			line+=" $(vals "$tmp/acc.$tool.$p" | median) |"
+			line+=" $(pooled_error "$tmp/acc.$tool.$p" alpha beta gamma) |"
 		done
 		echo "$line"
 	done
@@ -252,6 +293,8 @@ row_wall() {
 	done
 }
 
+# The interquartile range of a column of percentages, "A% to B%".
+spread() { sort -n | awk '{a[NR]=$1} END {if (NR < 4) print "n/a"; else printf "%+.1f%% to %+.1f%%\n", a[int(NR/4)+1], a[int(3*NR/4)]}'; }
 pct() { read -r v; case $v in n/a) echo n/a ;; *) printf '%+.2f%%' "$v" ;; esac; }
 
 elapsed() { sed -n 's/^elapsed //p' "$1.out" | tail -n1; }
@@ -270,6 +313,7 @@ row_slowdown() {
 				"$py" bench/peers/load.py 400 >"$tmp/alone.out"
 				after=$(elapsed "$tmp/alone")
 				[ -n "$t" ] && echo "($t / (($before + $after) / 2) - 1) * 100" | bc -l >>"$tmp/slow.$tool.$hz"
+				echo "($after / $before - 1) * 100" | bc -l >>"$tmp/slow.alone.$hz"
 			done
 		done
 		echo "slowdown: round $i/$ROUNDS done" >&2
@@ -282,6 +326,11 @@ row_slowdown() {
 	for tool in "${runs[@]}"; do
 		printf '| %s | %s | %s |\n' "$tool" "$(vals "$tmp/slow.$tool.100" | median | pct)" "$(vals "$tmp/slow.$tool.1000" | median | pct)"
 	done
+	# What this machine's noise alone reads: a run alone against the one before it.
+	printf '| (none: alone against alone, the noise) | %s | %s |\n' "$(vals "$tmp/slow.alone.100" | median | pct)" \
+		"$(vals "$tmp/slow.alone.1000" | median | pct)"
+	printf '| (noise: the middle half of alone against alone) | %s | %s |\n' \
+		"$(vals "$tmp/slow.alone.100" | spread)" "$(vals "$tmp/slow.alone.1000" | spread)"
 }
 
 # The earliest clock slot (bench/peers/clock.py) in OUT.folded, in ms after
@@ -400,6 +449,157 @@ print("| %s | %s | %.0f ms | %.0f ms | %.0f MB |" % (sys.argv[3], sys.argv[4], m
       med(once) * 1000, med(r[1] for r in b) / 1024))
 ' "$tmp/cost.$tool.$d.2" "$tmp/cost.$tool.$d.8" "$tool" "$d"
 		done
+	done
+}
+
+# ---- what each shows: one probe and one predicate a cell --------------------
+# A run of TOOL in MODE with its option for the feature (EXTRA: the tool's own
+# word, empty when it has none), launched: OUT.raw* hold what it wrote.
+feature_launch() {
+	local tool=$1 out=$2 mode=$3 extra=$4
+	shift 4
+	rm -f "$out"*
+	case $tool in
+	pyebpf)
+		# shellcheck disable=SC2086 # EXTRA is words
+		$PYEBPF record -F 100 --mode "$mode" $extra --format folded -o "$out.raw" -- "$@" >/dev/null 2>"$out.err" ;;
+	py-spy)
+		local opts=()
+		[ "$mode" = wall ] && opts+=(--idle)
+		# shellcheck disable=SC2086
+		"$PYSPY" record -r 100 -f raw -o "$out.raw" "${opts[@]}" $extra -- "$@" >/dev/null 2>"$out.err" ;;
+	austin)
+		local opts=()
+		[ "$mode" = cpu ] && opts+=(-c)
+		# shellcheck disable=SC2086
+		"$AUSTIN" -i 10ms "${opts[@]}" $extra -o "$out.mojo" "$@" >/dev/null 2>"$out.err"
+		PYTHONPATH=$CACHE/austin-python python3 -m austin.format.collapsed_stack "$out.mojo" "$out.raw" \
+			>>"$out.err" 2>&1 ;;
+	tachyon)
+		shift # its own interpreter runs the script
+		local all=(-a)
+		[[ $extra == --async-aware* ]] && all=() # it samples every thread's tasks, and refuses -a beside it
+		# shellcheck disable=SC2086
+		$PY315 -m profiling.sampling run -r 100 --mode "$mode" "${all[@]}" $extra --collapsed -o "$out.raw" "$@" \
+			>/dev/null 2>"$out.err" ;;
+	esac
+}
+
+# The same, attached for SECONDS to PID.
+feature_attach() {
+	local tool=$1 out=$2 pid=$3 secs=$4
+	rm -f "$out"*
+	case $tool in
+	pyebpf) $PYEBPF record -F 100 -p "$pid" -d "$secs" --format folded -o "$out.raw" >/dev/null 2>"$out.err" ;;
+	py-spy) "$PYSPY" record -r 100 -f raw -p "$pid" -d "$secs" -o "$out.raw" >/dev/null 2>"$out.err" ;;
+	austin)
+		"$AUSTIN" -c -i 10ms -p "$pid" -x "$secs" -o "$out.mojo" >/dev/null 2>"$out.err"
+		PYTHONPATH=$CACHE/austin-python python3 -m austin.format.collapsed_stack "$out.mojo" "$out.raw" \
+			>>"$out.err" 2>&1 ;;
+	tachyon) $PY315 -m profiling.sampling attach -r 100 -d "$secs" --mode cpu -a --collapsed -o "$out.raw" "$pid" \
+		>/dev/null 2>"$out.err" ;;
+	esac
+}
+
+# yes (EXTRA) when at least SHARE % of the samples TOOL wrote (OUT.raw, or
+# a file a child's samples went to: OUT*.raw*, OUT_PID...) match REGEX, no
+# when they do not, "no: ERROR" with the tool's first line of complaint when
+# it wrote nothing.
+feature_verdict() {
+	local tool=$1 out=$2 regex=$3 share=$4 extra=$5
+	python3 -c '
+import glob, re, sys
+tool, out, regex, share, extra = sys.argv[1], sys.argv[2], re.compile(sys.argv[3]), float(sys.argv[4]), sys.argv[5]
+total = hit = 0
+for path in glob.glob(out + "*"):
+    if path.endswith((".err", ".mojo", ".folded", ".out")):
+        continue
+    for line in open(path, errors="replace"):
+        stack, _, count = line.rstrip("\n").rpartition(" ")
+        if not stack or line.startswith("#"):
+            continue
+        n = int(count) if count.isdigit() else 1
+        if tool == "austin":
+            n = 1  # mojo2austin: a line a sample, its metric microseconds
+        total += n
+        hit += n if regex.search(stack) else 0
+if not total:
+    try:
+        err = [re.sub(r"\x1b\[[0-9;]*m", "", l).strip() for l in open(out + ".err", errors="replace")]
+        err = [l for l in err if l]
+    except OSError:
+        err = []
+    err = [l for l in err if re.search("(?i)error|unsupported|fail|cannot|can.t|not ", l)]
+    print("no: " + (err[0][:70].replace("|", "/") if err else "no samples written"))
+elif 100.0 * hit / total >= share:
+    print("yes" + (" (%s)" % extra if extra else ""))
+else:
+    print("no")
+' "$tool" "$out" "$regex" "$share" "$extra"
+}
+
+row_features() {
+	local tool out=$tmp/feat runs=(pyebpf py-spy austin tachyon) f py pid mnt
+	declare -A cells
+	for tool in "${runs[@]}"; do
+		py=$PY314
+		[ "$tool" = tachyon ] && py=$PY315
+		# feature@mode@regex@share@pyebpf's@py-spy's@Austin's@Tachyon's option@probe
+		while IFS='@' read -r f mode regex share e_pyebpf e_pyspy e_austin e_tachyon probe; do
+			local extra
+			case $tool in
+			pyebpf) extra=$e_pyebpf ;; py-spy) extra=$e_pyspy ;; austin) extra=$e_austin ;; tachyon) extra=$e_tachyon ;;
+			esac
+			# shellcheck disable=SC2086 # PROBE is words
+			feature_launch "$tool" "$out" "$mode" "$extra" "$py" $probe || true
+			cells[$f.$tool]=$(feature_verdict "$tool" "$out" "$regex" "$share" "$extra")
+		done <<-TABLE
+			kernel frames@cpu@do_syscall_64@5@@@@@bench/peers/features.py syscalls 3
+			native frames of a C library (zlib)@cpu@(^|;)deflate\b@10@--native@--native@@--native@bench/peers/features.py zlib 3
+			thread names@cpu@worker-1@5@--threads@--threads@@@bench/peers/features.py threads 3
+			GIL waits@wall@(?i)gil@10@@@@@bench/peers/features.py gil 3
+			asyncio tasks (their await chains while they wait)@wall@fetch_remote@10@@@@--async-aware --async-mode all@tests/fixtures/pyasync.py requests 3
+			subprocesses@cpu@child_spin@20@@--subprocesses@-C@--subprocesses@bench/peers/features.py children 3
+		TABLE
+		# A container: a root in a mount namespace the host cannot see into
+		# but by /proc/PID/root (its maps name /usr/... paths that are the
+		# host's own files, or none).
+		mnt=$(mktemp -d)
+		unshare -m -p -f sh -c "mount -t tmpfs none '$mnt' && mkdir -p '$mnt$SIDROOT' '$mnt/app' &&
+			mount --bind '$SIDROOT' '$mnt$SIDROOT' && mount --bind '$PWD/bench/peers' '$mnt/app' &&
+			exec chroot '$mnt' '$SIDROOT/usr/bin/python3.14' /app/features.py spin 6" &
+		sleep 1
+		pid=$(pgrep -f 'python3.14 /app/features.py spin' | head -n1)
+		if [ -n "$pid" ]; then
+			feature_attach "$tool" "$out" "$pid" 3 || true
+			cells[container.$tool]=$(feature_verdict "$tool" "$out" container_spin 20 "")
+		else
+			cells[container.$tool]="n/a: the container did not start"
+		fi
+		wait || true
+		rmdir "$mnt"
+		# The free-threaded build (3.13t); Tachyon reads its own version only.
+		if [ "$tool" = tachyon ]; then
+			cells[ft.$tool]="no: profiles 3.15 only (no 3.15t here)"
+		else
+			run_tool "$tool" cpu 100 "$out" -- "$PY313T" bench/peers/split.py 3 || true
+			rm -f "$out".raw*
+			cp "$out.folded" "$out.raw" 2>/dev/null || true
+			cells[ft.$tool]=$(feature_verdict "$tool" "$out" '(^|;)alpha\b' 20 "")
+		fi
+		echo "features: $tool done" >&2
+	done
+	echo
+	echo "**What each shows**, from a probe per feature (bench/peers/features.py; 3.14, Tachyon 3.15): yes when at least a set share of the samples show it (the tool's option in brackets), no with the tool's own complaint when it has one"
+	echo
+	echo "| feature | pyebpf | py-spy | Austin | Tachyon |"
+	echo "|---|---|---|---|---|"
+	for f in "kernel frames" "native frames of a C library (zlib)" "thread names" "GIL waits" \
+		"asyncio tasks (their await chains while they wait)" "subprocesses" container ft; do
+		local name=$f
+		[ "$f" = container ] && name="a program in a container (attached by host pid)"
+		[ "$f" = ft ] && name="free-threaded 3.13t"
+		echo "| $name | ${cells[$f.pyebpf]} | ${cells[$f.py-spy]} | ${cells[$f.austin]} | ${cells[$f.tachyon]} |"
 	done
 }
 

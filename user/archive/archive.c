@@ -117,8 +117,7 @@ static int add_dir(struct archive *a, const char *dir)
 	for (size_t i = 0; i < n; i++) {
 		char *path;
 
-		if (asprintf(&path, "%s/%s", dir, v[i].name) < 0)
-			die("out of memory");
+		path = xasprintf("%s/%s", dir, v[i].name);
 		push(a, path, v[i].start_ns, i + 1 < n ? v[i + 1].start_ns : INT64_MAX);
 	}
 	rotation_list_free(v, n);

@@ -240,11 +240,7 @@ void report_args__free(struct report_opts *o)
 
 char *report_args__help(void)
 {
-	char *s;
-
-	if (asprintf(&s, usage, filter_args_usage, formats_usage) < 0)
-		die("out of memory");
-	return s;
+	return xasprintf(usage, filter_args_usage, formats_usage);
 }
 
 const struct option *report_args__options(void)

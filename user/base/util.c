@@ -87,6 +87,20 @@ char *xstrdup(const char *s)
 	return p;
 }
 
+char *xasprintf(const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+	int n;
+
+	va_start(ap, fmt);
+	n = vasprintf(&s, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		die("out of memory");
+	return s;
+}
+
 void xgrow(void *pp, size_t *cap, size_t need, size_t size)
 {
 	void **p = pp;

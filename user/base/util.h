@@ -15,6 +15,8 @@ void *xmalloc(size_t n);
 void *xcalloc(size_t n, size_t size);
 void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);
+/* A printf into a new string. */
+char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Grow *p (of *cap elements of size `size`) to hold at least `need` elements. */
 void xgrow(void *p, size_t *cap, size_t need, size_t size);
 

@@ -109,11 +109,7 @@ void dump_args__free(struct dump_opts *o)
 
 char *dump_args__help(void)
 {
-	char *s;
-
-	if (asprintf(&s, usage, filter_args_usage) < 0)
-		die("out of memory");
-	return s;
+	return xasprintf(usage, filter_args_usage);
 }
 
 const struct option *dump_args__options(void)

@@ -137,11 +137,7 @@ void live_top_args__free(struct live_top_opts *o)
 
 char *live_top_args__help(void)
 {
-	char *s;
-
-	if (asprintf(&s, usage, filter_args_usage) < 0)
-		die("out of memory");
-	return s;
+	return xasprintf(usage, filter_args_usage);
 }
 
 const struct option *live_top_args__options(void)

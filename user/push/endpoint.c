@@ -116,8 +116,8 @@ int push_endpoint__parse(struct push_endpoint *e, enum push_kind kind, const cha
 	e->base[blen] = 0;
 	if (kind == PUSH_OTLP && str_ends_with(e->base, OTLP_PROFILES_PATH))
 		e->url = xstrdup(e->base);
-	else if (asprintf(&e->url, "%s%s", e->base, kind == PUSH_OTLP ? OTLP_PROFILES_PATH : PYROSCOPE_PUSH_PATH) < 0)
-		die("out of memory");
+	else
+		e->url = xasprintf("%s%s", e->base, kind == PUSH_OTLP ? OTLP_PROFILES_PATH : PYROSCOPE_PUSH_PATH);
 	return 0;
 }
 
@@ -130,11 +130,8 @@ void push_endpoint__free(struct push_endpoint *e)
 
 void push_endpoint__key(const struct push_endpoint *e, const char *tenant, char key[17])
 {
-	char *s;
-	int n = asprintf(&s, "%d|%s|%s", (int)e->kind, e->url, tenant ? tenant : "");
+	char *s = xasprintf("%d|%s|%s", (int)e->kind, e->url, tenant ? tenant : "");
 
-	if (n < 0)
-		die("out of memory");
-	snprintf(key, 17, "%016llx", (unsigned long long)hash_bytes(s, (size_t)n));
+	snprintf(key, 17, "%016llx", (unsigned long long)hash_bytes(s, strlen(s)));
 	free(s);
 }

@@ -103,11 +103,7 @@ int push_main_args__parse(int argc, char **argv, struct push_verb *v)
 
 char *push_main_args__help(void)
 {
-	char *s;
-
-	if (asprintf(&s, usage, push_args_usage) < 0)
-		die("out of memory");
-	return s;
+	return xasprintf(usage, push_args_usage);
 }
 
 const struct option *push_main_args__options(void)

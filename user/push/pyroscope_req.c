@@ -83,13 +83,10 @@ static int part_build(struct part *pt, const struct push_series *s, enum pprof_o
 	}
 	pt->series.n_labels = s->nlabels + 1;
 	pt->series.labels = pt->pair_ptrs;
-	if (asprintf(&key, "%s|%s|", name, type) < 0)
-		die("out of memory");
+	key = xasprintf("%s|%s|", name, type);
 	for (size_t i = 0; i < s->nlabels; i++) {
-		char *k2;
+		char *k2 = xasprintf("%s%s=%s,", key, s->labels[i].name, s->labels[i].value);
 
-		if (asprintf(&k2, "%s%s=%s,", key, s->labels[i].name, s->labels[i].value) < 0)
-			die("out of memory");
 		free(key);
 		key = k2;
 	}

@@ -100,8 +100,7 @@ int preflight_dir(const char *dir)
 		err_msg("cannot create the directory '%s': %s", dir, strerror(errno));
 		return -1;
 	}
-	if (asprintf(&probe, "%s/.pyebpf-probe-XXXXXX", dir) < 0)
-		die("out of memory");
+	probe = xasprintf("%s/.pyebpf-probe-XXXXXX", dir);
 	fd = mkstemp(probe);
 	if (fd < 0) {
 		err_msg("cannot write into '%s': %s", dir, strerror(errno));

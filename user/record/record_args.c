@@ -440,11 +440,7 @@ void record_args__free(struct record_opts *o)
 
 char *record_args__help(void)
 {
-	char *s;
-
-	if (asprintf(&s, usage, filter_args_usage, formats_usage, push_args_usage) < 0)
-		die("out of memory");
-	return s;
+	return xasprintf(usage, filter_args_usage, formats_usage, push_args_usage);
 }
 
 const struct option *record_args__options(void)

@@ -95,8 +95,7 @@ static void walk(struct search *s, const char *dir, int depth)
 
 		if (e->d_type != DT_DIR || e->d_name[0] == '.')
 			continue;
-		if (asprintf(&sub, "%s/%s", dir, e->d_name) < 0)
-			die("out of memory");
+		sub = xasprintf("%s/%s", dir, e->d_name);
 		if (strstr(e->d_name, s->needle)) {
 			if (!s->matches || depth < s->best_depth) {
 				snprintf(s->best, sizeof(s->best), "%s", sub);
