@@ -142,6 +142,9 @@ Test(dump, asyncio_tasks_with_coroutines_and_awaiters)
 	char async_script[PATH_MAX];
 
 	cr_assert(realpath("../tests/fixtures/pyasync.py", async_script));
+	const char *dir = temp_dir();
+	char *err = temp_path(dir, "err");
+
 	for (int i = 0; i < npys; i++) {
 		const struct python *py = &pys[i];
 		const char *argv[] = { py->path, async_script, "gather", "30", NULL };
@@ -151,8 +154,13 @@ Test(dump, asyncio_tasks_with_coroutines_and_awaiters)
 
 		if (py->major < 3 || (py->major == 3 && py->minor < 11) || py->free_threaded)
 			continue;
-		pid = spawn(argv);
-		sleep_s(1.5); /* asyncio imported, the tasks made */
+		/* Dumped once its tasks wait, however long importing asyncio takes
+		 * (a fixed 1.5 s found a 3.14 still reading its modules from disk in
+		 * a loaded CI run). */
+		setenv("PYASYNC_READY", "1", 1);
+		pid = spawn_capture(argv, err);
+		unsetenv("PYASYNC_READY");
+		wait_for_text(err, "tasks waiting", 30);
 		snprintf(pidarg, sizeof(pidarg), "%d", pid);
 		const char *dargv[] = { PYEBPF, "dump", "-p", pidarg, NULL };
 		run(dargv, 30, &r);
@@ -193,7 +201,9 @@ Test(dump, asyncio_tasks_with_coroutines_and_awaiters)
 			  "%s: %s", py->path, r.out);
 		run_result_free(&r);
 		kill_wait(pid);
+		unlink(err);
 	}
+	free(err);
 }
 
 Test(dump, filters)
