@@ -36,6 +36,15 @@ uint32_t strtab__id(struct strtab *t, const char *s)
 	return (uint32_t)*v;
 }
 
+bool strtab__find(const struct strtab *t, const char *s, uint32_t *id)
+{
+	const uint64_t *v = hashmap__get(t->ids, s, strlen(s));
+
+	if (v)
+		*id = (uint32_t)*v;
+	return v != NULL;
+}
+
 const char *strtab__at(const struct strtab *t, uint32_t id)
 {
 	return id < t->n ? t->v[id] : "";

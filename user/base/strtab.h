@@ -3,6 +3,7 @@
 #ifndef PYEBPF_STRTAB_H
 #define PYEBPF_STRTAB_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -17,6 +18,8 @@ struct strtab {
 void strtab__init(struct strtab *t); /* with "" as 0 */
 void strtab__free(struct strtab *t);
 uint32_t strtab__id(struct strtab *t, const char *s);
+/* The index of s if it is in the table already. */
+bool strtab__find(const struct strtab *t, const char *s, uint32_t *id);
 /* The string of an index; "" when out of range. */
 const char *strtab__at(const struct strtab *t, uint32_t id);
 

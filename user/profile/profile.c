@@ -128,7 +128,12 @@ uint32_t profile__str(struct profile *p, const char *s)
 {
 	const char *bad = s;
 	size_t n;
+	uint32_t id;
 
+	/* Only UTF-8 is ever added, so a string found is one: the check below
+	 * is paid once per distinct string, not per sample. */
+	if (strtab__find(&p->strs, s, &id))
+		return id;
 	/* Every output format and backend needs UTF-8 (a protobuf string, JSON,
 	 * XML): bytes that are not (a thread name the kernel cut mid-character,
 	 * a file name in Latin-1, a string read while it changed) become U+FFFD
@@ -153,7 +158,7 @@ uint32_t profile__str(struct profile *p, const char *s)
 		}
 	}
 	*o = '\0';
-	uint32_t id = strtab__id(&p->strs, clean);
+	id = strtab__id(&p->strs, clean);
 
 	free(clean);
 	return id;
