@@ -113,24 +113,30 @@ attach_tool() {
 	esac
 }
 
+# Launch CMD under TOOL: TOOL MODE HZ OUT -- CMD...; PEERS_EXTRA: more of
+# the tool's own options (words), for the features row.
 run_tool() {
-	local tool=$1 mode=$2 hz=$3 out=$4
+	local tool=$1 mode=$2 hz=$3 out=$4 more
 	shift 5
+	read -ra more <<<"${PEERS_EXTRA:-}"
 	rm -f "$out.folded"
 	case $tool in
 	pyebpf)
-		$PYEBPF record -F "$hz" --mode "$mode" --format folded -o "$out.raw" -- "$@" >"$out.out" 2>"$out.err"
+		$PYEBPF record -F "$hz" --mode "$mode" "${more[@]}" --format folded -o "$out.raw" -- "$@" \
+			>"$out.out" 2>"$out.err"
 		normalize paren <"$out.raw" >"$out.folded" ;;
 	py-spy | py-spy-nb)
 		local opts=()
 		[ "$mode" = wall ] && opts+=(--idle)
 		[ "$tool" = py-spy-nb ] && opts+=(--nonblocking)
-		"$PYSPY" record -r "$hz" -f raw -o "$out.raw" "${opts[@]}" -- "$@" >"$out.out" 2>"$out.err" || return 0
+		"$PYSPY" record -r "$hz" -f raw -o "$out.raw" "${opts[@]}" "${more[@]}" -- "$@" >"$out.out" 2>"$out.err" ||
+			return 0
 		normalize paren <"$out.raw" >"$out.folded" ;;
 	austin)
 		local opts=()
 		[ "$mode" = cpu ] && opts+=(-c)
-		"$AUSTIN" -i "$(hz_us "$hz")" "${opts[@]}" -o "$out.mojo" "$@" >"$out.out" 2>"$out.err" || return 0
+		"$AUSTIN" -i "$(hz_us "$hz")" "${opts[@]}" "${more[@]}" -o "$out.mojo" "$@" >"$out.out" 2>"$out.err" ||
+			return 0
 		# mojo2austin: one line a sample, its metric microseconds, not a count.
 		PYTHONPATH=$CACHE/austin-python python3 -m austin.format.collapsed_stack "$out.mojo" "$out.raw" \
 			>>"$out.err" 2>&1 || return 0
@@ -138,8 +144,10 @@ run_tool() {
 	tachyon)
 		[ "$1" = "$PY315" ] || return 0 # it profiles its own version only
 		shift
-		$PY315 -m profiling.sampling run -r "$hz" --mode "$mode" -a --collapsed -o "$out.raw" "$@" \
-			>"$out.out" 2>"$out.err" || return 0
+		local all=(-a)
+		[ "${more[0]:-}" = --async-aware ] && all=() # it samples every thread's tasks, and refuses -a beside it
+		$PY315 -m profiling.sampling run -r "$hz" --mode "$mode" "${all[@]}" "${more[@]}" --collapsed \
+			-o "$out.raw" "$@" >"$out.out" 2>"$out.err" || return 0
 		normalize colon <"$out.raw" >"$out.folded" ;;
 	esac
 }
@@ -173,58 +181,27 @@ for line in sys.stdin:
 ' "$1"
 }
 
-# The error of OUT.folded against the truth OUT.out printed: total variation
-# distance over the named functions, in percentage points; "n/a" without a file.
-error_of() {
-	local out=$1
-	shift
-	[ -s "$out.folded" ] || { echo n/a; return; }
+# The error of one run or of several pooled: "NAME..." RUN...; each RUN is
+# RUN.folded beside the truth its program printed (RUN.out). The counts of
+# the named functions are summed over the runs, the truths averaged (each
+# weighed by its run's samples), and the error is the total variation
+# distance in percentage points: pooled, sampling noise shrinks, a bias does
+# not. "n/a" when no run has samples and a truth.
+split_error() {
 	python3 -c '
-import sys
-names = sys.argv[2:]
-truth = {}
-for line in open(sys.argv[1] + ".out"):
-    w = line.split()
-    if w and w[0] in ("truth", "wall-split"):
-        truth = {w[i]: float(w[i + 1]) for i in range(1, len(w) - 1, 2)}
-got = dict.fromkeys(names, 0)
-for line in open(sys.argv[1] + ".folded"):
-    stack, _, count = line.rstrip("\n").rpartition(" ")
-    for f in reversed(stack.split(";")):
-        if f in got:
-            got[f] += int(count)
-            break
-total = sum(got.values())
-if not total or not truth:
-    print("n/a")
-    sys.exit()
-# The truth names a function or its phase (pywall.py: "cpu" for cpu_phase).
-share = {n: truth.get(n, truth.get(n.rsplit("_phase", 1)[0], 0)) for n in names}
-t = sum(share.values())
-if not t:
-    sys.exit("bench: no truth for %s in %s.out" % (" ".join(names), sys.argv[1]))
-print("%.2f" % (50 * sum(abs(got[n] / total - share[n] / t) for n in names)))
-' "$out" "$@"
-}
-
-# The error of the runs PREFIX.* pooled: their counts summed, their truths
-# averaged (each run's weighed by its samples); "n/a" without a run.
-pooled_error() {
-	local prefix=$1
-	shift
-	python3 -c '
-import glob, sys
-prefix, names = sys.argv[1], sys.argv[2:]
-got, truth, runs = dict.fromkeys(names, 0), dict.fromkeys(names, 0.0), 0
-for folded in sorted(glob.glob(prefix + ".*.folded")):
-    if not open(folded).read().strip():
+import os, sys
+names, runs = sys.argv[1].split(), sys.argv[2:]
+got, truth = dict.fromkeys(names, 0), dict.fromkeys(names, 0.0)
+for run in runs:
+    if not os.path.exists(run + ".folded") or not os.path.exists(run + ".out"):
         continue
-    t, g = {}, dict.fromkeys(names, 0)
-    for line in open(folded[: -len(".folded")] + ".out"):
+    t = {}
+    for line in open(run + ".out"):
         w = line.split()
-        if w and w[0] == "truth":
+        if w and w[0] in ("truth", "wall-split"):
             t = {w[i]: float(w[i + 1]) for i in range(1, len(w) - 1, 2)}
-    for line in open(folded):
+    g = dict.fromkeys(names, 0)
+    for line in open(run + ".folded"):
         stack, _, count = line.rstrip("\n").rpartition(" ")
         for f in reversed(stack.split(";")):
             if f in g:
@@ -233,16 +210,19 @@ for folded in sorted(glob.glob(prefix + ".*.folded")):
     n = sum(g.values())
     if not t or not n:
         continue
-    runs += 1
+    # The truth names a function or its phase (pywall.py: "cpu" for cpu_phase).
+    share = {k: t.get(k, t.get(k.rsplit("_phase", 1)[0], 0)) for k in names}
+    if not sum(share.values()):
+        sys.exit("bench: no truth for %s in %s.out" % (" ".join(names), run))
     for k in names:
         got[k] += g[k]
-        truth[k] += t.get(k, 0) * n
+        truth[k] += share[k] / sum(share.values()) * n
 total = sum(got.values())
-if not runs or not total:
+if not total:
     print("n/a")
     sys.exit()
-print("%.2f" % (50 * sum(abs(got[k] / total - truth[k] / total) for k in names)))
-' "$prefix" "$@"
+print("%.2f" % (50 * sum(abs(got[k] - truth[k]) / total for k in names)))
+' "$@"
 }
 
 vals() { grep -vs n/a "$1" || true; } # a row's figures, the runs that had none left out
@@ -250,7 +230,7 @@ median() { sort -n | awk '{a[NR]=$1} END {if (!NR) print "n/a"; else print (NR%2
 TOOLS=(pyebpf py-spy austin tachyon)
 
 row_accuracy() {
-	local pys=("$PY311" "$PY313" "$PY314" "$PY315") i p tool line
+	local pys=("$PY311" "$PY313" "$PY314" "$PY315") i p tool line runs
 	for i in $(seq "$ROUNDS"); do
 		for p in "${!pys[@]}"; do
 			for tool in $(printf '%s\n' "${TOOLS[@]}" | shuf --random-source=<(yes "$i")); do
@@ -267,7 +247,8 @@ row_accuracy() {
 	for p in "${!pys[@]}"; do
 		line="| $("${pys[$p]}" -V 2>&1) |"
 		for tool in "${TOOLS[@]}"; do
-			line+=" $(pooled_error "$tmp/acc.$tool.$p" alpha beta gamma) |"
+			runs=("$tmp/acc.$tool.$p".*.out)
+			line+=" $(split_error "alpha beta gamma" "${runs[@]%.out}") |"
 		done
 		echo "$line"
 	done
@@ -279,7 +260,7 @@ row_wall() {
 		for tool in $(printf '%s\n' "${TOOLS[@]}" | shuf --random-source=<(yes "$i")); do
 			run_tool "$tool" wall 100 "$tmp/run" -- "$PY314" tests/fixtures/pywall.py split 10
 			[ "$tool" = tachyon ] && run_tool "$tool" wall 100 "$tmp/run" -- "$PY315" tests/fixtures/pywall.py split 10
-			error_of "$tmp/run" cpu_phase sleep_phase pipe_phase lock_phase >>"$k.$tool"
+			split_error "cpu_phase sleep_phase pipe_phase lock_phase" "$tmp/run" >>"$k.$tool"
 		done
 		echo "wall: round $i/$ROUNDS done" >&2
 	done
@@ -453,56 +434,8 @@ print("| %s | %s | %.0f ms | %.0f ms | %.0f MB |" % (sys.argv[3], sys.argv[4], m
 }
 
 # ---- what each shows: one probe and one predicate a cell --------------------
-# A run of TOOL in MODE with its option for the feature (EXTRA: the tool's own
-# word, empty when it has none), launched: OUT.raw* hold what it wrote.
-feature_launch() {
-	local tool=$1 out=$2 mode=$3 extra=$4
-	shift 4
-	rm -f "$out"*
-	case $tool in
-	pyebpf)
-		# shellcheck disable=SC2086 # EXTRA is words
-		$PYEBPF record -F 100 --mode "$mode" $extra --format folded -o "$out.raw" -- "$@" >/dev/null 2>"$out.err" ;;
-	py-spy)
-		local opts=()
-		[ "$mode" = wall ] && opts+=(--idle)
-		# shellcheck disable=SC2086
-		"$PYSPY" record -r 100 -f raw -o "$out.raw" "${opts[@]}" $extra -- "$@" >/dev/null 2>"$out.err" ;;
-	austin)
-		local opts=()
-		[ "$mode" = cpu ] && opts+=(-c)
-		# shellcheck disable=SC2086
-		"$AUSTIN" -i 10ms "${opts[@]}" $extra -o "$out.mojo" "$@" >/dev/null 2>"$out.err"
-		PYTHONPATH=$CACHE/austin-python python3 -m austin.format.collapsed_stack "$out.mojo" "$out.raw" \
-			>>"$out.err" 2>&1 ;;
-	tachyon)
-		shift # its own interpreter runs the script
-		local all=(-a)
-		[[ $extra == --async-aware* ]] && all=() # it samples every thread's tasks, and refuses -a beside it
-		# shellcheck disable=SC2086
-		$PY315 -m profiling.sampling run -r 100 --mode "$mode" "${all[@]}" $extra --collapsed -o "$out.raw" "$@" \
-			>/dev/null 2>"$out.err" ;;
-	esac
-}
-
-# The same, attached for SECONDS to PID.
-feature_attach() {
-	local tool=$1 out=$2 pid=$3 secs=$4
-	rm -f "$out"*
-	case $tool in
-	pyebpf) $PYEBPF record -F 100 -p "$pid" -d "$secs" --format folded -o "$out.raw" >/dev/null 2>"$out.err" ;;
-	py-spy) "$PYSPY" record -r 100 -f raw -p "$pid" -d "$secs" -o "$out.raw" >/dev/null 2>"$out.err" ;;
-	austin)
-		"$AUSTIN" -c -i 10ms -p "$pid" -x "$secs" -o "$out.mojo" >/dev/null 2>"$out.err"
-		PYTHONPATH=$CACHE/austin-python python3 -m austin.format.collapsed_stack "$out.mojo" "$out.raw" \
-			>>"$out.err" 2>&1 ;;
-	tachyon) $PY315 -m profiling.sampling attach -r 100 -d "$secs" --mode cpu -a --collapsed -o "$out.raw" "$pid" \
-		>/dev/null 2>"$out.err" ;;
-	esac
-}
-
-# yes (EXTRA) when at least SHARE % of the samples TOOL wrote (OUT.raw, or
-# a file a child's samples went to: OUT*.raw*, OUT_PID...) match REGEX, no
+# yes (EXTRA) when at least SHARE % of the samples TOOL wrote (OUT.raw as
+# it wrote it, or a file a child's samples went to: OUT*) match REGEX, no
 # when they do not, "no: ERROR" with the tool's first line of complaint when
 # it wrote nothing.
 feature_verdict() {
@@ -550,8 +483,9 @@ row_features() {
 			case $tool in
 			pyebpf) extra=$e_pyebpf ;; py-spy) extra=$e_pyspy ;; austin) extra=$e_austin ;; tachyon) extra=$e_tachyon ;;
 			esac
+			rm -f "$out"* # a child's own files too
 			# shellcheck disable=SC2086 # PROBE is words
-			feature_launch "$tool" "$out" "$mode" "$extra" "$py" $probe || true
+			PEERS_EXTRA=$extra run_tool "$tool" "$mode" 100 "$out" -- "$py" $probe || true
 			cells[$f.$tool]=$(feature_verdict "$tool" "$out" "$regex" "$share" "$extra")
 		done <<-TABLE
 			kernel frames@cpu@do_syscall_64@5@@@@@bench/peers/features.py syscalls 3
@@ -571,7 +505,8 @@ row_features() {
 		sleep 1
 		pid=$(pgrep -f 'python3.14 /app/features.py spin' | head -n1)
 		if [ -n "$pid" ]; then
-			feature_attach "$tool" "$out" "$pid" 3 || true
+			rm -f "$out"*
+			attach_tool "$tool" 100 "$out" "$pid" 3 "$py" || true
 			cells[container.$tool]=$(feature_verdict "$tool" "$out" container_spin 20 "")
 		else
 			cells[container.$tool]="n/a: the container did not start"
