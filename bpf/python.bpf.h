@@ -117,7 +117,10 @@ struct fwalk_ctx {
 	__u32 off_back, off_code, off_lasti, off_owner, off_globals;
 	__u32 lasti_mult, code_adaptive;
 	__u32 code_tlbc, off_tlbc_index; /* free-threaded 3.14+: per-thread bytecode */
+	__u32 gen_iframe, off_gen_owner; /* 3.11–3.13: see pyebpf_py_offsets */
 	__u64 code_mask;
+	__u64 prev_coro; /* the coroutine whose frame was recorded last, 0: not a generator's */
+	__u64 coro;      /* the outermost coroutine frame C entered so far */
 	int err, truncated;
 };
 
@@ -448,6 +451,7 @@ static long fwalk_step(__u32 i, void *data)
 	__u32 slot = SCRATCH_SLOT(), size = c->read_size, n = c->n, base;
 	__u64 code;
 	__s64 lasti;
+	__u64 addr;
 	__u32 flags = 0;
 	int at;
 
@@ -471,6 +475,7 @@ static long fwalk_step(__u32 i, void *data)
 		return 1;
 	}
 	base = (__u32)at;
+	addr = c->frame;
 	code = field_u64(b, base, c->off_code) & c->code_mask;
 	c->frame = field_u64(b, base, c->off_back);
 
@@ -485,10 +490,19 @@ static long fwalk_step(__u32 i, void *data)
 			 * recorded just before it is that loop's first. */
 			if (n > 0)
 				s->py[(n - 1) & (PYEBPF_MAX_PY_FRAMES - 1)].flags |= PYEBPF_PYFRAME_ENTRY;
+			if (c->prev_coro)
+				c->coro = c->prev_coro;
 			return 0;
 		}
-		if (c->kind == PYEBPF_FRAMES_311 && owner) /* is_entry */
+		/* A coroutine's frame C entered: a task's step, if its outermost. */
+		c->prev_coro = 0;
+		if (c->gen_iframe && field_u8(b, base, c->off_gen_owner) == 1)
+			c->prev_coro = addr - c->gen_iframe;
+		if (c->kind == PYEBPF_FRAMES_311 && owner) { /* is_entry */
 			flags = PYEBPF_PYFRAME_ENTRY;
+			if (c->prev_coro)
+				c->coro = c->prev_coro;
+		}
 		lasti = (__s64)(field_u64(b, base, c->off_lasti) - bytecode_of(c, b, base, code));
 	}
 	if (lasti > 0x7fffffff || lasti < -0x7fffffff)
@@ -623,11 +637,18 @@ static __always_inline void python_stack(struct pyebpf_sample *s, __u32 pid, __u
 	c.code_mask = ~(__u64)o->executable_mask;
 	c.code_tlbc = o->code_tlbc;
 	c.off_tlbc_index = o->frame_tlbc_index;
+	c.gen_iframe = o->tstate_running_task ? 0 : o->gen_iframe;
+	/* FRAME_OWNED_BY_GENERATOR's byte: 3.11 keeps it after is_entry. */
+	c.off_gen_owner = o->frame_owner + (o->frame_kind == PYEBPF_FRAMES_311);
 	/* Shim frames take iterations too: allow some beyond the frame limit. */
 	LOOP(PYEBPF_MAX_PY_FRAMES + 256, COMPAT_MAX_FRAMES, fwalk_step, &c);
 	if (c.frame && !c.err)
 		c.truncated = 1;
 	s->py_len = c.n;
+	if (c.coro) {
+		s->running_task = c.coro;
+		s->flags |= PYEBPF_SAMPLE_RUNNING_CORO;
+	}
 	if (c.err) {
 		s->py_error = PYEBPF_PY_READ_FRAME;
 		count(PYEBPF_CNT_PY_READ_FRAME);

@@ -43,15 +43,16 @@ struct pyebpf_event_header {
 #define PYEBPF_MAX_PY_FRAMES 1024
 
 /* Flags of a sample. */
-#define PYEBPF_SAMPLE_KSTACK_ERR 0x1   /* kernel stack could not be read */
-#define PYEBPF_SAMPLE_USTACK_ERR 0x2   /* user stack could not be read */
-#define PYEBPF_SAMPLE_PY 0x4           /* a registered Python process: py fields are valid */
-#define PYEBPF_SAMPLE_PY_TRUNCATED 0x8 /* more Python frames than PYEBPF_MAX_PY_FRAMES */
-#define PYEBPF_SAMPLE_GIL_KNOWN 0x10   /* the GIL state could be read */
-#define PYEBPF_SAMPLE_GIL_HELD 0x20    /* the sampled thread holds the GIL */
-#define PYEBPF_SAMPLE_UREGS 0x40       /* --native: user registers and stack bytes follow */
-#define PYEBPF_SAMPLE_PY_LOOP 0x80     /* the frame chain led back into itself: cut there */
-#define PYEBPF_SAMPLE_OFFCPU 0x100     /* --mode wall/off-cpu: time off the CPU (see struct pyebpf_offcpu) */
+#define PYEBPF_SAMPLE_KSTACK_ERR 0x1     /* kernel stack could not be read */
+#define PYEBPF_SAMPLE_USTACK_ERR 0x2     /* user stack could not be read */
+#define PYEBPF_SAMPLE_PY 0x4             /* a registered Python process: py fields are valid */
+#define PYEBPF_SAMPLE_PY_TRUNCATED 0x8   /* more Python frames than PYEBPF_MAX_PY_FRAMES */
+#define PYEBPF_SAMPLE_GIL_KNOWN 0x10     /* the GIL state could be read */
+#define PYEBPF_SAMPLE_GIL_HELD 0x20      /* the sampled thread holds the GIL */
+#define PYEBPF_SAMPLE_UREGS 0x40         /* --native: user registers and stack bytes follow */
+#define PYEBPF_SAMPLE_PY_LOOP 0x80       /* the frame chain led back into itself: cut there */
+#define PYEBPF_SAMPLE_OFFCPU 0x100       /* --mode wall/off-cpu: time off the CPU (see struct pyebpf_offcpu) */
+#define PYEBPF_SAMPLE_RUNNING_CORO 0x200 /* running_task holds a coroutine, not a task (3.11–3.13) */
 
 /* A Python frame: the code object and the byte offset of its current instruction. */
 struct pyebpf_pyframe {
@@ -118,7 +119,10 @@ struct pyebpf_sample {
 	__u32 py_len; /* Python frames in py[], leaf first */
 	__u64 tstate; /* the sampled thread's PyThreadState, 0 if none */
 	/* 3.14+: the asyncio task running on the thread (its thread state's
-	 * asyncio_running_task), 0 if none or not known for this version. */
+	 * asyncio_running_task), 0 if none or not known for this version.
+	 * 3.11–3.13 (PYEBPF_SAMPLE_RUNNING_CORO): the coroutine whose frame
+	 * is the outermost that C entered as a generator's (a task's step
+	 * sends to its coroutine from C); userspace knows its task. */
 	__u64 running_task;
 	__u32 py_error; /* enum pyebpf_py_error */
 	__u32 py_cycle; /* PYEBPF_SAMPLE_PY_LOOP: frames in the loop the chain ends in */
@@ -208,6 +212,10 @@ struct pyebpf_py_offsets {
 	/* 3.14+: _PyThreadStateImpl.asyncio_running_task (the .AsyncioDebug
 	 * section's, checked against it); 0: not read. */
 	__u32 tstate_running_task;
+	/* 3.11–3.13: offsetof(PyGenObject, gi_iframe), where a coroutine
+	 * embeds its frame (a frame's owner byte 1: a generator's; 3.11 keeps
+	 * it right after is_entry); 0: no running coroutine read. */
+	__u32 gen_iframe;
 };
 
 /* Value of the py_procs map (key: pid): where this process's interpreter state is. */
@@ -258,7 +266,7 @@ _Static_assert(sizeof(struct pyebpf_offcpu) == 32, "offcpu layout");
 _Static_assert(sizeof(struct pyebpf_sample) ==
 		       24 + 8 + 16 + 16 + 16 + 16 + 8 + 32 + 2UL * 127 * 8 + 24UL * PYEBPF_MAX_PY_FRAMES,
 	       "sample layout");
-_Static_assert(sizeof(struct pyebpf_py_offsets) == 25UL * 4, "py offsets layout");
+_Static_assert(sizeof(struct pyebpf_py_offsets) == 26UL * 4, "py offsets layout");
 _Static_assert(sizeof(struct pyebpf_py_proc) == 24, "py proc layout");
 _Static_assert(sizeof(struct pyebpf_proc_event) == 40, "proc event layout");
 _Static_assert(sizeof(struct pyebpf_uregs) == 72, "uregs layout");

@@ -121,16 +121,14 @@ Test(asyncio, request_tasks_wait_under_handler_and_fetch_remote_in_sleep)
 		}
 		/* Task time is apart from thread time: every thread sample is still there. */
 		cr_assert_gt(burning, 0, "%s: no thread samples of the burner", pys[i].path);
-		/* 3.14+: the thread's samples carry the task it runs, under the loop's Handle._run. */
+		/* The thread's samples carry the task it runs, under the loop's
+		 * Handle._run (3.14+: the thread state says; 3.11–3.13: the
+		 * coroutine a task's step runs, whose task the walks know). */
 		cr_log_info("%s: %llu of the burner's %llu thread samples under Handle._run;[task burner]\n",
 			    pys[i].path, (unsigned long long)running, (unsigned long long)burning);
-		if (pys[i].minor >= 14)
-			cr_assert_geq(running * 100, burning * 95,
-				      "%s: %llu of the burner's %llu thread samples "
-				      "under its task",
-				      pys[i].path, (unsigned long long)running, (unsigned long long)burning);
-		else
-			cr_assert_eq(running, 0, "%s: a running task read before 3.14", pys[i].path);
+		cr_assert_geq(running * 100, burning * 95,
+			      "%s: %llu of the burner's %llu thread samples under its task", pys[i].path,
+			      (unsigned long long)running, (unsigned long long)burning);
 		folded_free(&f);
 		run_result_free(&r);
 	}
@@ -187,6 +185,37 @@ Test(asyncio, taskgroup_tasks_continue_through_the_group)
 
 	expect_shares("taskgroup", (const char *const *const[]){ a, b },
 		      (const char *const[]){ "member-a under its group's task", "member-b under its group's task" }, 2);
+}
+
+/* Tasks in asyncio.wait under the task waiting (3.14+: awaited_by;
+ * 3.11-3.13: the set that _wait's frame holds as its first local). */
+Test(asyncio, tasks_in_asyncio_wait_continue_through_the_waiter)
+{
+	const char *a[] = { "[task waiting]", "waiting (", "[task wait-a]", "napper (", "[await: sleep]", NULL };
+	const char *b[] = { "[task waiting]", "waiting (", "[task wait-b]", "napper (", "[await: sleep]", NULL };
+
+	expect_shares("wait", (const char *const *const[]){ a, b },
+		      (const char *const[]){ "wait-a under the waiting task", "wait-b under the waiting task" }, 2);
+}
+
+/* A task in wait_for with a timeout (3.11 waits on a future of its own, the
+ * task in its frame's first local; 3.12+ await the task itself). */
+Test(asyncio, a_task_in_wait_for_continues_through_the_waiter)
+{
+	const char *s[] = { "[task timer]", "timer (", "[task slow]", "napper (", "[await: sleep]", NULL };
+
+	expect_shares("waitfor", (const char *const *const[]){ s },
+		      (const char *const[]){ "slow under the timer's wait_for" }, 1);
+}
+
+/* Tasks of an asyncio.Task subclass (a custom task factory's) are tasks. */
+Test(asyncio, tasks_of_a_task_subclass_are_counted)
+{
+	const char *a[] = { "[task sub-a]", "napper (", "[await: sleep]", NULL };
+	const char *b[] = { "[task sub-b]", "napper (", "[await: sleep]", NULL };
+
+	expect_shares("subclass", (const char *const *const[]){ a, b },
+		      (const char *const[]){ "sub-a's sleep", "sub-b's sleep" }, 2);
 }
 
 Test(asyncio, a_task_waiting_on_a_lock_reads_await_lock)

@@ -288,6 +288,7 @@ enum {
 	S_ITER_TYPE = 0x11400,
 	S_GATHER_TYPE = 0x11600,
 	S_STR_TYPE = 0x11800,
+	S_SUB_TYPE = 0x11a00, /* a subclass of _asyncio.Task */
 	S_REF_A = 0x12000,
 	S_REF_B = 0x12100,
 	S_DUMMY = 0x12200,
@@ -395,6 +396,27 @@ Test(asyncio_tasks, sets_weak_and_eager_tasks_their_awaiters_and_the_running_one
 	cr_assert_str_eq(out[2].awaits, "_GatheringFuture");
 	cr_assert_eq(out[2].awaiter, 0);
 	cr_assert_eq(out[0].awaiter, 0);
+	cr_assert_eq(out[1].coro, S_CORO_B);
+
+	/* _current_tasks' values: the task each loop runs now. */
+	uint64_t cur[4];
+
+	cr_assert_eq(asyncio_current_tasks(&l, img_read, &m, &s, cur, 4), 1);
+	cr_assert_eq(cur[0], S_TASK_B);
+
+	/* C of a class derived from _asyncio.Task (a custom task factory's) is
+	 * a task; a key whose type's bases never reach it (a coroutine) is not. */
+	l.tp_base = 256;
+	put64(&m, S_TASK_C + l.ob_type, S_SUB_TYPE);
+	put64(&m, S_SUB_TYPE + l.tp_base, S_TASK_TYPE);
+	put64(&m, S_ETABLE + 16 * 5, S_CORO_A);
+	n = asyncio_walk_sets(&l, img_read, &m, &s, out, 8, &st);
+	cr_assert_eq(n, 3, "%zu tasks", n);
+	cr_assert_eq(out[2].addr, S_TASK_C);
+	put64(&m, S_SUB_TYPE + l.tp_base, 0);
+	cr_assert_eq(asyncio_walk_sets(&l, img_read, &m, &s, out, 8, &st), 2, "a type derived from no task");
+	put64(&m, S_SUB_TYPE + l.tp_base, S_TASK_TYPE);
+	put64(&m, S_ETABLE + 16 * 5, 0);
 
 	/* Resized while its table was read: the walk's reader (a cache) still
 	 * sees the old table, the target's memory now a new one. */

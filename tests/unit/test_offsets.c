@@ -167,6 +167,7 @@ static void check_layout(const struct python *py, const struct py_layout *l, Dwa
 	expect(py, dw, l->tuple_items, "PyTupleObject", "ob_item");
 	expect(py, dw, l->tp_name, "PyTypeObject", "tp_name");
 	expect(py, dw, l->tp_flags, "PyTypeObject", "tp_flags");
+	expect(py, dw, l->tp_base, "PyTypeObject", "tp_base");
 	expect(py, dw, l->float_value, "PyFloatObject", "ob_fval");
 	if (py->major == 2)
 		expect(py, dw, l->int_value, "PyIntObject", "ob_ival");

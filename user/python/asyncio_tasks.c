@@ -178,6 +178,7 @@ static bool read_task(const struct walker *w, uint64_t task, uint64_t running, s
 	    ptr(w, task + l->task_name, &name))
 		return false;
 	t->name_obj = name;
+	t->coro = coro;
 	if (name && l->long_tag && !ptr(w, name + l->ob_type, &name_type) && !ptr(w, name_type + l->tp_flags, &flags) &&
 	    (flags & TPFLAGS_LONG_SUBCLASS)) {
 		uint64_t tag;
@@ -336,6 +337,29 @@ static size_t dict_values(const struct walker *w, uint64_t dict, uint64_t *out, 
 	return n;
 }
 
+size_t asyncio_current_tasks(const struct asyncio_layout *l, asyncio_read_fn rd, void *ctx,
+			     const struct asyncio_sets *s, uint64_t *out, size_t max)
+{
+	const struct walker w = { l, rd, ctx };
+
+	return dict_values(&w, s->current, out, max);
+}
+
+#define MAX_TASK_BASES 8
+
+/* Is a set's key of type `type` a task: _asyncio.Task, or a class derived
+ * from it (a custom task factory's; CPython's own subclasses none). */
+static bool is_task_type(const struct walker *w, const struct asyncio_sets *s, uint64_t type)
+{
+	for (int depth = 0; type && depth < MAX_TASK_BASES; depth++) {
+		if (type == s->task_type)
+			return true;
+		if (!w->l->tp_base || ptr(w, type + w->l->tp_base, &type))
+			return false;
+	}
+	return false;
+}
+
 /* One set: its tasks into out. False when it was cut. */
 static bool walk_set(const struct walker *w, const struct asyncio_sets *s, int which, const uint64_t *running,
 		     size_t nrunning, struct asyncio_task *out, size_t max, size_t *n, struct asyncio_walk_stats *st)
@@ -364,7 +388,7 @@ static bool walk_set(const struct walker *w, const struct asyncio_sets *s, int w
 			continue;
 		if (s->weak[which] && ptr(w, key + l->wr_object, &task))
 			continue; /* the dummy of a removed key, or a weakref gone */
-		if (!task || ptr(w, task + l->ob_type, &type) || type != s->task_type)
+		if (!task || ptr(w, task + l->ob_type, &type) || !is_task_type(w, s, type))
 			continue;
 		bool dup = false; /* an eager task moving to the scheduled set */
 
@@ -410,7 +434,7 @@ static void set_awaiter(const struct by_addr *idx, size_t n, struct asyncio_task
 
 #define MAX_CHILDREN 256
 
-/* Who awaits each task: a task whose innermost awaits it, or a gather of it. */
+/* Who awaits each task: a task whose innermost awaits it, a gather of it, or waits for it. */
 static void awaiters(const struct asyncio_sets *s, struct asyncio_task *out, size_t n)
 {
 	struct by_addr *idx = malloc(n * sizeof(*idx));
@@ -430,10 +454,10 @@ static void awaiters(const struct asyncio_sets *s, struct asyncio_task *out, siz
 
 			for (size_t j = 0; j < k && j < MAX_CHILDREN; j++)
 				set_awaiter(idx, n, out, kids[j], out[i].addr);
-		} else if (s->group_children && out[i].ncoro && strstr(out[i].awaits, "Future")) {
-			/* A TaskGroup's __aexit__ waits on a plain future for its tasks. */
-			size_t k = s->group_children(s->children_ctx, out[i].inner_frame,
-						     out[i].coros[out[i].ncoro - 1].code, kids, MAX_CHILDREN);
+		} else if (s->waited_children && out[i].ncoro && strstr(out[i].awaits, "Future")) {
+			/* TaskGroup.__aexit__, asyncio.wait, 3.11's wait_for: a plain future waited on for tasks. */
+			size_t k = s->waited_children(s->children_ctx, out[i].inner_frame,
+						      out[i].coros[out[i].ncoro - 1].code, kids, MAX_CHILDREN);
 
 			for (size_t j = 0; j < k && j < MAX_CHILDREN; j++)
 				set_awaiter(idx, n, out, kids[j], out[i].addr);

@@ -23,6 +23,7 @@ typedef int (*asyncio_read_fn)(void *ctx, uint64_t addr, void *buf, size_t len);
 struct asyncio_layout {
 	uint64_t threads_head, ts_next, ts_native_thread_id;
 	uint64_t ob_type, tp_name, tp_flags;
+	uint64_t tp_base; /* 3.11–3.13: a Task subclass's base, up to _asyncio.Task */
 	uint64_t gi_iframe, gi_frame_state;
 	uint64_t fr_executable, fr_instr_ptr, fr_stackpointer, fr_owner;
 	uint64_t co_adaptive;
@@ -56,6 +57,7 @@ struct asyncio_coro {
 
 struct asyncio_task {
 	uint64_t addr;
+	uint64_t coro;     /* its coroutine object, 0 none */
 	uint64_t tid;      /* the thread whose list holds it (native id); 0: the interpreter's list */
 	uint64_t name_obj; /* its name: a str object, or ... */
 	bool name_is_num;  /* ... a number: its name is "Task-<name_num>" */
@@ -94,16 +96,16 @@ struct asyncio_sets {
 	uint64_t set[2];    /* set objects; 0: none */
 	bool weak[2];       /* its keys are weak references to the tasks */
 	uint64_t current;   /* the _current_tasks dict, 0 none */
-	uint64_t task_type; /* _asyncio.Task: a key of another type is no task */
+	uint64_t task_type; /* _asyncio.Task: a key of no type derived from it is no task */
 	/* The tasks a GatheringFuture gathers (its `_children`, a Python
 	 * attribute: the caller reads it), into out; NULL: awaiters of
 	 * gathered tasks are not looked for. */
 	size_t (*children)(void *children_ctx, uint64_t gathering_future, uint64_t *out, size_t max);
-	/* The tasks of the TaskGroup whose __aexit__ a task waits in (its
-	 * innermost frame and code object), into out; 0 for any other frame.
-	 * NULL: not looked for. */
-	size_t (*group_children)(void *children_ctx, uint64_t inner_frame, uint64_t inner_code, uint64_t *out,
-				 size_t max);
+	/* The tasks a task waits for on a plain future, by where it waits (its
+	 * innermost frame and code object: TaskGroup.__aexit__, asyncio.wait,
+	 * 3.11's wait_for), into out; 0 for any other frame. NULL: not looked for. */
+	size_t (*waited_children)(void *children_ctx, uint64_t inner_frame, uint64_t inner_code, uint64_t *out,
+				  size_t max);
 	void *children_ctx;
 	/* The target's memory as it is now, past the walk's cache: a set's
 	 * table and mask read again after its table, to tell a table that
@@ -115,10 +117,14 @@ struct asyncio_sets {
 /* The tasks in those sets, as asyncio_walk gives them (tid 0: the sets
  * do not say which thread runs a task's loop). No task records who awaits
  * it here: a task's awaiter is the task whose innermost coroutine awaits
- * it (`await task`), or awaits a gather of it. A set that changes under
+ * it (`await task`), a gather of it, or waits for it (waited_children). A set that changes under
  * the reader gives none of its tasks that time, counted in lists_cut. */
 size_t asyncio_walk_sets(const struct asyncio_layout *l, asyncio_read_fn rd, void *ctx, const struct asyncio_sets *s,
 			 struct asyncio_task *out, size_t max, struct asyncio_walk_stats *st);
+
+/* The tasks _current_tasks says each loop runs now (3.11–3.13), into out. */
+size_t asyncio_current_tasks(const struct asyncio_layout *l, asyncio_read_fn rd, void *ctx,
+			     const struct asyncio_sets *s, uint64_t *out, size_t max);
 
 /* One task read alone, as a walk gives it (not running, its awaiter if it
  * says): the task a thread was running when sampled. false: unreadable, or

@@ -33,13 +33,15 @@
  * PyTypeObject, PyDictObject, PEP 393's state bits. */
 #define OBJECTS_16                                                                                                   \
 	.ob_type = 8, .tp_basicsize = 32, .tp_dictoffset = 288, .ma_keys = 32, .ma_values = 40, .uni_kind_shift = 2, \
-	.tuple_size = 16, .tp_name = 24, .tp_flags = 168, .float_value = 16, .long_size = 16, .long_digits = 24
+	.tuple_size = 16, .tp_name = 24, .tp_flags = 168, .tp_base = 256, .float_value = 16, .long_size = 16,        \
+	.long_digits = 24
 /* Free-threaded builds: 32-byte headers (ob_tid, ob_flags, ob_mutex,
  * ob_gc_bits, ob_ref_local, ob_ref_shared before ob_type). From 3.14 the
  * string's `interned` is a byte of its own (uni_kind_shift 8). */
 #define OBJECTS_32                                                                                                   \
 	.free_threaded = 1, .ob_type = 24, .tp_basicsize = 48, .tp_dictoffset = 304, .ma_keys = 48, .ma_values = 56, \
-	.tuple_size = 32, .tp_name = 40, .tp_flags = 184, .float_value = 32, .long_size = 32, .long_digits = 40
+	.tuple_size = 32, .tp_name = 40, .tp_flags = 184, .tp_base = 272, .float_value = 32, .long_size = 32,        \
+	.long_digits = 40
 
 /* PyFrameObject (<= 3.10): f_back and f_code; f_lasti varies. */
 #define FRAME_OBJECT(lasti, mult)                                                                       \

@@ -72,9 +72,9 @@ struct py_layout {
 	 * co_nlocals (an int) names in co_varnames; 3.11+: every fast local in
 	 * co_localsplusnames with its kind in co_localspluskinds; else NO. */
 	uint32_t co_nlocals, co_varnames, co_localsplusnames, co_localspluskinds;
-	uint32_t tuple_size, tuple_items; /* PyTupleObject: ob_size, ob_item */
-	uint32_t tp_name, tp_flags;       /* PyTypeObject */
-	uint32_t float_value;             /* PyFloatObject.ob_fval */
+	uint32_t tuple_size, tuple_items;    /* PyTupleObject: ob_size, ob_item */
+	uint32_t tp_name, tp_flags, tp_base; /* PyTypeObject */
+	uint32_t float_value;                /* PyFloatObject.ob_fval */
 	/* PyLongObject: ob_size (<= 3.11: signed digit count) or long_value.lv_tag
 	 * (3.12+), and its 30-bit digits; 2.7's PyIntObject.ob_ival at int_value. */
 	uint32_t long_size, long_digits, int_value;

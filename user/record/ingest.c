@@ -636,8 +636,8 @@ static void ingest_sample(struct ingest *in, const void *data, size_t size)
 	}
 	procs__note_exe(in->procs, pr->maps); /* a process the filters keep */
 	in->run_task_set = py && in->tasks && v.s->running_task &&
-			   task_sampler__running(in->tasks, in->py, py, &pr->tasks, v.s->running_task, now,
-						 &in->run_task);
+			   task_sampler__running(in->tasks, in->py, py, &pr->tasks, v.s->running_task,
+						 v.s->flags & PYEBPF_SAMPLE_RUNNING_CORO, now, &in->run_task);
 	/* Samples the filters leave out are never named. */
 	stack = sample_stack(in, &v, pr, py, nuser, l.offcpu, now);
 	in->run_task_set = false;

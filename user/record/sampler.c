@@ -721,12 +721,18 @@ static int offsets_id(struct sampler *s, const struct pyebpf_py_offsets *o, uint
 void sampler__python(struct sampler *s, uint32_t pid, const struct py_interp *in)
 {
 	struct pyebpf_py_proc v = { 0 };
+	struct pyebpf_py_offsets o;
 
 	if (!in) {
 		sampler__forget(s, pid);
 		return;
 	}
-	if (offsets_id(s, &in->layout.bpf, &v.offsets_id)) {
+	/* 3.11–3.13 keep no running task in the thread state: BPF reads the
+	 * coroutine a task's step runs instead, where asyncio's layout is known. */
+	o = in->layout.bpf;
+	if (!o.tstate_running_task && in->layout.asyncio.task_coro)
+		o.gen_iframe = in->layout.asyncio.gi_iframe;
+	if (offsets_id(s, &o, &v.offsets_id)) {
 		err_msg("pid %u: too many distinct CPython layouts, native frames only", pid);
 		return;
 	}

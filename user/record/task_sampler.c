@@ -24,12 +24,24 @@
 #define RETRY_FAST_TRIES 50
 #define RETRY_NS 1000000000ULL
 #define NAMES_AGE_NS 1000000000ULL
-#define RUNNING_MAX 65536 /* running tasks remembered before the second is over */
+#define RUNNING_MAX 65536         /* running tasks remembered before the second is over */
+#define MAX_LOOPS 16              /* _current_tasks read: loops of a process */
+#define CORO_WALK_NS 200000000ULL /* a walk for an unknown running coroutine, at most */
 /* Lines of memory kept for one walk (16 KiB each): 1,000 tasks, their
  * coroutines and names fill about a hundred. */
 #define WALK_PAGES 256
 #define MAX_SHDRS 4096
 #define MAX_SHSTRTAB (1u << 20)
+
+/* Where a task waiting on a plain future waits for other tasks (3.11–3.13:
+ * no task records its awaiter; asyncio's own frames say whom it waits for). */
+#define WAITS_CODES 64
+enum waits_in {
+	WAITS_ELSEWHERE,
+	WAITS_IN_GROUP,    /* TaskGroup.__aexit__: its self's `_tasks`, a set */
+	WAITS_IN_WAIT,     /* asyncio.wait's _wait(fs, ...): fs, a set */
+	WAITS_IN_WAIT_FOR, /* 3.11's wait_for(fut, ...): fut, made a task */
+};
 
 enum tproc_state {
 	TP_UNKNOWN,
@@ -47,10 +59,11 @@ struct task_proc {
 	uint32_t pid;
 	struct py_layout y;    /* the interpreter's: GatheringFuture._children */
 	uint64_t modules_used; /* sys.modules' size when _asyncio was not in it */
-	/* Code objects seen waiting on a plain future, and whether each is
-	 * TaskGroup.__aexit__ (direct-mapped: code objects live long). */
-	uint64_t aexit_code[64];
-	bool aexit_is[64];
+	uint64_t coro_walk_ns; /* no walk for a running coroutine before */
+	/* Code objects seen waiting on a plain future, and where each is
+	 * (direct-mapped: code objects live long). */
+	uint64_t waits_code[WAITS_CODES];
+	enum waits_in waits_in[WAITS_CODES];
 };
 
 #define MAX_LIST_ITEMS 4096
@@ -71,45 +84,84 @@ static size_t gather_children(void *ctx, uint64_t fut, uint64_t *out, size_t max
 
 #define MAX_SET_SLOTS 4096
 
-/* Is code TaskGroup.__aexit__ (asyncio's)? Its qualname, read once per code object. */
-static bool is_group_exit(struct task_proc *tp, uint64_t code)
+static bool ends_with(const char *s, const char *tail)
 {
-	size_t slot = (code >> 4) % 64;
-	uint64_t qualname;
-	char *q;
+	size_t n = s ? strlen(s) : 0, t = strlen(tail);
 
-	if (tp->aexit_code[slot] == code)
-		return tp->aexit_is[slot];
-	q = procmem_u64((pid_t)tp->pid, code + tp->y.co_qualname, &qualname) || !qualname
-		    ? NULL
-		    : py_read_str((pid_t)tp->pid, &tp->y, qualname, 32);
-	tp->aexit_code[slot] = code;
-	tp->aexit_is[slot] = q && !strcmp(q, "TaskGroup.__aexit__");
-	free(q);
-	return tp->aexit_is[slot];
+	return n >= t && !strcmp(s + n - t, tail);
 }
 
-/* A task waiting in TaskGroup.__aexit__ awaits the group's tasks: its
- * `self` (the frame's first local) holds them in `_tasks`, a set. */
-static size_t group_children(void *ctx, uint64_t frame, uint64_t code, uint64_t *out, size_t max)
+/* Which of those a code object is (asyncio's, by qualified name and file),
+ * read once per code object. */
+static enum waits_in waits_in(struct task_proc *tp, uint64_t code)
 {
-	struct task_proc *tp = ctx;
-	uint64_t group, set, mask, table, *slots;
+	size_t slot = (code >> 4) % WAITS_CODES;
+	uint64_t qualname, file;
+	enum waits_in w = WAITS_ELSEWHERE;
+	char *q = NULL, *f = NULL;
+
+	if (tp->waits_code[slot] == code)
+		return tp->waits_in[slot];
+	if (!procmem_u64((pid_t)tp->pid, code + tp->y.co_qualname, &qualname) && qualname &&
+	    !procmem_u64((pid_t)tp->pid, code + tp->y.co_filename, &file) && file) {
+		q = py_read_str((pid_t)tp->pid, &tp->y, qualname, 32);
+		f = py_read_str((pid_t)tp->pid, &tp->y, file, 512);
+	}
+	if (q && ends_with(f, "asyncio/taskgroups.py") && !strcmp(q, "TaskGroup.__aexit__"))
+		w = WAITS_IN_GROUP;
+	else if (q && ends_with(f, "asyncio/tasks.py") && !strcmp(q, "_wait"))
+		w = WAITS_IN_WAIT;
+	else if (q && ends_with(f, "asyncio/tasks.py") && !strcmp(q, "wait_for"))
+		w = WAITS_IN_WAIT_FOR;
+	free(q);
+	free(f);
+	tp->waits_code[slot] = code;
+	tp->waits_in[slot] = w;
+	return w;
+}
+
+/* The keys of a set object, into out (a task, or the dummy of a removed
+ * one: the walk knows only tasks). */
+static size_t set_keys(const struct task_proc *tp, uint64_t set, uint64_t *out, size_t max)
+{
+	uint64_t mask, table, *slots;
 	size_t n = 0;
 
-	if (!frame || !is_group_exit(tp, code) || procmem_u64((pid_t)tp->pid, frame + tp->l.fr_localsplus, &group) ||
-	    !group || !(set = py_attr_lookup((pid_t)tp->pid, &tp->y, group, "_tasks")) ||
-	    procmem_u64((pid_t)tp->pid, set + tp->l.set_mask, &mask) ||
+	if (procmem_u64((pid_t)tp->pid, set + tp->l.set_mask, &mask) ||
 	    procmem_u64((pid_t)tp->pid, set + tp->l.set_table, &table) || !table || mask >= MAX_SET_SLOTS ||
 	    ((mask + 1) & mask))
 		return 0;
 	slots = xcalloc(mask + 1, 16);
 	if (!procmem_read((pid_t)tp->pid, table, slots, (mask + 1) * 16))
 		for (uint64_t i = 0; i <= mask && n < max; i++)
-			if (slots[2 * i]) /* a task, or the dummy of a removed one: the walk knows only tasks */
+			if (slots[2 * i])
 				out[n++] = slots[2 * i];
 	free(slots);
 	return n;
+}
+
+/* The tasks a task waiting in one of those frames waits for: all three
+ * keep what they wait for in the frame's first local. */
+static size_t waited_children(void *ctx, uint64_t frame, uint64_t code, uint64_t *out, size_t max)
+{
+	struct task_proc *tp = ctx;
+	enum waits_in w = frame ? waits_in(tp, code) : WAITS_ELSEWHERE;
+	uint64_t first, set;
+
+	if (w == WAITS_ELSEWHERE || procmem_u64((pid_t)tp->pid, frame + tp->l.fr_localsplus, &first) || !first)
+		return 0;
+	switch (w) {
+	case WAITS_IN_GROUP:
+		set = py_attr_lookup((pid_t)tp->pid, &tp->y, first, "_tasks");
+		return set ? set_keys(tp, set, out, max) : 0;
+	case WAITS_IN_WAIT:
+		return set_keys(tp, first, out, max);
+	case WAITS_IN_WAIT_FOR:
+		out[0] = first;
+		return max ? 1 : 0;
+	default:
+		return 0;
+	}
 }
 
 struct task_sampler {
@@ -119,6 +171,10 @@ struct task_sampler {
 	/* (pid, task, its coroutine and name objects) → struct running_task *:
 	 * the tasks thread samples found running, cleared every second. */
 	struct hashmap *running;
+	/* (pid, coroutine) → its task: what a 3.11–3.13 thread sample's
+	 * running coroutine belongs to, from walks and _current_tasks; cleared
+	 * every second with the names. */
+	struct hashmap *coros;
 	struct hashmap *index; /* task address → its place in tasks[] (for one walk) */
 	struct asyncio_task *tasks;
 	struct page_cache *pages; /* the target's memory, for one walk */
@@ -132,6 +188,7 @@ struct task_sampler *task_sampler__new(struct profile *prof)
 	ts->prof = prof;
 	ts->names = hashmap__new();
 	ts->running = hashmap__new();
+	ts->coros = hashmap__new();
 	ts->index = hashmap__new();
 	ts->tasks = xcalloc(MAX_TASKS, sizeof(*ts->tasks));
 	ts->pages = page_cache__new(WALK_PAGES);
@@ -144,6 +201,7 @@ void task_sampler__free(struct task_sampler *ts)
 		return;
 	hashmap__free(ts->names);
 	hashmap__free_values(ts->running, free);
+	hashmap__free(ts->coros);
 	hashmap__free(ts->index);
 	free(ts->tasks);
 	page_cache__free(ts->pages);
@@ -318,6 +376,7 @@ static int find_sets(uint32_t pid, const struct py_interp *in, struct asyncio_la
 	l->ob_type = y->ob_type;
 	l->tp_name = y->tp_name;
 	l->tp_flags = y->tp_flags;
+	l->tp_base = y->tp_base;
 	l->gi_iframe = a->gi_iframe;
 	l->gi_frame_state = a->gi_frame_state;
 	l->fr_executable = y->bpf.frame_code;
@@ -392,7 +451,7 @@ static struct task_proc *tproc_of(struct task_proc **slot, uint32_t pid, const s
 			tp->pid = pid;
 			tp->y = in->layout;
 			tp->s.children = gather_children;
-			tp->s.group_children = group_children;
+			tp->s.waited_children = waited_children;
 			tp->s.children_ctx = tp;
 			tp->s.fresh = read_mem;
 			tp->s.fresh_ctx = (void *)(uintptr_t)pid;
@@ -463,6 +522,21 @@ static void forget_running(struct task_sampler *ts)
 {
 	hashmap__free_values(ts->running, free);
 	ts->running = hashmap__new();
+	hashmap__free(ts->coros);
+	ts->coros = hashmap__new();
+}
+
+struct coro_key {
+	uint32_t pid, zero;
+	uint64_t coro;
+};
+
+static void note_coro(struct task_sampler *ts, uint32_t pid, uint64_t coro, uint64_t task)
+{
+	struct coro_key key = { pid, 0, coro };
+
+	if (coro && hashmap__size(ts->coros) < RUNNING_MAX)
+		*hashmap__put(ts->coros, &key, sizeof(key), NULL) = task;
 }
 
 /* Names are kept a second: a name object freed, its address reused. */
@@ -538,6 +612,9 @@ void task_sampler__sample(struct task_sampler *ts, struct pyprocs *py, struct py
 	ts->stats.ticks++;
 	ts->stats.lists_cut += st.lists_cut;
 	walk_index(ts, n);
+	if (tp->sets)
+		for (size_t i = 0; i < n; i++)
+			note_coro(ts, pid, ts->tasks[i].coro, ts->tasks[i].addr);
 	for (size_t i = 0; i < n; i++) {
 		uint32_t frames[(MAX_AWAITERS + 1) * (ASYNCIO_MAX_CORO + 2)], m = 0;
 		size_t chain[MAX_AWAITERS], depth = 0;
@@ -583,8 +660,41 @@ void task_sampler__sample(struct task_sampler *ts, struct pyprocs *py, struct py
 
 /* ---- the running task of a thread sample --------------------------------- */
 
+/* 3.11–3.13: the task whose coroutine a thread sample ran, 0 none known:
+ * from the walks, else the task its loop runs now (_current_tasks: the
+ * sample was taken moments ago), else one walk of the sets, at most every
+ * CORO_WALK_NS a process (a coroutine no task drives, or a task made and
+ * gone between two walks, is not looked for on every sample). */
+static uint64_t task_of_coro(struct task_sampler *ts, struct task_proc *tp, uint32_t pid, uint64_t coro, uint64_t now)
+{
+	struct coro_key key = { pid, 0, coro };
+	struct asyncio_walk_stats st = { 0 };
+	uint64_t *v = hashmap__get(ts->coros, &key, sizeof(key)), cur[MAX_LOOPS], c;
+	size_t n;
+
+	if (v)
+		return *v;
+	n = asyncio_current_tasks(&tp->l, read_mem, (void *)(uintptr_t)pid, &tp->s, cur, MAX_LOOPS);
+	for (size_t i = 0; i < n; i++)
+		if (!procmem_u64((pid_t)pid, cur[i] + tp->l.task_coro, &c) && c == coro) {
+			note_coro(ts, pid, coro, cur[i]);
+			return cur[i];
+		}
+	if (now < tp->coro_walk_ns)
+		return 0;
+	tp->coro_walk_ns = now + CORO_WALK_NS;
+	page_cache__reset(ts->pages, read_mem, (void *)(uintptr_t)pid);
+	n = asyncio_walk_sets(&tp->l, read_cached, ts->pages, &tp->s, ts->tasks, MAX_TASKS, &st);
+	for (size_t i = 0; i < n; i++)
+		note_coro(ts, pid, ts->tasks[i].coro, ts->tasks[i].addr);
+	v = hashmap__get(ts->coros, &key, sizeof(key));
+	if (!v) /* no task's: not looked for again this second */
+		note_coro(ts, pid, coro, 0);
+	return v ? *v : 0;
+}
+
 bool task_sampler__running(struct task_sampler *ts, struct pyprocs *py, struct py_proc *p, struct task_proc **slot,
-			   uint64_t task, uint64_t now, struct running_task *out)
+			   uint64_t task, bool is_coro, uint64_t now, struct running_task *out)
 {
 	const struct py_interp *in = py_proc__interp(p);
 	uint32_t pid = py_proc__pid(p);
@@ -598,15 +708,31 @@ bool task_sampler__running(struct task_sampler *ts, struct pyprocs *py, struct p
 	bool created;
 	void **v;
 
-	/* BPF read the task by the built-in table's offset: only a layout that
-	 * agrees with it is trusted with what it points at. */
-	if (tp->state != TP_READY || tp->sets || tp->l.ts_running_task != in->layout.bpf.tstate_running_task)
+	uint64_t coro = is_coro ? task : 0;
+
+	if (is_coro) { /* 3.11–3.13: BPF read the coroutine; its task is known here */
+		if (tp->state != TP_READY || !tp->sets)
+			goto unread;
+		age_names(ts, now);
+		if (!(task = task_of_coro(ts, tp, pid, coro, now)))
+			return false; /* a generator's frame C entered, no task's */
+		key.task = task;
+	} else if (tp->state != TP_READY || tp->sets || tp->l.ts_running_task != in->layout.bpf.tstate_running_task) {
+		/* BPF read the task by the built-in table's offset: only a layout
+		 * that agrees with it is trusted with what it points at. */
 		goto unread;
+	}
 	/* A task's address is reused once it is freed: the coroutine and the
 	 * name it holds now tell a new task from the one remembered. */
 	if (procmem_u64((pid_t)pid, task + tp->l.task_coro, &key.coro) ||
 	    procmem_u64((pid_t)pid, task + tp->l.task_name, &key.name) || !key.coro)
 		goto unread;
+	if (is_coro && key.coro != coro) { /* that task is gone, its address another's */
+		struct coro_key gone = { pid, 0, coro };
+
+		hashmap__remove(ts->coros, &gone, sizeof(gone));
+		goto unread;
+	}
 	age_names(ts, now);
 	if (hashmap__size(ts->running) >= RUNNING_MAX)
 		forget_running(ts);

@@ -48,7 +48,9 @@ void task_sampler__sample(struct task_sampler *ts, struct pyprocs *py, struct py
 const struct task_stats *task_sampler__stats(const struct task_sampler *ts);
 
 /* The task a thread sample's thread was running (3.14+: the sample's
- * running_task, read by BPF from the thread state): its `[task NAME]` frame,
+ * running_task, read by BPF from the thread state; 3.11–3.13, is_coro: the
+ * coroutine BPF found a task's step running, whose task is looked up
+ * here): its `[task NAME]` frame,
  * and the name and file of the task's coroutine, the Python frame it goes
  * above. false: no task known there (not asyncio's, unreadable, a layout
  * that does not agree with the table BPF read it by). */
@@ -57,7 +59,7 @@ struct running_task {
 	uint32_t coro_name, coro_file; /* string ids, as struct frame has them */
 };
 bool task_sampler__running(struct task_sampler *ts, struct pyprocs *py, struct py_proc *p, struct task_proc **slot,
-			   uint64_t task, uint64_t now, struct running_task *out);
+			   uint64_t task, bool is_coro, uint64_t now, struct running_task *out);
 
 /* The .AsyncioDebug section of an open ELF file (3.14's _asyncio, 3.15's
  * interpreter): 0, or -1 if it has none. */
