@@ -32,7 +32,7 @@ CPPFLAGS := -D_GNU_SOURCE -Iinclude -I$(BUILD) -Iuser
 DEPFLAGS = -MMD -MP
 # ncurses for `pyebpf top`'s screen (Debian's libncurses-dev: ncursesw, wide characters).
 NCURSES_LIBS := $(shell pkg-config --libs ncursesw 2>/dev/null || echo -lncursesw -ltinfo)
-LDLIBS  := -lbpf -ldw -lelf -lz -lprotobuf-c -lstdc++ -lmicrohttpd -lcurl -lpthread $(NCURSES_LIBS)
+LDLIBS  := -lbpf -ldw -lelf -lz -lprotobuf-c -lstdc++ -lmicrohttpd -lcurl -lpthread -lm $(NCURSES_LIBS)
 SAN     := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
 # Pure logic: no libbpf, so the unit tests link it alone. sampler.c is the one
@@ -213,7 +213,7 @@ $(BUILD)/fixtures/layouts/.done: tests/fixtures/layout_probe.c tests/fixtures/la
 # source (tests/pythons.h, tests/unit/dwarf.h, ...) into the binary's .d file.
 $(BUILD)/unit-tests: $(UNIT_SRCS) $(ASAN_OBJS)
 	$(call msg,LD      ,$@)
-	$(Q)$(CC) -O1 -g $(SAN) $(WARN) $(CPPFLAGS) $(UNIT_SRCS) $(ASAN_OBJS) -o $@ -lcriterion -ldw -lelf -lz -lprotobuf-c -lstdc++ -ldl -lpthread
+	$(Q)$(CC) -O1 -g $(SAN) $(WARN) $(CPPFLAGS) $(UNIT_SRCS) $(ASAN_OBJS) -o $@ -lcriterion -ldw -lelf -lz -lprotobuf-c -lstdc++ -ldl -lpthread -lm
 	$(Q)$(CC) $(CPPFLAGS) -MM -MP -MT $@ $(UNIT_SRCS) > $@.d
 
 $(BUILD)/integ-tests: $(INTEG_SRCS)

@@ -18,6 +18,14 @@ struct python {
 	int free_threaded; /* python3.13t: a --disable-gil build */
 };
 
+/* Does pyebpf read this interpreter's asyncio tasks? 3.11+; of the
+ * free-threaded builds, 3.13t (its tasks are in _asyncio's sets as on 3.13;
+ * 3.14t+ keep per-thread lists no interpreter here has to test). */
+static inline int python_has_asyncio_tasks(const struct python *py)
+{
+	return py->major == 3 && py->minor >= 11 && (!py->free_threaded || py->minor == 13);
+}
+
 /* Where .ci/pythons.sh puts its interpreters. */
 static inline const char *pythons_dir(void)
 {

@@ -116,4 +116,41 @@ if /usr/bin/python3 -c 'import aiohttp' 2>/dev/null; then
 	shot "file://$OUT/aio-tasks.svg" "$OUT/aio-tasks-svg.png" "1400,$((h + 200))"
 	ok "asyncio task time: $OUT/aio-pprof-flame.png, $OUT/aio-tasks-svg.png"
 fi
+# ---- Firefox Profiler (Gecko) --------------------------------------------
+# Its own importer over our files (jest, offline). It is on no registry this
+# project reaches: a checkout of firefox-devtools/profiler with its node
+# modules installed and node 24 in tools/ (docs/outputs.md says how it was
+# made) in FFPROFILER; without one, said and skipped.
+FF=${FFPROFILER:-/var/cache/pyebpf/ffprofiler}
+if [ -x "$FF/tools/node_modules/.bin/node" ] && [ -d "$FF/src/node_modules" ]; then
+	"$PYEBPF" record -F 499 -o "$OUT/threads.gecko.json" -- /usr/bin/python3 tests/fixtures/pywork.py threads 3 2>/dev/null
+	"$PYEBPF" record --mode wall -F 499 -o "$OUT/gil.gecko.json" -- /usr/bin/python3 tests/fixtures/pywall.py gil 3 2>/dev/null
+	cp tests/viewers/pyebpf-gecko.test.ts "$FF/src/src/test/unit/"
+	rm -f "$OUT/gecko-import.json"
+	(cd "$FF/src" && PATH="$FF/tools/node_modules/.bin:$PATH" PYEBPF_GECKO="$OUT/threads.gecko.json,$OUT/gil.gecko.json" \
+		PYEBPF_GECKO_OUT="$OUT/gecko-import.json" LC_ALL=C TZ=UTC NODE_ENV=test JEST_PROJECTS=browser \
+		node node_modules/.bin/jest --ci src/test/unit/pyebpf-gecko.test.ts >"$OUT/gecko-import.log" 2>&1) ||
+		fail "the Firefox Profiler's importer refused a file: $(grep -m3 -E '●|Error' "$OUT/gecko-import.log")"
+	# Every thread: no warning, and the time the profiler traces is the
+	# samples' (an unsampled gap drawn as busy read 6x too long).
+	python3 - "$OUT/gecko-import.json" <<'PY' || fail "Firefox Profiler: traced time or warnings (above)"
+import json, sys
+text = open(sys.argv[1]).read()
+dec, at, files = json.JSONDecoder(), 0, []
+while at < len(text.rstrip()):
+    obj, at = dec.raw_decode(text, at)
+    files.append(obj)
+    while at < len(text) and text[at].isspace():
+        at += 1
+for f in files:
+    assert not f["warnings"], f"{f['file']}: {f['warnings'][:3]}"
+    for t in f["threads"]:
+        busy = t["samples"] - t["sampleCategories"].get("(null stack)", 0)
+        traced, want = t["tracedTotalMs"], busy * f["meta"]["interval"]
+        assert traced <= want * 1.1 + 10, f"{f['file']}: {t['name']}: {traced:.0f} ms traced for {busy} samples ({want:.0f} ms)"
+print("viewers: ok: Firefox Profiler imports", ", ".join(f"{f['file'].split('/')[-1]} ({len(f['threads'])} threads)" for f in files))
+PY
+else
+	echo "viewers: skipped: no Firefox Profiler checkout in $FF (docs/outputs.md)"
+fi
 echo "viewers: all checks passed; screenshots in $OUT"

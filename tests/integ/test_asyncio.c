@@ -3,8 +3,8 @@
  * sampled at -F Hz with its await chain, the chain continued through the task
  * awaiting it, and what it awaits as the leaf. 3.14+ describe asyncio to
  * outside readers; 3.11–3.13 are read from _asyncio's sets of tasks (pyenv's
- * builds and Debian's stripped /usr/bin/python3.11 alike). Earlier versions
- * and free-threaded builds: skipped, with a note.
+ * builds, Debian's stripped /usr/bin/python3.11 and the free-threaded 3.13t
+ * alike). Earlier versions: skipped, with a note.
  */
 #include "integ.h"
 
@@ -28,12 +28,13 @@ static void setup(void)
 
 TestSuite(asyncio, .init = setup, .timeout = 600);
 
-/* Interpreters whose tasks pyebpf reads (3.11+, not free-threaded); a note for the others. */
+/* Interpreters whose tasks pyebpf reads; a note for the others. */
 static bool has_task_time(const struct python *py)
 {
-	if (py->major == 3 && py->minor >= 11 && !py->free_threaded)
+	if (python_has_asyncio_tasks(py))
 		return true;
-	cr_log_info("%s: skipped: asyncio tasks are read on CPython 3.11+ (not free-threaded) only\n", py->path);
+	cr_log_info("%s: skipped: asyncio tasks are read on CPython 3.11+ (of free-threaded builds, 3.13t)\n",
+		    py->path);
 	return false;
 }
 

@@ -152,7 +152,7 @@ Test(dump, asyncio_tasks_with_coroutines_and_awaiters)
 		struct run_result r;
 		pid_t pid;
 
-		if (py->major < 3 || (py->major == 3 && py->minor < 11) || py->free_threaded)
+		if (!python_has_asyncio_tasks(py))
 			continue;
 		/* Dumped once its tasks wait, however long importing asyncio takes
 		 * (a fixed 1.5 s found a 3.14 still reading its modules from disk in

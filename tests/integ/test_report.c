@@ -141,7 +141,7 @@ Test(report, every_format_keeps_every_sample, .timeout = 180)
 		 "sec = h[h.index('pywork.py</h2>'):]\n"
 		 "sec = sec[:sec.index('</section>')]\n"
 		 "assert 'source not shown' not in sec, sec[:300]\n"
-		 "assert re.search(r'<tr style=\"background:rgba\\(255,90,0,[0-9.]+\\)\"><td class=n>\\d+<td "
+		 "assert re.search(r'<tr id=f\\d+-l\\d+ style=\"--t:0\\.[0-9]+;--s:[01]\\.[0-9]+\"><td class=n>\\d+<td "
 		 "class=c>\\d+"
 		 "<td class=c>\\d+<td><pre>', sec), 'no shaded line'\n"
 		 "assert '<pre>def spin(' in sec, 'no source'\n",

@@ -41,6 +41,13 @@ Test(gecko, rows_a_period_apart_frames_by_function_waits_as_markers)
 	l.offcpu = 0;
 	l.thread = profile__str(p, "renamed");
 	profile__add_at(p, &l, &work, 1, 1, 120 * ms);
+	/* Off the CPU unsampled (CPU mode) until 200 ms; a wait of 3 ticks
+	 * from 210 ms that a CPU sample at 235 ms ends early. */
+	profile__add_at(p, &l, &work, 1, 1, 200 * ms);
+	l.offcpu = OFFCPU_SLEEP;
+	profile__add_at(p, &l, slept, 2, 3, 210 * ms);
+	l.offcpu = 0;
+	profile__add_at(p, &l, &work, 1, 1, 235 * ms);
 	s = written(gecko__write, p);
 
 	cr_assert(strstr(s, "\"version\":27,\"startTime\":1000.000,"), "%.200s", s);
@@ -48,14 +55,18 @@ Test(gecko, rows_a_period_apart_frames_by_function_waits_as_markers)
 	cr_assert(strstr(s, "\"name\":\"renamed\",\"processName\":\"app [pid 100]\",\"processType\":\"default\","
 			    "\"pid\":100,\"tid\":101,"),
 		  "named by the latest sample: %s", s);
-	cr_assert_eq(occurrences_of(s, ".000,0]"), 12, "a row per sample: %s", s);
+	cr_assert_eq(occurrences_of(s, ".000,0]"), 20, "a row per sample, and the empty ones: %s", s);
+	cr_assert(strstr(s, "[0,120.000,0],\n[null,130.000,0],\n[0,200.000,0]"),
+		  "the time unsampled between two CPU samples is no sample's: %s", s);
+	cr_assert(strstr(s, "[0,235.000,0],\n[null,245.000,0]]"), "the last sample a period long: %s", s);
+	cr_assert(strstr(s, ",210.000,235.000,1,3,{\"type\":\"OffCPU\""), "a wait ends where the CPU sample is: %s", s);
 	cr_assert(strstr(s, "[0,0.000,0]") && strstr(s, "[0,20.000,0]") && strstr(s, "[0,30.000,0]"),
 		  "a skipped tick a period before its sample: %s", s);
 	cr_assert(strstr(s, "[1,40.000,0]") && strstr(s, "[1,80.000,0]") && strstr(s, "[1,100.000,0]"),
 		  "a wait's rows from its start, a period apart: %s", s);
 	cr_assert(strstr(s, ",40.000,110.000,1,3,{\"type\":\"OffCPU\",\"reason\":\"sleep\"}]"),
 		  "one marker for the two waits back to back: %s", s);
-	cr_assert_eq(occurrences_of(s, "\"type\":\"OffCPU\""), 1);
+	cr_assert_eq(occurrences_of(s, "\"type\":\"OffCPU\""), 2);
 	cr_assert(strstr(s, "\"work (app.py:10)\""), "located at the function's first line: %s", s);
 	cr_assert(strstr(s, "[1,false,null,null,12,null,0,0]"), "the sampled line in the row: %s", s);
 	free(s);

@@ -55,14 +55,22 @@ Test(heatmap, lines_shaded_by_total_and_self_sources_read_only_when_py)
 	cr_assert(strstr(s, "<td class=n>5<td class=c>47<td class=c>5<td>"), "line 5: total 47, self 5: %s", s);
 	cr_assert(strstr(s, "<td class=n>3<td class=c><td class=c><td><pre></pre>"), "unsampled lines shown bare: %s",
 		  s);
-	cr_assert(strstr(s, "rgba(255,90,0,0.80)"), "the busiest line of a file the darkest: %s", s);
-	cr_assert_null(strstr(s, "TOPSECRET"), "a link named .py to another file is not read");
-	cr_assert(strstr(s, "evil.py</h2><p>1 samples ran its code, 1 in it (self); source not shown: a link to a file "
-			    "that is not a .py"),
+	cr_assert(strstr(s, "<tr id=f0-l5 style=\"--t:0.80;--s:0.32\">"),
+		  "the profile's hottest line the darkest, self on its own scale: %s", s);
+	cr_assert(strstr(s, "<tr id=f0-l2 style=\"--t:0.74;--s:0.80\">"), "%s", s);
+	cr_assert(strstr(s, "47 samples ran its code (97.9%), 45 in it (self); hottest: <a href=\"#f0-l5\">line 5</a>"),
 		  "%s", s);
-	cr_assert(strstr(s, "gone.py</h2><p>2 samples ran its code, 2 in it (self); source not shown: not readable"),
+	cr_assert(strstr(s, "the hottest line: 47 samples (97.9%) total, 40 self"), "the legend: %s", s);
+	cr_assert(strstr(s, "app.py</a><td>47<td>97.9<td>45\n"), "the index: %s", s);
+	cr_assert_null(strstr(s, "TOPSECRET"), "a link named .py to another file is not read");
+	cr_assert(strstr(s, "evil.py</h2><p>1 samples ran its code (2.1%), 1 in it (self); hottest: <a "
+			    "href=\"#f2-l1\">line 1</a>; source not shown: a link to a file that is not a .py"),
+		  "%s", s);
+	cr_assert(strstr(s, "gone.py</h2><p>2 samples ran its code (4.2%), 2 in it (self); hottest: <a "
+			    "href=\"#f1-l7\">line 7</a>; source not shown: no longer on this host"),
 		  "%s", s);
 	cr_assert(strstr(s, "<td class=n>7<td class=c>2<td class=c>2<td><pre></pre>"), "sampled lines only: %s", s);
+	cr_assert_null(strstr(s, "class=gap"), "no stretch of app.py is far from a sample: %s", s);
 	/* Busiest first: app.py (47) before gone.py (2) before evil.py (1). */
 	cr_assert(strstr(s, "app.py</a>") < strstr(s, "gone.py</a>") &&
 		  strstr(s, "gone.py</a>") < strstr(s, "evil.py</a>"));
@@ -70,6 +78,43 @@ Test(heatmap, lines_shaded_by_total_and_self_sources_read_only_when_py)
 	profile__free(p);
 	unlink(link);
 	unlink(secret);
+	unlink(src);
+	rmdir(dir);
+}
+
+/* Lines far from every sample fold away behind a row saying how many; the
+ * few around a sampled line stay. */
+Test(heatmap, cold_stretches_fold_behind_a_row)
+{
+	char dir[] = "/tmp/pyebpf-heat-XXXXXX", src[128];
+	struct profile *p = profile__new();
+	struct sample_labels l = { .pid = 1 << 30 };
+	FILE *f;
+
+	cr_assert(mkdtemp(dir));
+	snprintf(src, sizeof(src), "%s/long.py", dir);
+	f = fopen(src, "w");
+	for (int i = 1; i <= 40; i++)
+		fprintf(f, "x%d = %d\n", i, i);
+	fclose(f);
+	profile__meta(p)->start_epoch_ns = epoch_now_ns();
+	uint32_t at20 = py_frame(p, "<module>", src, 20);
+	profile__add(p, &l, &at20, 1, 3);
+	char *s = written(heatmap__write, p);
+
+	cr_assert(strstr(s, "<tbody class=gap><tr><td colspan=4>&#8943; lines 1&#8211;16: no samples</tbody><tbody "
+			    "class=cold>\n<tr><td class=n>1<td"),
+		  "%s", s);
+	cr_assert(strstr(s, "&#8943; lines 24&#8211;40: no samples"), "%s", s);
+	cr_assert(strstr(s, "</tbody><tbody>\n<tr><td class=n>17<td"), "three lines of context: %s", s);
+	cr_assert(
+		strstr(s,
+		       "<td class=n>23<td class=c><td class=c><td><pre>x23 = 23</pre></tr>\n</tbody><tbody class=gap>"),
+		"%s", s);
+	cr_assert(strstr(s, "<td class=n>40<td class=c><td class=c><td><pre>x40 = 40</pre>"), "every line is there: %s",
+		  s);
+	free(s);
+	profile__free(p);
 	unlink(src);
 	rmdir(dir);
 }

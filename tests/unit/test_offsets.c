@@ -58,7 +58,7 @@ static void check_asyncio(const struct python *py, const struct py_layout *l, Dw
 	char pattern[700], dir[600], *slash;
 	glob_t g;
 
-	if (v < 311 || v > 313 || py->free_threaded) {
+	if (v < 311 || v > 313) {
 		cr_assert_eq(a->task_coro, 0, "%s: asyncio offsets for a version read otherwise", py->lib);
 		return;
 	}
@@ -71,12 +71,16 @@ static void check_asyncio(const struct python *py, const struct py_layout *l, Dw
 	expect(py, dw, a->set_table, "PySetObject", "table");
 	expect(py, dw, a->md_dict, "PyModuleObject", "md_dict");
 	cr_assert_eq(a->suspended_yield_from, -1);
-	/* lib: PREFIX/lib/libpython3.X.so; the extension: PREFIX/lib/python3.X/lib-dynload/_asyncio*.so */
-	snprintf(dir, sizeof(dir), "%s", py->lib);
-	slash = strrchr(dir, '/');
-	cr_assert(slash, "%s: no directory", py->lib);
-	*slash = '\0';
-	snprintf(pattern, sizeof(pattern), "%s/python%d.%d/lib-dynload/_asyncio*.so", dir, py->major, py->minor);
+	/* The interpreter: PREFIX/bin/python3.X; the extension:
+	 * PREFIX/lib/python3.X[t]/lib-dynload/_asyncio*.so */
+	snprintf(dir, sizeof(dir), "%s", py->path);
+	for (int up = 0; up < 2; up++) {
+		slash = strrchr(dir, '/');
+		cr_assert(slash, "%s: no prefix", py->path);
+		*slash = '\0';
+	}
+	snprintf(pattern, sizeof(pattern), "%s/lib/python%d.%d%s/lib-dynload/_asyncio*.so", dir, py->major, py->minor,
+		 py->free_threaded ? "t" : "");
 	cr_assert_eq(glob(pattern, 0, NULL, &g), 0, "%s: no _asyncio extension", pattern);
 	int fd = open(g.gl_pathv[0], O_RDONLY);
 	Dwarf *adw = fd >= 0 ? dwarf_begin(fd, DWARF_C_READ) : NULL;

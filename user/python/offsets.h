@@ -37,6 +37,7 @@ enum py_managed_dict {
 	PY_MANAGED_311,      /* dict at obj[-3], values at obj[-4] */
 	PY_MANAGED_312,      /* obj[-3]: dict, or values tagged with bit 0 */
 	PY_MANAGED_313,      /* obj[-3]: dict; values inline after the object */
+	PY_MANAGED_313_FT,   /* free-threaded 3.13+: obj[-1] (no GC header before it) */
 };
 
 struct py_layout {

@@ -146,7 +146,8 @@ static uint64_t attr(const struct reader *r, uint64_t obj, const char *name)
 			return keys_get(r, keys, d + 1, name);
 		return dict_get(r, d, name);
 	case PY_MANAGED_313:
-		if ((d = rd(r, obj - 24)))
+	case PY_MANAGED_313_FT:
+		if ((d = rd(r, obj - (r->l->managed == PY_MANAGED_313 ? 24 : 8))))
 			return dict_get(r, d, name);
 		return keys_get(r, keys, obj + rd(r, type + r->l->tp_basicsize) + r->l->dict_values, name);
 	}

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/hashmap.h"
 #include "symbols/kallsyms.h"
@@ -209,6 +210,14 @@ void ingest__register(struct ingest *in, uint32_t pid)
 
 /* ---- labels ------------------------------------------------------------- */
 
+static bool thread_alive(uint32_t pid, uint32_t tid)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%u/task/%u", pid, tid);
+	return access(path, F_OK) == 0;
+}
+
 /* The thread's name: from threading.Thread when it has one, else the OS name. */
 static uint32_t thread_label(struct ingest *in, const struct pyebpf_sample *s, struct process *pr, struct py_proc *py,
 			     uint32_t comm, uint64_t now)
@@ -225,6 +234,13 @@ static uint32_t thread_label(struct ingest *in, const struct pyebpf_sample *s, s
 	if (!walked || !ask)
 		return name_id;
 	name = py_thread_name((pid_t)s->h.pid, py_proc__interp(py), s->tstate, threads__hint(&pr->threads, s->h.tid));
+	/* A thread gone by now left its thread state to be freed, and reused by
+	 * the next thread (a Timer after a Timer): what it holds may be another
+	 * thread's name. No name beats a wrong one. */
+	if (name && s->h.tid != s->h.pid && !thread_alive(s->h.pid, s->h.tid)) {
+		free(name);
+		name = NULL;
+	}
 	if (!name && s->h.tid == s->h.pid)
 		name = xstrdup("MainThread");
 	threads__set_python_name(in->threads, &pr->threads, s->h.tid, name, now);

@@ -74,8 +74,9 @@ static size_t gather_children(void *ctx, uint64_t fut, uint64_t *out, size_t max
 	const struct task_proc *tp = ctx;
 	uint64_t list = py_attr_lookup((pid_t)tp->pid, &tp->y, fut, "_children"), size, items;
 
-	if (!list || procmem_u64((pid_t)tp->pid, list + 16, &size) || size > MAX_LIST_ITEMS ||
-	    procmem_u64((pid_t)tp->pid, list + 24, &items) || !items)
+	/* A list's ob_size is where a tuple's is (after the object header), its ob_item next. */
+	if (!list || procmem_u64((pid_t)tp->pid, list + tp->y.tuple_size, &size) || size > MAX_LIST_ITEMS ||
+	    procmem_u64((pid_t)tp->pid, list + tp->y.tuple_size + 8, &items) || !items)
 		return 0;
 	if (size > max)
 		size = max;
@@ -107,7 +108,9 @@ static enum waits_in waits_in(struct task_proc *tp, uint64_t code)
 		q = py_read_str((pid_t)tp->pid, &tp->y, qualname, 32);
 		f = py_read_str((pid_t)tp->pid, &tp->y, file, 512);
 	}
-	if (q && ends_with(f, "asyncio/taskgroups.py") && !strcmp(q, "TaskGroup.__aexit__"))
+	/* Later patch releases wait in _aexit, which __aexit__ awaits (3.13.15, 3.14). */
+	if (q && ends_with(f, "asyncio/taskgroups.py") &&
+	    (!strcmp(q, "TaskGroup.__aexit__") || !strcmp(q, "TaskGroup._aexit")))
 		w = WAITS_IN_GROUP;
 	else if (q && ends_with(f, "asyncio/tasks.py") && !strcmp(q, "_wait"))
 		w = WAITS_IN_WAIT;

@@ -48,7 +48,8 @@ struct gthread {
 	char *frame_buf, *stack_buf, *sample_buf, *marker_buf;
 	size_t frame_len, stack_len, sample_len, marker_len;
 	size_t nsamples, nmarkers;
-	double last_ms; /* samples' times never go back */
+	double last_ms;     /* samples' times never go back */
+	int64_t last_stack; /* the last sample's stack, -1 none (empty) */
 	/* The wait being drawn as one marker until a different one comes. */
 	uint32_t wait_reason;
 	double wait_start, wait_end;
@@ -159,6 +160,7 @@ static void sample_row(struct gthread *g, int64_t stack, double ms)
 	if (ms < g->last_ms)
 		ms = g->last_ms;
 	g->last_ms = ms;
+	g->last_stack = stack;
 	fputs(g->nsamples++ ? ",\n[" : "[", g->sample_rows);
 	if (stack < 0)
 		fputs("null", g->sample_rows);
@@ -178,6 +180,15 @@ static void flush_wait(struct gthread *g)
 	g->wait_reason = 0;
 }
 
+/* The wait being drawn ended by `at` at the latest (a wait's length is
+ * whole ticks, so its end may run past what came next): markers of one
+ * thread never overlap. */
+static void end_wait_by(struct gthread *g, double at)
+{
+	if (g->wait_reason && g->wait_end > at)
+		g->wait_end = at > g->wait_start ? at : g->wait_start;
+}
+
 /* A wait: one marker for a run of waits of the same reason back to back. */
 static void wait_marker(struct gthread *g, uint32_t reason, double start, double end, double period_ms)
 {
@@ -186,10 +197,23 @@ static void wait_marker(struct gthread *g, uint32_t reason, double start, double
 			g->wait_end = end;
 		return;
 	}
+	end_wait_by(g, start);
 	flush_wait(g);
 	g->wait_reason = reason;
 	g->wait_start = start;
 	g->wait_end = end;
+}
+
+/*
+ * The Firefox Profiler draws a sample, and counts its time, until the
+ * thread's next sample: a thread off the CPU between two CPU samples (not
+ * sampled: CPU mode) would read busy all along. An empty sample one period
+ * after the last, where the next comes later, ends it there.
+ */
+static void gap(struct gthread *g, double next_ms, double period_ms)
+{
+	if (g->nsamples && g->last_stack >= 0 && next_ms > g->last_ms + 1.5 * period_ms)
+		sample_row(g, -1, g->last_ms + period_ms);
 }
 
 /*
@@ -204,6 +228,7 @@ static void add_samples(struct gthread *g, const struct profile_entry *e, uint64
 	double period_ms = (double)period_ns / 1e6;
 	/* Untimed (a merged or imported profile): after the thread's timed samples. */
 	double t = time_ns == PROFILE_NO_TIME ? g->last_ms + count * period_ms : (double)time_ns / 1e6;
+	double first = t - (count - 1) * period_ms;
 
 	if (e->labels.offcpu) {
 		wait_marker(g, e->labels.offcpu, t, t + count * period_ms, period_ms);
@@ -211,6 +236,8 @@ static void add_samples(struct gthread *g, const struct profile_entry *e, uint64
 			sample_row(g, stack, t + k * period_ms);
 		return;
 	}
+	end_wait_by(g, first > 0 ? first : 0);
+	gap(g, first, period_ms);
 	for (uint32_t k = count; k-- > 0;)
 		sample_row(g, stack, t - k * period_ms > 0 ? t - k * period_ms : 0);
 }
@@ -223,8 +250,9 @@ static void table(FILE *out, const char *name, const char *schema, FILE *rows, c
 
 /* The thread's object, once its samples are in. */
 static void thread_out(FILE *out, struct gthread *g, const char *name, const char *process, uint32_t pid, uint32_t tid,
-		       bool first)
+		       bool first, double period_ms)
 {
+	gap(g, g->last_ms + 2 * period_ms, period_ms); /* the last sample is a period long too */
 	flush_wait(g);
 	fputs(first ? "\n{" : ",\n{", out);
 	fputs("\"name\":", out);
@@ -294,7 +322,7 @@ int gecko__write(const struct profile *p, FILE *out)
 			snprintf(tname, sizeof(tname), "[tid %u]", v[i].tid);
 			thread = tname;
 		}
-		thread_out(out, &g, thread, process, v[i].pid, v[i].tid, i == 0);
+		thread_out(out, &g, thread, process, v[i].pid, v[i].tid, i == 0, (double)period / 1e6);
 		gthread_free(&g);
 	}
 	fputs("\n]}\n", out);
