@@ -3,7 +3,7 @@
 importer reads it: the version it upgrades from, every table's schema, every
 index in range, prefixes before the stacks that use them, samples in time
 order, categories and marker schemas known. Optionally, what it holds against
-the same recording's other outputs.
+the same recording's other outputs (an empty sample, a null stack, counts for none).
 
     gecko_check.py FILE [--samples N] [--threads A,B,...] [--function NAME=COUNT]...
 
@@ -100,6 +100,8 @@ def main(argv):
             check(stack is None or 0 <= stack < len(stacks), where + ": sample stack out of range")
             check(last is None or time >= last, where + ": samples go back in time at %r" % time)
             last = time
+            if stack is None:  # an empty sample: where a thread was not sampled
+                continue
             total += 1
             seen = set()
             while stack is not None:  # each function once per sample, as a folded count is
