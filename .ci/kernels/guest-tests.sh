@@ -23,6 +23,9 @@ export INTEG_TIME_SCALE=3
 TESTS="kernels/cpu_mode_reads_python_on_this_kernel kernels/the_compat_build_reads_python_here_too
 	kernels/wall_mode_or_one_line kernels/native_or_one_line kernels/the_stop_flush_or_its_line kernels/dump_or_one_line
 	containers/container_id_selects_one_of_two"
+# 5.10's whole-machine sampling, thought to stall (issue #40): ~70 s under
+# TCG, so on that kernel only.
+[ "${PYEBPF_GUEST_KERNEL:-}" = bullseye ] && TESTS="$TESTS kernels/system_wide_samples_as_often_as_one_pid"
 uptime_s() { cut -d' ' -f1 /proc/uptime; }
 
 # One test under LIMIT seconds; 124 when it ran out, after saying what the
