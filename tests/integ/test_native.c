@@ -231,11 +231,12 @@ Test(native, thread_without_the_gil_beside_a_python_thread)
 			      (unsigned long long)nogil, (unsigned long long)f.total);
 		cr_assert_geq(main * 3, f.total, "%s: main thread in %llu of %llu", pys[i].path,
 			      (unsigned long long)main, (unsigned long long)f.total);
-		/* 99%+ on every interpreter but sid's 3.15.2, where 7-11% of the
-		 * thread's samples end nogil_worker;[unknown] (2026-11-26: 1302 of
-		 * 1470, 1380 of 1539, 1402 of 1557; cause not found yet, see the
-		 * stop notes): 85%, until it is. */
-		cr_assert_geq(nogil_ok * 100, nogil * 85, "%s: %s;pyebpf_c_spin in %llu of %llu of its samples",
+		/* 99%+ on every interpreter. sid's 3.15.2 had 7-11% end
+		 * nogil_worker;[unknown] (2026-11-26): the extension's first samples,
+		 * dlopen'd just after a young process's maps were read, waited up to
+		 * 200 ms for the next look (symbols/procs.c: a leaf now looks again
+		 * after 10 ms). */
+		cr_assert_geq(nogil_ok * 100, nogil * 95, "%s: %s;pyebpf_c_spin in %llu of %llu of its samples",
 			      pys[i].path, want, (unsigned long long)nogil_ok, (unsigned long long)nogil);
 		cr_assert_geq(main_ok * 100, main * 90, "%s: busy() in %llu of %llu of MainThread's", pys[i].path,
 			      (unsigned long long)main_ok, (unsigned long long)main);

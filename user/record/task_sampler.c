@@ -38,7 +38,7 @@
 #define WAITS_CODES 64
 enum waits_in {
 	WAITS_ELSEWHERE,
-	WAITS_IN_GROUP,    /* TaskGroup.__aexit__: its self's `_tasks`, a set */
+	WAITS_IN_GROUP,    /* TaskGroup.__aexit__ or _aexit: its self's `_tasks`, a set */
 	WAITS_IN_WAIT,     /* asyncio.wait's _wait(fs, ...): fs, a set */
 	WAITS_IN_WAIT_FOR, /* 3.11's wait_for(fut, ...): fut, made a task */
 };

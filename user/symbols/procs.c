@@ -399,8 +399,11 @@ uint32_t procs__user_frame(struct procs *t, struct proc *p, uint64_t addr, int l
 	const struct mapping *m = maps__find(p->maps, p->nmaps, look);
 	struct frame f = { .kind = FRAME_NATIVE };
 
-	if (!m && !p->exited_ns && now - p->scanned_ns > RESCAN_NS) {
-		proc_scan(t, p, now); /* a library loaded since we last looked */
+	/* A library loaded since we last looked? A leaf is the sampled PC itself
+	 * (an extension just dlopen'd: its first samples); a return address may
+	 * be a broken chain's garbage, looked up again less often. */
+	if (!m && !p->exited_ns && now - p->scanned_ns > (leaf ? UNKNOWN_RESCAN_NS : RESCAN_NS)) {
+		proc_scan(t, p, now);
 		m = maps__find(p->maps, p->nmaps, look);
 	}
 	if (!m || !p->files)
