@@ -243,8 +243,8 @@ static void file_out(FILE *out, const struct profile *p, const struct heat_file 
 	char *src = source_of(p, f, fresh, &len, &why);
 
 	for (uint32_t i = 1; i < f->nlines; i++)
-		if (f->lines[i].total > f->lines[hottest].total || !hottest)
-			hottest = f->lines[i].total ? i : hottest;
+		if (f->lines[i].total > f->lines[hottest].total) /* line 0 is no line: its total stays 0 */
+			hottest = i;
 	fprintf(out, "<section id=f%zu><h2>", k);
 	xml_text(out, profile__str_at(p, f->module));
 	fprintf(out, "</h2><p>%" PRIu64 " samples ran its code (%.1f%%), %" PRIu64 " in it (self)", f->total,
