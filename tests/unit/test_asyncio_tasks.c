@@ -403,6 +403,10 @@ Test(asyncio_tasks, sets_weak_and_eager_tasks_their_awaiters_and_the_running_one
 
 	cr_assert_eq(asyncio_current_tasks(&l, img_read, &m, &s, cur, 4), 1);
 	cr_assert_eq(cur[0], S_TASK_B);
+	/* A set's keys, in table order; none past the caller's bound. */
+	cr_assert_eq(asyncio_set_keys(&l, img_read, &m, S_EAGER, 8, cur, 4), 2);
+	cr_assert(cur[0] == S_TASK_C && cur[1] == S_TASK_A);
+	cr_assert_eq(asyncio_set_keys(&l, img_read, &m, S_EAGER, 4, cur, 4), 0, "8 slots, 4 at most");
 
 	/* C of a class derived from _asyncio.Task (a custom task factory's) is
 	 * a task; a key whose type's bases never reach it (a coroutine) is not. */

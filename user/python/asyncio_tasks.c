@@ -360,6 +360,38 @@ static bool is_task_type(const struct walker *w, const struct asyncio_sets *s, u
 	return false;
 }
 
+/* A set object's hash table, its mask + 1 slots of (key, hash) read at
+ * once (the caller frees them); NULL when unreadable, not a power of two or
+ * past max_slots. */
+static uint64_t *set_slots(const struct walker *w, uint64_t set, uint64_t max_slots, uint64_t *table, uint64_t *mask)
+{
+	uint64_t *slots;
+
+	if (ptr(w, set + w->l->set_table, table) || ptr(w, set + w->l->set_mask, mask) || !*table ||
+	    *mask >= max_slots || ((*mask + 1) & *mask))
+		return NULL;
+	slots = malloc((*mask + 1) * 16);
+	if (slots && w->rd(w->ctx, *table, slots, (*mask + 1) * 16)) {
+		free(slots);
+		return NULL;
+	}
+	return slots;
+}
+
+size_t asyncio_set_keys(const struct asyncio_layout *l, asyncio_read_fn rd, void *ctx, uint64_t set, uint64_t max_slots,
+			uint64_t *out, size_t max)
+{
+	const struct walker w = { l, rd, ctx };
+	uint64_t table, mask, *slots = set_slots(&w, set, max_slots, &table, &mask);
+	size_t n = 0;
+
+	for (uint64_t i = 0; slots && i <= mask && n < max; i++)
+		if (slots[2 * i])
+			out[n++] = slots[2 * i];
+	free(slots);
+	return n;
+}
+
 /* One set: its tasks into out. False when it was cut. */
 static bool walk_set(const struct walker *w, const struct asyncio_sets *s, int which, const uint64_t *running,
 		     size_t nrunning, struct asyncio_task *out, size_t max, size_t *n, struct asyncio_walk_stats *st)
@@ -370,14 +402,10 @@ static bool walk_set(const struct walker *w, const struct asyncio_sets *s, int w
 	size_t start = *n;
 	bool whole = true;
 
-	if (ptr(w, set + l->set_table, &table) || ptr(w, set + l->set_mask, &mask) || !table || mask >= MAX_SET_TABLE ||
-	    ((mask + 1) & mask))
+	if (!(slots = set_slots(w, set, MAX_SET_TABLE, &table, &mask)))
 		return false;
-	slots = malloc((mask + 1) * 16);
-	if (!slots)
-		return false;
-	if (w->rd(w->ctx, table, slots, (mask + 1) * 16) || ptr(&now, set + l->set_table, &table2) ||
-	    ptr(&now, set + l->set_mask, &mask2) || table2 != table || mask2 != mask) {
+	if (ptr(&now, set + l->set_table, &table2) || ptr(&now, set + l->set_mask, &mask2) || table2 != table ||
+	    mask2 != mask) {
 		free(slots);
 		return false;
 	}

@@ -122,6 +122,12 @@ struct asyncio_sets {
 size_t asyncio_walk_sets(const struct asyncio_layout *l, asyncio_read_fn rd, void *ctx, const struct asyncio_sets *s,
 			 struct asyncio_task *out, size_t max, struct asyncio_walk_stats *st);
 
+/* The keys of a set object (3.11–3.13: a frame's set of tasks), into out:
+ * none when its table is past max_slots. A task, or the dummy a removed
+ * key leaves: the caller knows which are tasks. */
+size_t asyncio_set_keys(const struct asyncio_layout *l, asyncio_read_fn rd, void *ctx, uint64_t set, uint64_t max_slots,
+			uint64_t *out, size_t max);
+
 /* The tasks _current_tasks says each loop runs now (3.11–3.13), into out. */
 size_t asyncio_current_tasks(const struct asyncio_layout *l, asyncio_read_fn rd, void *ctx,
 			     const struct asyncio_sets *s, uint64_t *out, size_t max);

@@ -66,6 +66,12 @@ struct task_proc {
 	enum waits_in waits_in[WAITS_CODES];
 };
 
+/* The target's memory (ctx: its pid), past any cache. */
+static int read_mem(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	return procmem_read((pid_t)(uintptr_t)ctx, addr, buf, len);
+}
+
 #define MAX_LIST_ITEMS 4096
 
 /* A _GatheringFuture's `_children` (a list of the futures it gathers). */
@@ -123,42 +129,23 @@ static enum waits_in waits_in(struct task_proc *tp, uint64_t code)
 	return w;
 }
 
-/* The keys of a set object, into out (a task, or the dummy of a removed
- * one: the walk knows only tasks). */
-static size_t set_keys(const struct task_proc *tp, uint64_t set, uint64_t *out, size_t max)
-{
-	uint64_t mask, table, *slots;
-	size_t n = 0;
-
-	if (procmem_u64((pid_t)tp->pid, set + tp->l.set_mask, &mask) ||
-	    procmem_u64((pid_t)tp->pid, set + tp->l.set_table, &table) || !table || mask >= MAX_SET_SLOTS ||
-	    ((mask + 1) & mask))
-		return 0;
-	slots = xcalloc(mask + 1, 16);
-	if (!procmem_read((pid_t)tp->pid, table, slots, (mask + 1) * 16))
-		for (uint64_t i = 0; i <= mask && n < max; i++)
-			if (slots[2 * i])
-				out[n++] = slots[2 * i];
-	free(slots);
-	return n;
-}
-
 /* The tasks a task waiting in one of those frames waits for: all three
  * keep what they wait for in the frame's first local. */
 static size_t waited_children(void *ctx, uint64_t frame, uint64_t code, uint64_t *out, size_t max)
 {
 	struct task_proc *tp = ctx;
 	enum waits_in w = frame ? waits_in(tp, code) : WAITS_ELSEWHERE;
-	uint64_t first, set;
+	uint64_t first;
 
 	if (w == WAITS_ELSEWHERE || procmem_u64((pid_t)tp->pid, frame + tp->l.fr_localsplus, &first) || !first)
 		return 0;
 	switch (w) {
-	case WAITS_IN_GROUP:
-		set = py_attr_lookup((pid_t)tp->pid, &tp->y, first, "_tasks");
-		return set ? set_keys(tp, set, out, max) : 0;
+	case WAITS_IN_GROUP: /* the group's tasks, a set */
+		if (!(first = py_attr_lookup((pid_t)tp->pid, &tp->y, first, "_tasks")))
+			return 0;
+		/* fall through */
 	case WAITS_IN_WAIT:
-		return set_keys(tp, first, out, max);
+		return asyncio_set_keys(&tp->l, read_mem, (void *)(uintptr_t)tp->pid, first, MAX_SET_SLOTS, out, max);
 	case WAITS_IN_WAIT_FOR:
 		out[0] = first;
 		return max ? 1 : 0;
@@ -432,11 +419,6 @@ static int find_layout(uint32_t pid, const struct py_interp *in, struct asyncio_
 	if (find_section(pid, in, sec, sizeof(sec)) || asyncio_layout_from_section(l, sec, sizeof(sec)))
 		return -1;
 	return 0;
-}
-
-static int read_mem(void *ctx, uint64_t addr, void *buf, size_t len)
-{
-	return procmem_read((pid_t)(uintptr_t)ctx, addr, buf, len);
 }
 
 static struct task_proc *tproc_of(struct task_proc **slot, uint32_t pid, const struct py_interp *in, uint64_t now)
