@@ -82,3 +82,23 @@ Test(gecko, an_empty_profile_is_a_valid_file)
 	free(s);
 	profile__free(p);
 }
+
+/* A thread sampled with no frame at all (exiting, its memory gone) still ran
+ * then: a null stack is the importer's "not sampled", so it gets a frame. */
+Test(gecko, a_sample_without_frames_is_still_a_sample)
+{
+	const uint64_t ms = 1000000ULL;
+	struct profile *p = profile__new();
+	struct sample_labels l = { .pid = 100, .tid = 101 };
+	char *s;
+
+	profile__meta(p)->period_ns = 10 * ms;
+	profile__add_at(p, &l, NULL, 0, 2, 10 * ms);
+	s = written(gecko__write, p);
+	cr_assert(strstr(s, "[0,0.000,0],\n[0,10.000,0],\n[null,20.000,0]]"), "two rows of a stack: %s", s);
+	cr_assert(strstr(s, "\"stackTable\":{\"schema\":{\"prefix\":0,\"frame\":1},\"data\":[\n[null,0]]}"), "%s", s);
+	cr_assert(strstr(s, "[1,false,null,null,null,null,4,0]]}") && strstr(s, "\"stringTable\":[\"\",\"[no stack]\"]"),
+		  "one frame, \"[no stack]\", of the Other category: %s", s);
+	free(s);
+	profile__free(p);
+}

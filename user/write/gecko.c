@@ -102,6 +102,9 @@ static enum gecko_category category_of(const struct profile *p, const struct fra
 	}
 }
 
+/* The key of "[no stack]": no profile frame has this id. */
+#define NO_STACK_FRAME UINT32_MAX
+
 /*
  * The frame's frameTable index. A Python frame's location is
  * "qualname (file:FIRSTLINE)": the importer reads it as a function of that
@@ -111,11 +114,18 @@ static uint32_t frame_index(struct gthread *g, uint32_t id)
 {
 	bool created;
 	uint64_t *slot = hashmap__put(g->frames, &id, sizeof(id), &created);
-	const struct frame *f = profile__frame_at(g->p, id);
 	char name[4096];
 
 	if (!created)
 		return (uint32_t)*slot;
+	if (id == NO_STACK_FRAME) {
+		fprintf(g->frame_rows, "%s[%u,false,null,null,null,null,%d,0]", g->nframes ? ",\n" : "",
+			strtab__id(&g->strs, "[no stack]"), (int)CAT_OTHER);
+		*slot = g->nframes;
+		return g->nframes++;
+	}
+	const struct frame *f = profile__frame_at(g->p, id);
+
 	if (f->kind == FRAME_PYTHON)
 		snprintf(name, sizeof(name), "%s (%s:%u)", profile__str_at(g->p, f->name),
 			 profile__str_at(g->p, f->module), f->start_line ? f->start_line : f->line);
@@ -131,10 +141,19 @@ static uint32_t frame_index(struct gthread *g, uint32_t id)
 	return g->nframes++;
 }
 
-/* The stackTable index of frames[0 .. n) (root first): prefixes come first. */
+/* The stackTable index of frames[0 .. n) (root first): prefixes come first.
+ * A sample with no frame (a thread sampled while exiting, its memory gone)
+ * still ran: it gets "[no stack]", as a null stack is the importer's "not
+ * sampled" and would lose it. */
 static int64_t stack_index(struct gthread *g, const uint32_t *frames, uint32_t n)
 {
+	static const uint32_t no_stack[] = { NO_STACK_FRAME };
 	int64_t prefix = -1;
+
+	if (!n) {
+		frames = no_stack;
+		n = 1;
+	}
 
 	for (uint32_t i = 0; i < n; i++) {
 		uint32_t key[2] = { (uint32_t)(prefix + 1), frame_index(g, frames[i]) };
