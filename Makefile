@@ -4,18 +4,40 @@ CLANG   ?= clang
 BPFTOOL ?= bpftool
 PYTHON  ?= python3
 
+# The CPU to build for, by libbpf's name (__TARGET_ARCH_*): this machine's,
+# or ARCH=arm64 on an x86-64 one, a cross build with Debian's
+# aarch64-linux-gnu toolchain and arm64 libraries (make deps ARCH=arm64)
+# into build-arm64/. What differs per CPU is include/pyebpf_arch.h and
+# bpf/arch.bpf.h.
+# The suite whose arm64 kernel and root test an arm64 build (kernel-test-arm64).
+ARM64_SUITE ?= bookworm
+HOST_ARCH := $(patsubst x86_64,x86,$(patsubst aarch64,arm64,$(shell uname -m)))
+ARCH    ?= $(HOST_ARCH)
+ifeq ($(filter x86 arm64,$(ARCH)),)
+$(error pyebpf builds for x86 (x86-64) and arm64, not $(ARCH))
+endif
+ifneq ($(ARCH),$(HOST_ARCH))
+CROSS   := $(if $(filter arm64,$(ARCH)),aarch64-linux-gnu-,x86_64-linux-gnu-)
+CC      := $(CROSS)gcc
+BUILD   := build-$(ARCH)
+else
 BUILD   := build
+endif
+CXX     := $(CROSS)g++
+STRIP   := $(CROSS)strip
+OBJCOPY := $(CROSS)objcopy
+PKG_CONFIG := $(CROSS)pkg-config
+# The kernel's types for the BPF programs: x86-64's at the top, arm64's
+# from Debian's sid arm64 kernel (make vmlinux ARCH=arm64). 7.x's BTF has
+# anonymous tagged members (struct ns_tree;) bookworm's bpftool dumps as
+# they are: -fms-extensions reads them with the kernel's layout.
+VMLINUX_DIR := $(if $(filter arm64,$(ARCH)),bpf/arm64,.)
+BPF_ARCH_FLAGS := $(if $(filter arm64,$(ARCH)),-fms-extensions -Wno-microsoft-anon-tag)
 # The CPythons beyond pyenv's (sid's 3.14 and 3.15, a free-threaded 3.13t),
 # from Debian's archive, cached here by `make deps` (.ci/pythons.sh); the
 # tests read PYEBPF_PYTHONS_DIR.
 PYTHONS_DIR ?= /var/cache/pyebpf/pythons
 export PYEBPF_PYTHONS_DIR := $(PYTHONS_DIR)
-# x86-64 only: the thread pointer (fsbase), the --native register set and its
-# DWARF register numbers are x86-64's. Other machines stop here, not in the verifier.
-ifneq ($(shell uname -m),x86_64)
-$(error pyebpf builds on x86-64 only (this machine is $(shell uname -m)))
-endif
-ARCH    := x86
 
 # V=1 shows every command.
 ifeq ($(V),1)
@@ -31,7 +53,7 @@ WARN    := -Wall -Wextra -Werror
 CPPFLAGS := -D_GNU_SOURCE -Iinclude -I$(BUILD) -Iuser
 DEPFLAGS = -MMD -MP
 # ncurses for `pyebpf top`'s screen (Debian's libncurses-dev: ncursesw, wide characters).
-NCURSES_LIBS := $(shell pkg-config --libs ncursesw 2>/dev/null || echo -lncursesw -ltinfo)
+NCURSES_LIBS := $(shell $(PKG_CONFIG) --libs ncursesw 2>/dev/null || echo -lncursesw -ltinfo)
 LDLIBS  := -lbpf -ldw -lelf -lz -lprotobuf-c -lstdc++ -lmicrohttpd -lcurl -lpthread -lm $(NCURSES_LIBS)
 SAN     := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
@@ -61,8 +83,29 @@ DEPS_FILES = $(shell find $(BUILD) -name '*.d' 2>/dev/null)
 UNIT_SRCS  := $(wildcard tests/unit/*.c)
 INTEG_SRCS := $(wildcard tests/integ/*.c)
 FIXTURES   := $(BUILD)/fixtures/busy $(BUILD)/fixtures/libfixture.so $(BUILD)/fixtures/libfixture-stripped.so \
-	$(BUILD)/fixtures/libunwind_fixture.so $(BUILD)/fixtures/debug/.done $(BUILD)/fixtures/layouts/.done
+	$(BUILD)/fixtures/libunwind_fixture.so $(BUILD)/fixtures/debug/.done
+ifndef CROSS
+FIXTURES   += $(BUILD)/fixtures/layouts/.done
+CRITERION_LIBS := -lcriterion
+else
+# A cross build's integration tests run in an arm64 guest (make
+# kernel-test-arm64) and link Criterion from its root: libcriterion-dev
+# cannot be installed for two architectures at once. Its headers are the host's.
+GUEST_ROOT ?= /var/cache/pyebpf/kernels-arm64/$(ARM64_SUITE)/root
+GUEST_LIBS := $(GUEST_ROOT)/usr/lib/aarch64-linux-gnu
+CRITERION_LIBS := -L$(GUEST_LIBS) -l:libcriterion.so.3 -Wl,-rpath-link,$(GUEST_LIBS)
+# --native's C extension for the root's python3, where tests/integ/
+# test_native.c looks for it (there is no compiler in the guest to build it).
+GUEST_PY := $(notdir $(firstword $(wildcard $(GUEST_ROOT)/usr/include/python3.[0-9]*)))
+GUEST_CEXT := $(BUILD)/fixtures/ext/usr_bin_$(GUEST_PY)/pyebpf_cext.cpython-$(subst .,,$(subst python,,$(GUEST_PY)))-aarch64-linux-gnu.so
+FIXTURES   += $(GUEST_CEXT)
+$(GUEST_CEXT): tests/fixtures/cext.c
+	@mkdir -p $(dir $@)
+	$(CC) -O2 -fPIC -shared -I$(GUEST_ROOT)/usr/include/$(GUEST_PY) -idirafter $(GUEST_ROOT)/usr/include $< -o $@
+endif
 
+.PHONY: fixtures
+fixtures: $(FIXTURES)
 .PHONY: all clean install man deps test-deps vmlinux test check docs-check unit-test integ-test integ-check fuzz fuzz-smoke demo bench viewers backends
 .DELETE_ON_ERROR:
 
@@ -72,9 +115,10 @@ all: $(BUILD)/pyebpf
 # object for the skeleton; bpf/shared.bpf.h holds the maps they share.
 BPF_PROGS := $(patsubst bpf/%.bpf.c,$(BUILD)/bpf/%.bpf.o,$(wildcard bpf/*.bpf.c))
 
-BPF_CC = $(CLANG) -g -O2 -Wall -Werror $(DEPFLAGS) -target bpf -D__TARGET_ARCH_$(ARCH) -Iinclude -I.
+BPF_CC = $(CLANG) -g -O2 -Wall -Werror $(DEPFLAGS) -target bpf -D__TARGET_ARCH_$(ARCH) $(BPF_ARCH_FLAGS) \
+	-I$(VMLINUX_DIR) -Iinclude -I.
 
-$(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c vmlinux.h
+$(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c $(VMLINUX_DIR)/vmlinux.h
 	@mkdir -p $(dir $@)
 	$(call msg,CLANG-BPF ,$<)
 	$(Q)$(BPF_CC) -c $< -o $@
@@ -100,7 +144,7 @@ skel_layout = { sed -n '/^struct $(2) {/,/^};/p' $(1) | sed '/__rodata {/,/\*bss
 BPF_FLAGS_compat := -DPYEBPF_KERNEL_COMPAT
 BPF_FLAGS_tw2 := -DPYEBPF_TASK_WORK_V2
 define bpf_variant
-$(BUILD)/bpf-$(1)/%.bpf.o: bpf/%.bpf.c vmlinux.h
+$(BUILD)/bpf-$(1)/%.bpf.o: bpf/%.bpf.c $(VMLINUX_DIR)/vmlinux.h
 	@mkdir -p $$(dir $$@)
 	$$(call msg,CLANG-BPF ,$$< ($(1)))
 	$$(Q)$$(BPF_CC) $$(BPF_FLAGS_$(1)) -c $$< -o $$@
@@ -182,7 +226,7 @@ $(BUILD)/fixtures/busy: tests/fixtures/busy.c
 
 $(BUILD)/fixtures/libfixture.so: tests/fixtures/fixture.cc
 	@mkdir -p $(dir $@)
-	g++ -O1 -g -fPIC -shared $< -o $@
+	$(CXX) -O1 -g -fPIC -shared $< -o $@
 
 # No frame pointers: only DWARF CFI unwinds it (tests/unit/test_unwind.c).
 $(BUILD)/fixtures/libunwind_fixture.so: tests/fixtures/unwind_fixture.c
@@ -190,7 +234,7 @@ $(BUILD)/fixtures/libunwind_fixture.so: tests/fixtures/unwind_fixture.c
 	$(CC) -O2 -g -fomit-frame-pointer -fPIC -shared $< -o $@
 
 $(BUILD)/fixtures/libfixture-stripped.so: $(BUILD)/fixtures/libfixture.so
-	strip --strip-all $< -o $@
+	$(STRIP) --strip-all $< -o $@
 
 # libfixture.so's detached debug file where Debian's -dbg packages put theirs
 # (debug/.build-id/ab/cdef....debug), and in debug-other another file's
@@ -198,8 +242,8 @@ $(BUILD)/fixtures/libfixture-stripped.so: $(BUILD)/fixtures/libfixture.so
 $(BUILD)/fixtures/debug/.done: $(BUILD)/fixtures/libfixture.so $(BUILD)/fixtures/libunwind_fixture.so
 	id=$$(readelf -n $< | sed -n 's/.*Build ID: //p'); test -n "$$id" || exit 1; \
 	for d in debug debug-other; do mkdir -p $(BUILD)/fixtures/$$d/.build-id/$${id%$${id#??}}; done; \
-	objcopy --only-keep-debug $< $(BUILD)/fixtures/debug/.build-id/$${id%$${id#??}}/$${id#??}.debug; \
-	objcopy --only-keep-debug $(BUILD)/fixtures/libunwind_fixture.so \
+	$(OBJCOPY) --only-keep-debug $< $(BUILD)/fixtures/debug/.build-id/$${id%$${id#??}}/$${id#??}.debug; \
+	$(OBJCOPY) --only-keep-debug $(BUILD)/fixtures/libunwind_fixture.so \
 		$(BUILD)/fixtures/debug-other/.build-id/$${id%$${id#??}}/$${id#??}.debug
 	touch $@
 
@@ -218,7 +262,7 @@ $(BUILD)/unit-tests: $(UNIT_SRCS) $(ASAN_OBJS)
 
 $(BUILD)/integ-tests: $(INTEG_SRCS)
 	$(call msg,LD      ,$@)
-	$(Q)$(CC) -O1 -g $(WARN) $(CPPFLAGS) $(INTEG_SRCS) -o $@ -lcriterion
+	$(Q)$(CC) -O1 -g $(WARN) $(CPPFLAGS) $(INTEG_SRCS) -o $@ $(CRITERION_LIBS)
 	$(Q)$(CC) $(CPPFLAGS) -MM -MP -MT $@ $(INTEG_SRCS) > $@.d
 
 # Fuzz targets under libFuzzer, ASan and UBSan, from committed seeds, each for
@@ -313,7 +357,7 @@ integ-test: $(BUILD)/pyebpf $(BUILD)/integ-tests $(FIXTURES) $(BUILD)/bench/repl
 # The whole suite (the README's test command): every stage runs, then one
 # counted line; make check is the short loop for editing (under 5 minutes).
 test: test-deps
-	bash tests/stages.sh unit-test docs-check fuzz integ-test kernel-test
+	bash tests/stages.sh unit-test docs-check fuzz integ-test kernel-test kernel-test-arm64
 
 CHECK_INTEG ?= 'record/*' 'push/otlp*' 'errors/*' 'pprof/*'
 check: test-deps
@@ -345,12 +389,23 @@ TEST_DEPS := pybind11-dev python3-dev libc6-dbg python3-numpy python3-scipy libo
 	libclang-rt-14-dev chromium patchelf clang-format clang-tidy cppcheck shellcheck linux-perf strace \
 	tmux nginx-light openssl groff-base
 
-deps:
-	apt-get update -qq
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(DEPS)
+# make deps ARCH=arm64 on an x86-64 machine: the cross toolchain and the
+# arm64 libraries beside the host's (Debian's multiarch; clang, bpftool and
+# protoc-c stay the host's). Installing an arm64 library brings its amd64
+# twin to the same version.
+CROSS_DEPS := gcc-aarch64-linux-gnu g++-aarch64-linux-gnu libc6-dev-arm64-cross libbpf-dev:arm64 \
+	libelf-dev:arm64 zlib1g-dev:arm64 libdw-dev:arm64 libprotobuf-c-dev:arm64 libmicrohttpd-dev:arm64 \
+	libcurl4-openssl-dev:arm64 libncurses-dev:arm64
 
+deps:
+	$(if $(CROSS),dpkg --add-architecture arm64)
+	apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(DEPS) $(if $(CROSS),$(CROSS_DEPS))
+
+# The arm64 guest of make test builds with the cross toolchain.
 test-deps: deps
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(TEST_DEPS)
+	$(if $(filter x86,$(HOST_ARCH)),$(MAKE) deps ARCH=arm64)
 	bash .ci/pythons.sh $(PYTHONS_DIR)
 
 vmlinux:
@@ -396,7 +451,7 @@ clean:
 
 # ---- style -----------------------------------------------------------------
 FORMAT_FILES = $(shell git ls-files 'bpf/*.c' 'bpf/*.h' 'user/*.c' 'user/*.h' 'user/**/*.c' 'user/**/*.h' \
-	'include/*.h' 'tests/*.h' 'tests/**/*.c' 'tests/**/*.h' 'tests/**/*.cc')
+	'include/*.h' 'tests/*.h' 'tests/**/*.c' 'tests/**/*.h' 'tests/**/*.cc' ':!bpf/arm64/vmlinux.h')
 .PHONY: format lint
 format:
 	clang-format -i $(FORMAT_FILES)
@@ -416,6 +471,16 @@ KERNEL_CMD ?= uname -r
 # The kernel-dependent integration tests in every guest (the CI's matrix).
 kernel-test: $(BUILD)/pyebpf $(BUILD)/integ-tests $(FIXTURES)
 	$(MAKE) kernels KERNEL_CMD="bash .ci/kernels/guest-tests.sh"
+
+# One arm64 guest: Debian's arm64 cloud kernel of ARM64_SUITE under
+# qemu-system-aarch64 with that suite's arm64 root (fetch.sh), running
+# guest-tests.sh's arm64 list against the cross build in build-arm64/.
+.PHONY: kernel-test-arm64
+kernel-test-arm64:
+	KERNEL_ARCH=arm64 KERNEL_SUITES=$(ARM64_SUITE) bash .ci/kernels/fetch.sh
+	$(MAKE) ARCH=arm64 ARM64_SUITE=$(ARM64_SUITE) build-arm64/pyebpf build-arm64/integ-tests fixtures
+	KERNEL_ARCH=arm64 KERNEL_SUITES=$(ARM64_SUITE) $(MAKE) ARCH=arm64 kernels KERNELS=$(ARM64_SUITE) \
+		KERNEL_CMD="bash .ci/kernels/guest-tests.sh"
 
 kernels:
 	bash .ci/kernels/fetch.sh

@@ -125,7 +125,7 @@ static __always_inline __u64 since_of(__u64 raw, __u32 *state)
 }
 
 #ifdef PYEBPF_KERNEL_COMPAT
-/* No bpf_task_pt_regs before 5.15: x86-64 saves the user registers at the
+/* No bpf_task_pt_regs before 5.15: x86-64 and arm64 save the user registers at the
  * top of the task's kernel stack (THREAD_SIZE 16 KiB, no padding there;
  * a KASAN kernel's 32 KiB stack reads as "no syscall"). */
 #define COMPAT_THREAD_SIZE 16384
@@ -149,13 +149,11 @@ static __always_inline void syscall_in_progress(struct task_struct *task, __s32 
 	*arg = 0;
 	if (!regs)
 		return;
-#ifdef __TARGET_ARCH_x86
-	*nr = (__s32)BPF_CORE_READ(regs, orig_ax);
-	*arg = BPF_CORE_READ(regs, di);
+	*nr = ARCH_SYSCALL_NR(regs);
+	*arg = ARCH_SYSCALL_ARG0(regs);
 #ifdef PYEBPF_KERNEL_COMPAT
 	if (*nr < -1 || *nr >= MAX_SYSCALL_NR)
 		*nr = -1;
-#endif
 #endif
 }
 

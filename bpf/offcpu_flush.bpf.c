@@ -56,10 +56,8 @@ static __always_inline __u32 user_stack_fp(struct task_struct *task, struct pyeb
 	s->ustack_len = 0;
 	if (!regs || kn >= PYEBPF_MAX_STACK)
 		return 0;
-#ifdef __TARGET_ARCH_x86
-	s->stack[kn] = BPF_CORE_READ(regs, ip);
-	c.bp = BPF_CORE_READ(regs, bp);
-#endif
+	s->stack[kn] = ARCH_PC(regs);
+	c.bp = ARCH_FP(regs);
 	s->ustack_len = 1;
 	bpf_loop(PYEBPF_MAX_STACK - 1, fp_step, &c, 0); /* wall mode: never in the compat build */
 	return s->ustack_len;
@@ -89,7 +87,7 @@ static __always_inline int send_task_sample(struct pyebpf_sample *s, struct task
 	if (kn > PYEBPF_MAX_STACK)
 		kn = PYEBPF_MAX_STACK;
 	walk_tid = (__u32)task->pid;
-	walk_fsbase = BPF_CORE_READ(task, thread.fsbase);
+	walk_tp = ARCH_THREAD_POINTER(task);
 	return send_sample(s, finish_sample(s, task, kn, ustack_copy ? 0 : user_stack_fp(task, s, kn), 0));
 }
 

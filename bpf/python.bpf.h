@@ -6,9 +6,9 @@
  * read per frame, recording (code object, instruction offset). Names and
  * lines are userspace's job.
  *
- * The thread is found without disassembly: the task's thread pointer
- * (fsbase on x86-64) is pthread_self(), which CPython stores in
- * tstate->thread_id in every version.
+ * The thread is found without disassembly: from the task's thread pointer
+ * (bpf/arch.bpf.h) less the process's tp_to_self comes pthread_self(), which
+ * CPython stores in tstate->thread_id in every version.
  *
  * Whose memory it reads is user_read()'s business (shared.bpf.h): the
  * running thread's, or a blocked one's for the stop flush.
@@ -96,7 +96,7 @@ static __always_inline int read_ptr(__u64 addr, __u64 *out)
 /* A walk of a thread list (find_tstate, tlist_step). */
 struct tlist_ctx {
 	__u64 t;
-	__u64 fsbase;
+	__u64 thread_self;
 	__u64 found;   /* the best match so far */
 	__u64 current; /* <= 3.11: the GIL holder's thread state, or 0 */
 	__u32 off_next, off_thread_id, off_status;
@@ -220,7 +220,7 @@ static long tlist_step(__u32 i, void *data)
 		return 1;
 	}
 	c->seen++;
-	if (id == c->fsbase) {
+	if (id == c->thread_self) {
 		if (c->found)
 			c->several = 1;
 		c->found = c->t;
@@ -251,10 +251,10 @@ enum tstate_lookup {
 /* *ambiguous: the thread has thread states in several interpreters, so a
  * cached one cannot be trusted on its thread id alone. */
 static __always_inline enum tstate_lookup find_tstate(const struct pyebpf_py_proc *pp,
-						      const struct pyebpf_py_offsets *o, __u64 fsbase, __u64 *tstate,
+						      const struct pyebpf_py_offsets *o, __u64 thread_self, __u64 *tstate,
 						      int *ambiguous)
 {
-	struct tlist_ctx c = { .fsbase = fsbase,
+	struct tlist_ctx c = { .thread_self = thread_self,
 			       .off_next = o->tstate_next,
 			       .off_thread_id = o->tstate_thread_id,
 			       .off_status = o->tstate_status };
@@ -311,13 +311,13 @@ static __always_inline int cached_current(const struct tstate_cache *cached, con
  * entered a subinterpreter has a second thread state now, which only the
  * walk tells from the first.
  */
-static __always_inline __u64 indexed_tstate(const struct pyebpf_py_proc *pp, __u32 pid, __u64 fsbase,
+static __always_inline __u64 indexed_tstate(const struct pyebpf_py_proc *pp, __u32 pid, __u64 thread_self,
 					    const struct pyebpf_py_offsets *o)
 {
-	struct pyebpf_tstate_key key = { .pid = pid, .thread_id = fsbase };
+	struct pyebpf_tstate_key key = { .pid = pid, .thread_id = thread_self };
 	__u64 *t = bpf_map_lookup_elem(&py_tstate_index, &key), id, interp, next;
 
-	if (!t || !*t || read_ptr(*t + o->tstate_thread_id, &id) || id != fsbase)
+	if (!t || !*t || read_ptr(*t + o->tstate_thread_id, &id) || id != thread_self)
 		return 0;
 	if (read_ptr(pp->interp_head_addr, &interp) || !interp || read_ptr(interp + o->interp_next, &next) || next)
 		return 0;
@@ -327,14 +327,14 @@ static __always_inline __u64 indexed_tstate(const struct pyebpf_py_proc *pp, __u
 static __always_inline int current_tstate(const struct pyebpf_py_proc *pp, const struct pyebpf_py_offsets *o, __u32 pid,
 					  __u32 tid, __u64 *tstate)
 {
-	__u64 fsbase = task_fsbase(), now = bpf_ktime_get_ns(), id;
+	__u64 thread_self = task_thread_pointer() - pp->tp_to_self, now = bpf_ktime_get_ns(), id;
 	struct tstate_cache *cached = bpf_map_lookup_elem(&py_tstates, &tid), fresh = { 0 };
 	enum tstate_lookup found;
 	int ambiguous = 0;
 
 	if (cached) {
 		if (cached->tstate && !cached->ambiguous && !read_ptr(cached->tstate + o->tstate_thread_id, &id) &&
-		    id == fsbase && cached_current(cached, o, now)) {
+		    id == thread_self && cached_current(cached, o, now)) {
 			*tstate = cached->tstate;
 			return PYEBPF_PY_OK;
 		}
@@ -344,14 +344,14 @@ static __always_inline int current_tstate(const struct pyebpf_py_proc *pp, const
 #ifdef READ_OTHER_TASK
 	/* The stop flush: userspace indexed every thread just before, and a
 	 * walk per blocked thread would walk the list again for each. */
-	*tstate = indexed_tstate(pp, pid, fsbase, o);
-	found = *tstate ? TSTATE_FOUND : find_tstate(pp, o, fsbase, tstate, &ambiguous);
+	*tstate = indexed_tstate(pp, pid, thread_self, o);
+	found = *tstate ? TSTATE_FOUND : find_tstate(pp, o, thread_self, tstate, &ambiguous);
 #else
 	/* The walk first: an index entry may be stale (a thread that exited,
 	 * its pthread_self reused by the next); the index for a thread the
 	 * walk does not reach, refreshed when that happens. */
-	found = find_tstate(pp, o, fsbase, tstate, &ambiguous);
-	if (found == TSTATE_BEYOND && (*tstate = indexed_tstate(pp, pid, fsbase, o)))
+	found = find_tstate(pp, o, thread_self, tstate, &ambiguous);
+	if (found == TSTATE_BEYOND && (*tstate = indexed_tstate(pp, pid, thread_self, o)))
 		found = TSTATE_FOUND;
 #endif
 	switch (found) {

@@ -14,6 +14,7 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 #include "pyebpf.h"
+#include "arch.bpf.h"
 #include "kernel_compat.bpf.h"
 
 /* Set through skel->rodata between open and load. */
@@ -127,7 +128,7 @@ struct {
  * that is running (bpf_probe_read_user). The stop flush
  * (offcpu_flush.bpf.c) reads threads that are blocked, from a sleepable
  * task iterator: it defines READ_OTHER_TASK and sets walk_tid and
- * walk_fsbase before each walk (scalars, not a task pointer, so that the
+ * walk_tp (the thread pointer) before each walk (scalars, not a task pointer, so that the
  * bpf_loop callbacks reach them).
  */
 #ifdef READ_OTHER_TASK
@@ -137,7 +138,7 @@ extern struct task_struct *bpf_task_from_pid(s32 pid) __ksym __weak;
 extern void bpf_task_release(struct task_struct *p) __ksym __weak;
 
 __u32 walk_tid;
-__u64 walk_fsbase;
+__u64 walk_tp;
 
 static __always_inline long user_read(void *dst, __u32 size, const void *src)
 {
@@ -150,10 +151,10 @@ static __always_inline long user_read(void *dst, __u32 size, const void *src)
 	bpf_task_release(t);
 	return err;
 }
-#define task_fsbase() walk_fsbase
+#define task_thread_pointer() walk_tp
 #else
 #define user_read bpf_probe_read_user
-#define task_fsbase() BPF_CORE_READ(current_task(), thread.fsbase)
+#define task_thread_pointer() ARCH_THREAD_POINTER(current_task())
 #endif
 
 #ifndef SCRATCH_SLOT

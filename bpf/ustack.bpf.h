@@ -45,16 +45,7 @@ static __always_inline __u32 copy_user_stack(struct task_struct *task, struct py
 		count(PYEBPF_CNT_USTACK_COPY_ERR);
 		return sizeof(*r);
 	}
-#ifdef __TARGET_ARCH_x86
-	r->ip = BPF_CORE_READ(regs, ip);
-	r->sp = BPF_CORE_READ(regs, sp);
-	r->bp = BPF_CORE_READ(regs, bp);
-	r->bx = BPF_CORE_READ(regs, bx);
-	r->r12 = BPF_CORE_READ(regs, r12);
-	r->r13 = BPF_CORE_READ(regs, r13);
-	r->r14 = BPF_CORE_READ(regs, r14);
-	r->r15 = BPF_CORE_READ(regs, r15);
-#endif
+	arch_user_regs(regs, r);
 	sp = r->sp;
 	if (want > PYEBPF_MAX_USTACK_COPY)
 		want = PYEBPF_MAX_USTACK_COPY;

@@ -12,6 +12,7 @@
 #else
 #include <linux/types.h>
 #endif
+#include "pyebpf_arch.h"
 
 #define PYEBPF_COMM_LEN 16
 /* Frames per kernel or user stack: the kernel's own cap for bpf_get_stack. */
@@ -86,7 +87,7 @@ enum pyebpf_py_error {
 struct pyebpf_tstate_key {
 	__u32 pid;
 	__u32 reserved;
-	__u64 thread_id; /* tstate->thread_id: pthread_self(), the thread's fsbase on x86-64 */
+	__u64 thread_id; /* tstate->thread_id: pthread_self() (bpf/arch.bpf.h) */
 };
 
 /*
@@ -98,7 +99,7 @@ struct pyebpf_offcpu {
 	__u64 since_ns; /* when it left the CPU (clipped to the recording's start) */
 	__u64 wait_arg; /* first argument of the syscall in progress: a futex address, nfds... */
 	__u32 weight;   /* timer ticks this sample stands for; on-CPU samples: 1 */
-	__s32 syscall;  /* x86-64 syscall number in progress when it left, -1: none */
+	__s32 syscall;  /* syscall number (pyebpf_arch.h) in progress when it left, -1: none */
 	__u32 state;    /* task state when it left; 0: still runnable (preempted) */
 	__u32 flags;    /* PYEBPF_OFFCPU_* */
 };
@@ -141,8 +142,9 @@ struct pyebpf_sample {
  */
 #define PYEBPF_MAX_USTACK_COPY 65536
 struct pyebpf_uregs {
-	__u64 ip, sp, bp, bx, r12, r13, r14, r15; /* x86-64 */
-	__u32 copied;                             /* stack bytes from sp that follow */
+	__u64 pc, sp;
+	__u64 more[PYEBPF_UREGS_MORE_MAX]; /* PYEBPF_UREGS_MORE's registers, in its order (pyebpf_arch.h) */
+	__u32 copied;                      /* stack bytes from sp that follow */
 	__u32 reserved;
 };
 /* The sampler's per-CPU buffer: a sample and room for the native tail. */
@@ -224,6 +226,8 @@ struct pyebpf_py_proc {
 	__u64 gil_addr;         /* GIL_TSTATE_CURRENT: address of the current tstate pointer */
 	__u32 offsets_id;       /* index into py_offsets */
 	__u32 version_hex;      /* PY_VERSION_HEX */
+	__u32 tp_to_self;       /* pthread_self() = the thread pointer - this (0 on x86-64; pyebpf_arch.h) */
+	__u32 reserved;
 };
 #define PYEBPF_MAX_OFFSETS 32
 
@@ -267,9 +271,9 @@ _Static_assert(sizeof(struct pyebpf_sample) ==
 		       24 + 8 + 16 + 16 + 16 + 16 + 8 + 32 + 2UL * 127 * 8 + 24UL * PYEBPF_MAX_PY_FRAMES,
 	       "sample layout");
 _Static_assert(sizeof(struct pyebpf_py_offsets) == 26UL * 4, "py offsets layout");
-_Static_assert(sizeof(struct pyebpf_py_proc) == 24, "py proc layout");
+_Static_assert(sizeof(struct pyebpf_py_proc) == 32, "py proc layout");
 _Static_assert(sizeof(struct pyebpf_proc_event) == 40, "proc event layout");
-_Static_assert(sizeof(struct pyebpf_uregs) == 72, "uregs layout");
+_Static_assert(sizeof(struct pyebpf_uregs) == 120, "uregs layout");
 #endif
 
 #endif /* PYEBPF_H */

@@ -1,15 +1,19 @@
 #!/usr/bin/env bash
 # Debian's cloud kernels for the kernel matrix (.ci/kernels/run.sh boots them
-# under QEMU): for each suite, the kernel that linux-image-cloud-amd64 points
+# under QEMU): for each suite, the kernel that linux-image-cloud-ARCH points
 # at today, unpacked, and a busybox initramfs that mounts the host's root
-# over virtiofs with a tmpfs overlay on top.
+# over virtiofs with a tmpfs overlay on top. KERNEL_ARCH=arm64: Debian's
+# arm64 kernels, and for each suite an arm64 root to share instead of the
+# host's (ROOT_PACKAGES unpacked: no maintainer script runs, seconds not
+# minutes).
 #
-#   bash .ci/kernels/fetch.sh [CACHE]     (default /var/cache/pyebpf/kernels)
+#   bash .ci/kernels/fetch.sh [CACHE]     (default /var/cache/pyebpf/kernels[-arm64])
 #
 # CACHE/SUITE/vmlinuz      the kernel (a symlink into CACHE/SUITE/x/)
 # CACHE/SUITE/initrd.img   busybox, the modules virtiofs and overlayfs need, the
 #                          kernel's config (/boot/config-RELEASE in the guest), /init
 # CACHE/SUITE/release      the kernel's release (uname -r)
+# CACHE/SUITE/root/        arm64: the guest's root (python3, pyebpf's libraries, Criterion)
 # CACHE/.apt-SUITE/        a private apt: the suite's lists, an empty dpkg status
 #
 # Cached and idempotent: the suite's package lists are refreshed once a day
@@ -17,8 +21,17 @@
 # x/ is unpacked again only when the set of .debs changed, and the initramfs
 # is rebuilt only when it is older than this script, busybox or the kernel.
 set -euo pipefail
-CACHE=${1:-/var/cache/pyebpf/kernels}
-SUITES=${KERNEL_SUITES:-bullseye bookworm trixie sid}
+ARCH=${KERNEL_ARCH:-amd64}
+case $ARCH in
+amd64) CACHE=${1:-/var/cache/pyebpf/kernels} SUITES=${KERNEL_SUITES:-bullseye bookworm trixie sid} QEMU=qemu-system-x86_64 ;;
+arm64) CACHE=${1:-/var/cache/pyebpf/kernels-arm64} SUITES=${KERNEL_SUITES:-bookworm} QEMU=qemu-system-aarch64 ;;
+*) echo "fetch.sh: KERNEL_ARCH is amd64 or arm64, not $ARCH" >&2; exit 1 ;;
+esac
+# An arm64 guest's root: what the guest tests run (guest-tests.sh, bash,
+# bc, ps), pyebpf's and the integration tests' libraries, and the suite's
+# python3. apt resolves the rest.
+ROOT_PACKAGES=${ROOT_PACKAGES:-python3 bash dash coreutils grep sed procps util-linux bc libbpf1 libelf1 zlib1g libdw1
+	libprotobuf-c1 libmicrohttpd12 libcurl4 libncursesw6 libstdc++6 libcriterion3 libpython3-dev mount}
 KEYRING=/usr/share/keyrings/debian-archive-keyring.gpg
 # What the guest needs before it can mount its root: the virtio PCI transport,
 # virtiofs (FUSE over virtio) and overlayfs. Built-in ones are skipped; the
@@ -30,9 +43,9 @@ die() { echo "fetch.sh: $*" >&2; exit 1; }
 
 # The host tools this needs; on a fresh machine (CI) apt brings them.
 need=()
-command -v qemu-system-x86_64 >/dev/null || need+=(qemu-system-x86)
+command -v $QEMU >/dev/null || need+=("$([ "$ARCH" = arm64 ] && echo qemu-system-arm || echo qemu-system-x86)")
 # run.sh's virtiofsd: qemu-system-common's C one up to Debian 12, a package of its own after.
-if ! command -v qemu-system-x86_64 >/dev/null || { [ ! -x /usr/lib/qemu/virtiofsd ] &&
+if ! command -v $QEMU >/dev/null || { [ ! -x /usr/lib/qemu/virtiofsd ] &&
 	[ ! -x /usr/libexec/virtiofsd ] && ! command -v virtiofsd >/dev/null; }; then
 	apt-cache show virtiofsd >/dev/null 2>&1 && need+=(virtiofsd)
 fi
@@ -78,7 +91,7 @@ papt() {
 		-o Dir::Etc::Preferences=/dev/null -o Dir::Etc::PreferencesParts=/dev/null \
 		-o Dir::State::Lists="$d/lists" -o Dir::Cache="$d" -o Dir::State::status="$d/status" \
 		-o Dir::Cache::pkgcache=pkgcache.bin -o Dir::Cache::srcpkgcache=srcpkgcache.bin \
-		-o APT::Architecture=amd64 -o Debug::NoLocking=1 -o APT::Sandbox::User=root "$@"
+		-o APT::Architecture="$ARCH" -o Debug::NoLocking=1 -o APT::Sandbox::User=root "$@"
 }
 
 # The module's dependencies as its .modinfo says (depends=a,b): the same list
@@ -188,6 +201,36 @@ reboot -f
 EOF
 }
 
+# arm64: the guest's root (ROOT_PACKAGES and what they depend on) and the
+# suite's busybox for its initramfs, downloaded into the private apt's
+# cache and unpacked again only when the set of .debs changed.
+foreign_root() {
+	local debs stamp
+	# shellcheck disable=SC2086 # a list of package names
+	debs=$(papt apt-get -s -qq --no-install-recommends install $ROOT_PACKAGES busybox-static |
+		sed -n 's/^Inst \([^ ]*\) (\([^ ]*\) .*\[\([a-z0-9]*\)\]).*/\1_\2_\3.deb/p' | sed 's/:/%3a/g' | LC_ALL=C sort)
+	[ -n "$debs" ] || die "$suite: apt resolves none of: $ROOT_PACKAGES"
+	stamp=$(printf '%s\n' "$debs" | md5sum | cut -d' ' -f1)
+	[ "$(cat "$CACHE/$suite/root/.pyebpf-debs" 2>/dev/null)" = "$stamp" ] && return 0
+	echo "fetch.sh: $suite: the guest's root ($(echo "$debs" | wc -l) packages)"
+	# shellcheck disable=SC2086
+	papt apt-get -qq -y --download-only --no-install-recommends install $ROOT_PACKAGES busybox-static >/dev/null ||
+		die "$suite: cannot download the root's packages"
+	rm -rf "$CACHE/$suite/root.new" "$CACHE/$suite/busybox"
+	mkdir -p "$CACHE/$suite/root.new"
+	for deb in $debs; do
+		[ -s "$CACHE/.apt-$suite/archives/$deb" ] || die "$suite: $deb missing after the download"
+		case $deb in
+		busybox-static_*) dpkg-deb -x "$CACHE/.apt-$suite/archives/$deb" "$CACHE/$suite/busybox" ;;
+		*) dpkg-deb -x "$CACHE/.apt-$suite/archives/$deb" "$CACHE/$suite/root.new" ;;
+		esac
+	done
+	[ -x "$CACHE/$suite/root.new/bin/sh" ] || ln -s dash "$CACHE/$suite/root.new/bin/sh"
+	echo "$stamp" >"$CACHE/$suite/root.new/.pyebpf-debs"
+	rm -rf "$CACHE/$suite/root"
+	mv "$CACHE/$suite/root.new" "$CACHE/$suite/root"
+}
+
 for suite in $SUITES; do
 	d=$CACHE/.apt-$suite
 	mkdir -p "$d/lists/partial" "$d/archives/partial" "$CACHE/$suite"
@@ -206,11 +249,11 @@ for suite in $SUITES; do
 		touch "$d/lists/"*_Packages* 2>/dev/null || true
 	fi
 
-	# linux-image-cloud-amd64 -> linux-image-VERSION-cloud-amd64; newer kernels
+	# linux-image-cloud-ARCH -> linux-image-VERSION-cloud-ARCH; newer kernels
 	# split that into linux-binary-VERSION (vmlinuz) and linux-modules-VERSION.
-	image=$(papt apt-cache depends linux-image-cloud-amd64 |
+	image=$(papt apt-cache depends "linux-image-cloud-$ARCH" |
 		sed -n 's/^ *Depends: \(linux-image-[0-9][^ ]*\)$/\1/p' | head -n1)
-	[ -n "$image" ] || die "$suite: linux-image-cloud-amd64 depends on no linux-image-VERSION"
+	[ -n "$image" ] || die "$suite: linux-image-cloud-$ARCH depends on no linux-image-VERSION"
 	release=${image#linux-image-}
 	pkgs=("$image")
 	while read -r p; do pkgs+=("$p"); done < <(papt apt-cache depends "$image" |
@@ -221,7 +264,7 @@ for suite in $SUITES; do
 	for p in "${pkgs[@]}"; do
 		v=$(papt apt-cache show --no-all-versions "$p" | sed -n 's/^Version: //p' | head -n1)
 		[ -n "$v" ] || die "$suite: no version for $p"
-		deb=${p}_${v//:/%3a}_amd64.deb
+		deb=${p}_${v//:/%3a}_$ARCH.deb
 		if [ ! -s "$deb" ]; then
 			echo "fetch.sh: $suite: downloading $p $v"
 			papt apt-get -qq download "$p"
@@ -253,7 +296,13 @@ for suite in $SUITES; do
 	[ -n "$kernel" ] || die "$suite: no vmlinuz for $release in $CACHE/$suite/x"
 	ln -sfn "$kernel" vmlinuz
 
-	if [ -s initrd.img ] && [ initrd.img -nt "$SELF" ] && [ initrd.img -nt "$BUSYBOX" ] &&
+	guest_busybox=$BUSYBOX
+	if [ "$ARCH" != amd64 ]; then
+		foreign_root
+		guest_busybox=$CACHE/$suite/busybox/bin/busybox
+	fi
+
+	if [ -s initrd.img ] && [ initrd.img -nt "$SELF" ] && [ initrd.img -nt "$guest_busybox" ] &&
 		[ initrd.img -nt x/.pyebpf-debs ] && [ "$(cat release 2>/dev/null)" = "$release" ]; then
 		echo "fetch.sh: $suite: $release (cached)"
 		continue
@@ -286,7 +335,7 @@ for suite in $SUITES; do
 
 	tmp=$(mktemp -d "$CACHE/$suite/initramfs.XXXXXX")
 	mkdir -p "$tmp"/{bin,sbin,usr/bin,usr/sbin,dev,proc,sys,lib/modules}
-	cp "$BUSYBOX" "$tmp/bin/busybox"
+	cp "$guest_busybox" "$tmp/bin/busybox"
 	# insmod from busybox reads plain .ko files only: decompress here.
 	for n in "${order[@]}"; do decompress "${modfile[$n]}" >"$tmp/lib/modules/$n.ko"; done
 	printf '%s\n' "${order[@]}" >"$tmp/modules.load"

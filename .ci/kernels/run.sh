@@ -2,7 +2,9 @@
 # Runs one command as root under one of the matrix's Debian kernels: QEMU
 # (TCG: no KVM here) boots CACHE/SUITE/{vmlinuz,initrd.img} from
 # .ci/kernels/fetch.sh, with this machine's / shared read-only over virtiofs
-# and a tmpfs overlay on top in the guest (writes stay in the guest). The
+# and a tmpfs overlay on top in the guest (writes stay in the guest);
+# KERNEL_ARCH=arm64: an arm64 kernel under qemu-system-aarch64 with its
+# suite's arm64 root instead, this checkout and /tmp bound into it. The
 # command runs in the caller's working directory, its output comes on this
 # script's stdout, and this script exits with the command's exit code.
 #
@@ -10,7 +12,8 @@
 #
 # Environment:
 #   KERNEL_TIMEOUT   seconds before QEMU is killed (default 900): exit 124
-#   KERNEL_CACHE     where fetch.sh put the kernels (default /var/cache/pyebpf/kernels)
+#   KERNEL_ARCH      amd64 (default) or arm64
+#   KERNEL_CACHE     where fetch.sh put the kernels (default /var/cache/pyebpf/kernels[-arm64])
 #   KERNEL_PASSENV   more variable names to pass into the guest; CI, HOME,
 #                    LANG, LC_*, TERM, TZ, PYTHON, PYTHONPATH and PYEBPF_* always go
 #   KERNEL_CMDLINE   more kernel parameters (e.g. loglevel=7 to see the boot)
@@ -22,7 +25,12 @@
 # and PYEBPF-GUEST-EXIT=<code> after it; a guest that never printed the
 # latter (boot or /init failure) makes this script exit 125.
 set -euo pipefail
-CACHE=${KERNEL_CACHE:-/var/cache/pyebpf/kernels}
+ARCH=${KERNEL_ARCH:-amd64}
+case $ARCH in
+amd64) CACHE=${KERNEL_CACHE:-/var/cache/pyebpf/kernels} QEMU=qemu-system-x86_64 ;;
+arm64) CACHE=${KERNEL_CACHE:-/var/cache/pyebpf/kernels-arm64} QEMU=qemu-system-aarch64 ;;
+*) echo "run.sh: KERNEL_ARCH is amd64 or arm64, not $ARCH" >&2; exit 125 ;;
+esac
 # 900: every recording reads the kernel's symbols as it starts (50 ms on
 # hardware, seconds under TCG); a 5.10 guest's tests ran 543 s on 2026-11-26.
 TIMEOUT=${KERNEL_TIMEOUT:-900}
@@ -38,7 +46,15 @@ if [ ! -r "$kdir/vmlinuz" ] || [ ! -r "$kdir/initrd.img" ]; then
 	die "no kernel for '$suite' in $CACHE: run .ci/kernels/fetch.sh first"
 fi
 [[ $TIMEOUT =~ ^[0-9]+$ ]] || die "KERNEL_TIMEOUT must be a number of seconds"
-command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 missing (apt-get install qemu-system-x86)"
+command -v $QEMU >/dev/null || die "$QEMU missing (run .ci/kernels/fetch.sh first)"
+# The root the guest gets: this machine's, or the suite's arm64 one with
+# this checkout and /tmp (where the command script is) in it.
+share=/ binds=()
+if [ "$ARCH" != amd64 ]; then
+	share=$kdir/root
+	[ -x "$share/bin/sh" ] || die "no $ARCH root for '$suite' in $CACHE: run KERNEL_ARCH=$ARCH .ci/kernels/fetch.sh first"
+	binds=(/tmp "$(git rev-parse --show-toplevel 2>/dev/null || pwd -P)")
+fi
 # qemu-system-common's C virtiofsd (Debian 12; the one tested), or the Rust one (Debian 13 on).
 VIRTIOFSD=
 for v in /usr/lib/qemu/virtiofsd /usr/libexec/virtiofsd "$(command -v virtiofsd || true)"; do
@@ -105,15 +121,20 @@ fi
 # shellcheck disable=SC2016
 unshare --mount --propagation private -- bash -c '
 	set -euo pipefail
-	root=$1
+	root=$1 share=$2
+	shift 2
+	mount --rbind "$share" "$root"
+	while [ "$1" != -- ]; do
+		mkdir -p "$root$1" && mount --rbind "$1" "$root$1"
+		shift
+	done
 	shift
-	mount --rbind / "$root"
 	findmnt -R -n -r -o TARGET "$root" | while read -r t; do
 		printf -v t "%b" "$t"
 		mount -o remount,bind,ro "$t" 2>/dev/null || echo "run.sh: warning: $t stays writable for the guest" >&2
 	done
 	exec "$@"
-' virtiofsd-ro "$run/root" "$VIRTIOFSD" "${vfsd_args[@]}" >"$run/virtiofsd.log" 2>&1 &
+' virtiofsd-ro "$run/root" "$share" "${binds[@]}" -- "$VIRTIOFSD" "${vfsd_args[@]}" >"$run/virtiofsd.log" 2>&1 &
 vfsd_pid=$!
 for _ in $(seq 100); do
 	[ -S "$sock" ] && break
@@ -129,17 +150,25 @@ mkfifo "$run/out"
 sed -u 's/\r$//' <"$run/out" | tee "$log" | sed -u '/reboot: Restarting system$/d' &
 reader_pid=$!
 
-bios=()
-# qboot: SeaBIOS would put its banner and terminal escapes (reset, clear
-# screen) on the console, i.e. on our stdout. (Boot time is the same.)
-[ -r /usr/share/qemu/qboot.rom ] && bios=(-bios /usr/share/qemu/qboot.rom)
-append="console=ttyS0 tsc=reliable panic=-1 quiet loglevel=3 random.trust_cpu=on"
+if [ "$ARCH" = amd64 ]; then
+	# qboot: SeaBIOS would put its banner and terminal escapes (reset, clear
+	# screen) on the console, i.e. on our stdout. (Boot time is the same.)
+	machine=(-machine pc,memory-backend=mem -cpu max)
+	[ -r /usr/share/qemu/qboot.rom ] && machine+=(-bios /usr/share/qemu/qboot.rom)
+	append="console=ttyS0 tsc=reliable"
+else
+	# pauth-impdef: pointer authentication by QEMU's cheap hash, not QARMA
+	# (where TCG spends much of its time otherwise).
+	machine=(-machine virt,memory-backend=mem -cpu max,pauth-impdef=on)
+	append="console=ttyAMA0"
+fi
+append+=" panic=-1 quiet loglevel=3 random.trust_cpu=on"
 append+=" pyebpf.run=$run/guest.sh ${KERNEL_CMDLINE:-}"
 started=$(date +%s%N)
 # -no-reboot: the guest's reboot -f (and panic=-1) ends QEMU.
-timeout -k 10 "$TIMEOUT" qemu-system-x86_64 -name "pyebpf-$suite" \
-	-machine pc,memory-backend=mem -accel tcg,thread=multi -cpu max -m "$MEM" -smp "$CPUS" \
-	-nographic -nodefaults -no-user-config -no-reboot "${bios[@]}" \
+timeout -k 10 "$TIMEOUT" "$QEMU" -name "pyebpf-$suite" \
+	"${machine[@]}" -accel tcg,thread=multi -m "$MEM" -smp "$CPUS" \
+	-nographic -nodefaults -no-user-config -no-reboot \
 	-object memory-backend-memfd,id=mem,size="$MEM",share=on \
 	-chardev socket,id=vfs,path="$sock" -device vhost-user-fs-pci,chardev=vfs,tag=hostroot \
 	-serial stdio \

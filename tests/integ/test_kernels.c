@@ -109,7 +109,8 @@ Test(kernels, cpu_mode_reads_python_on_this_kernel)
 
 	two_pythons(&old, &young);
 	python_stacks_read(old, NULL, note);
-	python_stacks_read(young, NULL, note);
+	if (young != old) /* an arm64 guest's root has one */
+		python_stacks_read(young, NULL, note);
 }
 
 /* The bounded-loop build, as kernels before 5.17 take it, on this one. */

@@ -200,11 +200,31 @@ Test(native, python_c_python_c_every_layer_in_order)
 		snprintf(want, sizeof(want), "%s;cext_callback;pyebpf_c_layer;", frame("outer", "outer-callback"));
 		snprintf(want + strlen(want), sizeof(want) - strlen(want), "%s;cext_spin",
 			 frame("inner", "inner-spin"));
-		uint64_t hit = ending_with(&f, want, "pyebpf_c_spin");
-		cr_log_info("%s: %llu of %llu samples in Python → C → Python → C\n", pys[i].path,
-			    (unsigned long long)hit, (unsigned long long)f.total);
-		cr_assert_geq(hit * 100, f.total * 85, "%s: %s;pyebpf_c_spin in %llu of %llu samples", pys[i].path,
-			      want, (unsigned long long)hit, (unsigned long long)f.total);
+		/* Of the samples in the innermost C function (its name needs no
+		 * unwinding; kernel frames may follow it: an interrupt), those
+		 * whose every layer above unwound right. The rest is start-up,
+		 * seconds of it under an emulated CPU. */
+		uint64_t hit = 0, spin = 0, top = 0;
+		const char *top_stack = "";
+		for (size_t k = 0; k < f.n; k++) {
+			const char *s = strstr(f.lines[k].stack, ";pyebpf_c_spin");
+
+			if (f.lines[k].count > top) {
+				top = f.lines[k].count;
+				top_stack = f.lines[k].stack;
+			}
+			if (!s || (s[14] && s[14] != ';'))
+				continue;
+			spin += f.lines[k].count;
+			if (strstr(f.lines[k].stack, want))
+				hit += f.lines[k].count;
+		}
+		cr_log_info("%s: %llu of %llu samples in Python → C → Python → C, of %llu\n", pys[i].path,
+			    (unsigned long long)hit, (unsigned long long)spin, (unsigned long long)f.total);
+		cr_assert_geq(spin * 100, f.total * 30, "%s: pyebpf_c_spin in %llu of %llu samples; the most: %s",
+			      pys[i].path, (unsigned long long)spin, (unsigned long long)f.total, top_stack);
+		cr_assert_geq(hit * 100, spin * 95, "%s: %s;pyebpf_c_spin in %llu of %llu samples there", pys[i].path,
+			      want, (unsigned long long)hit, (unsigned long long)spin);
 		few_mismatches(&pys[i]);
 		folded_free(&f);
 	}

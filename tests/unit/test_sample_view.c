@@ -73,7 +73,7 @@ Test(sample_view, native_tail_after_python_frames)
 	s->py_len = 3;
 	off = PYEBPF_PY_SAMPLE_SIZE(3);
 	r = (struct pyebpf_uregs *)((char *)s + off);
-	r->ip = 0x401000;
+	r->pc = 0x401000;
 	r->sp = 0x7ffd0000;
 	r->copied = 64;
 	memset(r + 1, 0xab, 64);

@@ -13,7 +13,7 @@
 
 #define STACK_BYTES (1 << 20)
 
-typedef void (*uw_capture_fn)(const uint64_t regs[8]);
+typedef void (*uw_capture_fn)(const uint64_t regs[]);
 typedef int (*uw_outer_fn)(uw_capture_fn cb, int depth);
 
 static uint8_t *thread_stack;
@@ -36,16 +36,16 @@ __attribute__((no_sanitize_address)) static void copy_stack(uint64_t sp)
 	snap.regs.copied = n;
 }
 
-static void capture(const uint64_t r[8])
+/* pc, sp and the callee-saved registers, as the fixture's leaf saw them. */
+static void capture(const uint64_t r[])
 {
-	snap.regs.ip = r[0];
+	int i = 0;
+
+	snap.regs.pc = r[0];
 	snap.regs.sp = r[1];
-	snap.regs.bp = r[2];
-	snap.regs.bx = r[3];
-	snap.regs.r12 = r[4];
-	snap.regs.r13 = r[5];
-	snap.regs.r14 = r[6];
-	snap.regs.r15 = r[7];
+#define TAKE(field, dwarf) snap.regs.more[i] = r[2 + i], i++;
+	PYEBPF_UREGS_MORE(TAKE)
+#undef TAKE
 	snap_tid = gettid();
 	copy_stack(r[1]);
 }

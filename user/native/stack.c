@@ -107,7 +107,7 @@ size_t native_stacks__frames(struct native_stacks *n, const struct sample_view *
 	bool mismatch;
 
 	n->stats.samples++;
-	if (r->ip) {
+	if (r->pc) {
 		nn = unwinder__unwind(session, s->h.pid, s->h.tid, procs__maps_gen(p), r, v->stack_copy, n->pcs,
 				      NATIVE_MAX_FRAMES, &end);
 		/* Code in no known module: an extension loaded since (dlopen)? libdw

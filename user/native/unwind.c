@@ -91,20 +91,22 @@ static bool memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *a
 	return true;
 }
 
-/* x86-64 DWARF register numbers: 3 rbx, 6 rbp, 7 rsp, 12-15 r12-r15, 16 rip. */
+/* The registers a sample carries, by their DWARF numbers (pyebpf_arch.h). */
 static bool set_initial_registers(Dwfl_Thread *thread, void *thread_arg)
 {
 	const struct pyebpf_uregs *r = cur.regs;
-	Dwarf_Word bx = r->bx, bp_sp[2] = { r->bp, r->sp }, r12_15[4] = { r->r12, r->r13, r->r14, r->r15 };
-	Dwarf_Word rip = r->ip;
+	Dwarf_Word sp = r->sp, pc = r->pc;
+	bool ok = dwfl_thread_state_registers(thread, PYEBPF_DWARF_SP, 1, &sp);
+	int i = 0;
 
 	(void)thread_arg;
-	/* rip is also DWARF register 16: the CFI of PLT stubs computes the
-	 * CFA from it (DW_OP_breg16), and libdw reads it from the registers,
-	 * not from the pc. */
-	return dwfl_thread_state_registers(thread, 3, 1, &bx) && dwfl_thread_state_registers(thread, 6, 2, bp_sp) &&
-	       dwfl_thread_state_registers(thread, 12, 4, r12_15) && dwfl_thread_state_registers(thread, 16, 1, &rip) &&
-	       (dwfl_thread_state_register_pc(thread, r->ip), true);
+#define SET_UREG(field, dwarf) ok = ok && dwfl_thread_state_registers(thread, dwarf, 1, &(Dwarf_Word){ r->more[i++] });
+	PYEBPF_UREGS_MORE(SET_UREG)
+#undef SET_UREG
+	if (PYEBPF_DWARF_PC >= 0)
+		ok = ok && dwfl_thread_state_registers(thread, PYEBPF_DWARF_PC, 1, &pc);
+	dwfl_thread_state_register_pc(thread, pc);
+	return ok;
 }
 
 static const Dwfl_Thread_Callbacks thread_callbacks = {
@@ -194,7 +196,7 @@ size_t unwinder__unwind(struct unwind_session **session, uint32_t pid, uint32_t 
 	int rc;
 
 	*end = UNWIND_END_ERROR;
-	if (!max || !regs->ip)
+	if (!max || !regs->pc)
 		return 0;
 	cur.pid = pid;
 	s = session_of(session, pid, maps_gen);
@@ -208,13 +210,13 @@ size_t unwinder__unwind(struct unwind_session **session, uint32_t pid, uint32_t 
 	cur.n = 0;
 	cur.max = max;
 	if (!s->ok) { /* the process is gone or unreadable: the leaf alone */
-		pcs[0] = regs->ip;
+		pcs[0] = regs->pc;
 		*end = UNWIND_END_NO_CFI;
 		return 1;
 	}
 	rc = dwfl_getthread_frames(s->dwfl, (pid_t)tid, on_frame, NULL);
 	if (cur.n == 0)
-		pcs[cur.n++] = regs->ip;
+		pcs[cur.n++] = regs->pc;
 	/* libdw ends quietly (rc 0) on a failed memory read too: only a walk
 	 * without one reached the root. Code without unwind information comes
 	 * before the copy's end: libdw then guesses by frame pointer, reading

@@ -3,108 +3,60 @@
 
 #include <string.h>
 
-/* x86-64 syscall numbers (asm/unistd_64.h): the ABI, fixed forever. */
-enum {
-	NR_read = 0,
-	NR_write = 1,
-	NR_open = 2,
-	NR_poll = 7,
-	NR_pread64 = 17,
-	NR_pwrite64 = 18,
-	NR_readv = 19,
-	NR_writev = 20,
-	NR_select = 23,
-	NR_nanosleep = 35,
-	NR_sendfile = 40,
-	NR_connect = 42,
-	NR_accept = 43,
-	NR_sendto = 44,
-	NR_recvfrom = 45,
-	NR_sendmsg = 46,
-	NR_recvmsg = 47,
-	NR_semop = 65,
-	NR_msgrcv = 69,
-	NR_fcntl = 72,
-	NR_flock = 73,
-	NR_fsync = 74,
-	NR_fdatasync = 75,
-	NR_futex = 202,
-	NR_io_getevents = 208,
-	NR_semtimedop = 220,
-	NR_clock_nanosleep = 230,
-	NR_epoll_wait = 232,
-	NR_mq_timedreceive = 243,
-	NR_openat = 257,
-	NR_pselect6 = 270,
-	NR_ppoll = 271,
-	NR_splice = 275,
-	NR_epoll_pwait = 281,
-	NR_accept4 = 288,
-	NR_preadv = 295,
-	NR_pwritev = 296,
-	NR_recvmmsg = 299,
-	NR_sendmmsg = 307,
-	NR_copy_file_range = 326,
-	NR_preadv2 = 327,
-	NR_pwritev2 = 328,
-	NR_io_uring_enter = 426,
-	NR_epoll_pwait2 = 441,
-	NR_futex_waitv = 449,
-};
 
 static enum offcpu_reason of_syscall(int32_t nr, uint64_t arg, const struct gil_range *gil)
 {
 	switch (nr) {
-	case NR_nanosleep:
-	case NR_clock_nanosleep:
+	case PYEBPF_NR_nanosleep:
+	case PYEBPF_NR_clock_nanosleep:
 		return OFFCPU_SLEEP;
-	case NR_select:
-	case NR_pselect6:
-	case NR_poll:
-	case NR_ppoll:
+	case PYEBPF_NR_select:
+	case PYEBPF_NR_pselect6:
+	case PYEBPF_NR_poll:
+	case PYEBPF_NR_ppoll:
 		/* No descriptors: a sleep (CPython's time.sleep before 3.11 is select(0, ...)). */
 		return arg ? OFFCPU_IO : OFFCPU_SLEEP;
-	case NR_read:
-	case NR_write:
-	case NR_open:
-	case NR_openat:
-	case NR_pread64:
-	case NR_pwrite64:
-	case NR_readv:
-	case NR_writev:
-	case NR_preadv:
-	case NR_pwritev:
-	case NR_preadv2:
-	case NR_pwritev2:
-	case NR_sendfile:
-	case NR_splice:
-	case NR_copy_file_range:
-	case NR_connect:
-	case NR_accept:
-	case NR_accept4:
-	case NR_sendto:
-	case NR_recvfrom:
-	case NR_sendmsg:
-	case NR_recvmsg:
-	case NR_sendmmsg:
-	case NR_recvmmsg:
-	case NR_fsync:
-	case NR_fdatasync:
-	case NR_epoll_wait:
-	case NR_epoll_pwait:
-	case NR_epoll_pwait2:
-	case NR_io_getevents:
-	case NR_io_uring_enter:
-	case NR_msgrcv:
-	case NR_mq_timedreceive:
+	case PYEBPF_NR_read:
+	case PYEBPF_NR_write:
+	case PYEBPF_NR_open:
+	case PYEBPF_NR_openat:
+	case PYEBPF_NR_pread64:
+	case PYEBPF_NR_pwrite64:
+	case PYEBPF_NR_readv:
+	case PYEBPF_NR_writev:
+	case PYEBPF_NR_preadv:
+	case PYEBPF_NR_pwritev:
+	case PYEBPF_NR_preadv2:
+	case PYEBPF_NR_pwritev2:
+	case PYEBPF_NR_sendfile:
+	case PYEBPF_NR_splice:
+	case PYEBPF_NR_copy_file_range:
+	case PYEBPF_NR_connect:
+	case PYEBPF_NR_accept:
+	case PYEBPF_NR_accept4:
+	case PYEBPF_NR_sendto:
+	case PYEBPF_NR_recvfrom:
+	case PYEBPF_NR_sendmsg:
+	case PYEBPF_NR_recvmsg:
+	case PYEBPF_NR_sendmmsg:
+	case PYEBPF_NR_recvmmsg:
+	case PYEBPF_NR_fsync:
+	case PYEBPF_NR_fdatasync:
+	case PYEBPF_NR_epoll_wait:
+	case PYEBPF_NR_epoll_pwait:
+	case PYEBPF_NR_epoll_pwait2:
+	case PYEBPF_NR_io_getevents:
+	case PYEBPF_NR_io_uring_enter:
+	case PYEBPF_NR_msgrcv:
+	case PYEBPF_NR_mq_timedreceive:
 		return OFFCPU_IO;
-	case NR_futex:
+	case PYEBPF_NR_futex:
 		return gil && gil->hi > gil->lo && arg >= gil->lo && arg < gil->hi ? OFFCPU_GIL : OFFCPU_LOCK;
-	case NR_futex_waitv:
-	case NR_flock:
-	case NR_fcntl: /* blocks only in F_SETLKW / F_OFD_SETLKW */
-	case NR_semop:
-	case NR_semtimedop:
+	case PYEBPF_NR_futex_waitv:
+	case PYEBPF_NR_flock:
+	case PYEBPF_NR_fcntl: /* blocks only in F_SETLKW / F_OFD_SETLKW */
+	case PYEBPF_NR_semop:
+	case PYEBPF_NR_semtimedop:
 		return OFFCPU_LOCK;
 	default:
 		return OFFCPU_OTHER;

@@ -14,7 +14,9 @@
 #include "base/hashmap.h"
 #include "symbols/maps.h"
 #include "base/util.h"
+#include "python/gil.h"
 #include "python/procmem.h"
+#include "pyebpf_arch.h"
 
 enum {
 	SYM_RUNTIME,
@@ -28,6 +30,8 @@ enum {
 	SYM_GIL_MUTEX,
 	SYM_SWITCH_COND,
 	SYM_SWITCH_MUTEX,
+	/* Last: asked for only where the CPU needs it (aarch64's glibc). */
+	SYM_TP_TO_SELF,
 	NSYMS
 };
 static const char *const sym_names[NSYMS] = {
@@ -40,7 +44,9 @@ static const char *const sym_names[NSYMS] = {
 	[SYM_GIL_MUTEX] = "gil_mutex",
 	[SYM_SWITCH_COND] = "switch_cond",
 	[SYM_SWITCH_MUTEX] = "switch_mutex",
+	[SYM_TP_TO_SELF] = PYEBPF_TP_TO_SELF_SYMBOL,
 };
+static const int nsyms = PYEBPF_TP_TO_SELF_SYMBOL ? NSYMS : NSYMS - 1;
 
 /* What one file holds, cached by (device, inode). */
 struct file_info {
@@ -110,10 +116,10 @@ static const struct file_info *file_info(struct py_detector *d, pid_t pid, const
 		return NULL;
 	}
 	struct elf_query q[NSYMS];
-	for (int i = 0; i < NSYMS; i++)
+	for (int i = 0; i < nsyms; i++)
 		q[i].name = sym_names[i];
-	if (elf_lookup(fd, q, NSYMS, &fi->load_delta) == 0) {
-		for (int i = 0; i < NSYMS; i++)
+	if (elf_lookup(fd, q, nsyms, &fi->load_delta) == 0) {
+		for (int i = 0; i < nsyms; i++)
 			fi->vaddr[i] = q[i].vaddr;
 		fi->python = q[SYM_CODE_TYPE].vaddr != 0;
 	}
@@ -199,6 +205,10 @@ static enum py_detect_result describe(pid_t pid, const struct file_info *fi, uin
 		}
 	} else if (builtin) {
 		out->layout = *builtin;
+		/* The table's numbers are x86-64's: 3.7-3.11 keep gilstate after the
+		 * GIL, which holds two of libc's mutexes (aarch64's are longer). */
+		if (out->layout.runtime_tstate_current != PYEBPF_NO_OFFSET)
+			out->layout.runtime_tstate_current += PY_GIL_GROWTH;
 	} else {
 		return unsupported(why, whylen, "CPython %d.%d on an unknown layout, native frames only", out->major,
 				   out->minor);
@@ -230,6 +240,35 @@ static enum py_detect_result describe(pid_t pid, const struct file_info *fi, uin
 	return PY_SUPPORTED;
 }
 
+/*
+ * Where pthread_self() is from the thread pointer BPF reads, on a CPU where
+ * they differ (include/pyebpf_arch.h): glibc says so in a symbol of its
+ * own, in libc.so.6 or a static executable. 0 when found.
+ */
+static int thread_pointer_offset(struct py_detector *d, pid_t pid, const struct mapping *m, size_t n, const char *exe,
+				 struct py_interp *out)
+{
+	for (size_t i = 0; i < n; i++) {
+		const char *b = strrchr(m[i].path, '/');
+		const struct file_info *fi;
+		uint32_t v;
+
+		b = b ? b + 1 : m[i].path;
+		if (m[i].pgoff != 0 || !m[i].inode || m[i].path[0] != '/' ||
+		    (strncmp(b, "libc.so", 7) && strncmp(b, "libc-", 5) && strcmp(m[i].path, exe)))
+			continue;
+		fi = file_info(d, pid, &m[i]);
+		/* sizeof(struct pthread): a kilobyte or two, never more than a page or two. */
+		if (!fi || !fi->vaddr[SYM_TP_TO_SELF] ||
+		    procmem_read(pid, m[i].start - fi->load_delta + fi->vaddr[SYM_TP_TO_SELF], &v, sizeof(v)) || !v ||
+		    v > 8192)
+			continue;
+		out->tp_to_self = v;
+		return 0;
+	}
+	return -1;
+}
+
 enum py_detect_result py_detect(struct py_detector *d, pid_t pid, struct py_interp *out, char *why, size_t whylen)
 {
 	struct mapping *m;
@@ -257,6 +296,9 @@ enum py_detect_result py_detect(struct py_detector *d, pid_t pid, struct py_inte
 		res = describe(pid, fi, m[i].start - m[i].pgoff - fi->load_delta, out, why, whylen);
 		break;
 	}
+	if (res == PY_SUPPORTED && PYEBPF_TP_TO_SELF_SYMBOL && thread_pointer_offset(d, pid, m, n, exe, out))
+		res = unsupported(why, whylen, "CPython %d.%d: no %s in its libc (not glibc?), native frames only",
+				  out->major, out->minor, PYEBPF_TP_TO_SELF_SYMBOL);
 	maps__free(m, n);
 	return res;
 }

@@ -3,13 +3,6 @@
 
 #include "python/procmem.h"
 
-/*
- * struct _gil_runtime_state (3.7-3.13, x86-64 glibc): interval, last_holder,
- * locked, switch_number, then the futex words: cond (48 bytes), mutex (40),
- * switch_cond (48), switch_mutex (40).
- */
-#define GIL_STRUCT_SIZE 208
-
 int py_gil_range(pid_t pid, const struct py_interp *in, struct gil_range *out)
 {
 	const struct pyebpf_py_offsets *o = &in->layout.bpf;
@@ -24,10 +17,10 @@ int py_gil_range(pid_t pid, const struct py_interp *in, struct gil_range *out)
 	case PYEBPF_GIL_TSTATE_CURRENT:
 		/* 3.7-3.11: _PyRuntime.ceval ends with the GIL, and gilstate,
 		 * whose second field is tstate_current, follows it. */
-		if (!in->runtime || in->major != 3 || in->minor < 7 || in->gil_addr < in->runtime + 8 + GIL_STRUCT_SIZE)
+		if (!in->runtime || in->major != 3 || in->minor < 7 || in->gil_addr < in->runtime + 8 + PY_GIL_STRUCT_SIZE)
 			return -1;
 		out->hi = in->gil_addr - 8;
-		out->lo = out->hi - GIL_STRUCT_SIZE;
+		out->lo = out->hi - PY_GIL_STRUCT_SIZE;
 		return 0;
 	case PYEBPF_GIL_INTERP_PTR:
 	case PYEBPF_GIL_INTERP_EMBEDDED:
@@ -45,7 +38,7 @@ int py_gil_range(pid_t pid, const struct py_interp *in, struct gil_range *out)
 		if (o->gil_kind == PYEBPF_GIL_INTERP_PTR && (procmem_u64(pid, gil, &gil) || !gil))
 			return -1;
 		out->lo = gil;
-		out->hi = gil + GIL_STRUCT_SIZE;
+		out->hi = gil + PY_GIL_STRUCT_SIZE;
 		return 0;
 	default:
 		return -1;

@@ -739,6 +739,7 @@ void sampler__python(struct sampler *s, uint32_t pid, const struct py_interp *in
 	v.interp_head_addr = in->interp_head_addr;
 	v.gil_addr = in->gil_addr;
 	v.version_hex = in->version_hex;
+	v.tp_to_self = in->tp_to_self;
 	if (bpf_map__update_elem(s->skel->maps.py_procs, &pid, sizeof(pid), &v, sizeof(v), BPF_ANY)) {
 		err_msg("pid %u: cannot register the Python process: %s", pid, strerror(errno));
 		return;
