@@ -93,7 +93,8 @@ else
 # cannot be installed for two architectures at once. Its headers are the host's.
 GUEST_ROOT ?= /var/cache/pyebpf/kernels-arm64/$(ARM64_SUITE)/root
 GUEST_LIBS := $(GUEST_ROOT)/usr/lib/aarch64-linux-gnu
-CRITERION_LIBS := -L$(GUEST_LIBS) -l:libcriterion.so.3 -Wl,-rpath-link,$(GUEST_LIBS)
+# (A newer suite's libraries may need a newer glibc than the toolchain's: the guest has it.)
+CRITERION_LIBS := -L$(GUEST_LIBS) -l:libcriterion.so.3 -Wl,-rpath-link,$(GUEST_LIBS) -Wl,--allow-shlib-undefined
 # --native's C extension for the root's python3, where tests/integ/
 # test_native.c looks for it (there is no compiler in the guest to build it).
 GUEST_PY := $(notdir $(firstword $(wildcard $(GUEST_ROOT)/usr/include/python3.[0-9]*)))
@@ -408,8 +409,17 @@ test-deps: deps
 	$(if $(filter x86,$(HOST_ARCH)),$(MAKE) deps ARCH=arm64)
 	bash .ci/pythons.sh $(PYTHONS_DIR)
 
+# The kernel's types for the BPF programs: this machine's; for a cross
+# build, those of Debian sid's arm64 kernel, taken from its image.
 vmlinux:
-	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > vmlinux.h
+ifeq ($(ARCH),$(HOST_ARCH))
+	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $(VMLINUX_DIR)/vmlinux.h
+else
+	KERNEL_ARCH=$(ARCH) KERNEL_SUITES=sid bash .ci/kernels/fetch.sh
+	@mkdir -p $(BUILD)
+	$(PYTHON) .ci/kernels/btf-from-image.py /var/cache/pyebpf/kernels-$(ARCH)/sid/vmlinuz $(BUILD)/vmlinux.btf
+	$(BPFTOOL) btf dump file $(BUILD)/vmlinux.btf format c > $(VMLINUX_DIR)/vmlinux.h
+endif
 
 install: $(BUILD)/pyebpf $(BUILD)/pyebpf.1
 	install -D -m 0755 $(BUILD)/pyebpf $(DESTDIR)/usr/local/bin/pyebpf
@@ -478,7 +488,7 @@ kernel-test: $(BUILD)/pyebpf $(BUILD)/integ-tests $(FIXTURES)
 .PHONY: kernel-test-arm64
 kernel-test-arm64:
 	KERNEL_ARCH=arm64 KERNEL_SUITES=$(ARM64_SUITE) bash .ci/kernels/fetch.sh
-	$(MAKE) ARCH=arm64 ARM64_SUITE=$(ARM64_SUITE) build-arm64/pyebpf build-arm64/integ-tests fixtures
+	$(MAKE) -j2 ARCH=arm64 ARM64_SUITE=$(ARM64_SUITE) build-arm64/pyebpf build-arm64/integ-tests fixtures
 	KERNEL_ARCH=arm64 KERNEL_SUITES=$(ARM64_SUITE) $(MAKE) ARCH=arm64 kernels KERNELS=$(ARM64_SUITE) \
 		KERNEL_CMD="bash .ci/kernels/guest-tests.sh"
 

@@ -42,7 +42,7 @@ static long fp_step(__u32 i, void *data)
 	at = c->base + s->ustack_len;
 	if (s->ustack_len >= PYEBPF_MAX_STACK || at >= 2 * PYEBPF_MAX_STACK)
 		return 1;
-	s->stack[at] = frame[1];
+	s->stack[at] = frame[1] & PYEBPF_USER_PC_MASK; /* arm64: without its signature */
 	s->ustack_len++;
 	c->bp = frame[0];
 	return 0;

@@ -251,8 +251,8 @@ enum tstate_lookup {
 /* *ambiguous: the thread has thread states in several interpreters, so a
  * cached one cannot be trusted on its thread id alone. */
 static __always_inline enum tstate_lookup find_tstate(const struct pyebpf_py_proc *pp,
-						      const struct pyebpf_py_offsets *o, __u64 thread_self, __u64 *tstate,
-						      int *ambiguous)
+						      const struct pyebpf_py_offsets *o, __u64 thread_self,
+						      __u64 *tstate, int *ambiguous)
 {
 	struct tlist_ctx c = { .thread_self = thread_self,
 			       .off_next = o->tstate_next,

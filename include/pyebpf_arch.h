@@ -23,6 +23,8 @@
 #define PYEBPF_DWARF_PC 16
 /* glibc (TLS variant II): the thread pointer (fsbase) is pthread_self(). */
 #define PYEBPF_TP_TO_SELF_SYMBOL ((const char *)0)
+/* A code address as the stack holds it. */
+#define PYEBPF_USER_PC_MASK (~0ULL)
 
 /* Syscall numbers (asm/unistd_64.h): the ABI, fixed forever. */
 enum pyebpf_syscall_nr {
@@ -78,11 +80,11 @@ enum pyebpf_syscall_nr {
 /* AAPCS64: x19-x28 callee-saved, x29 the frame pointer, x30 the link
  * register (a leaf that has not saved it keeps its return address there
  * only); DWARF numbers x0-x30 = 0-30, sp = 31. */
-#define PYEBPF_UREGS_MORE(X)                                                                            \
-	X(regs[19], 19)                                                                                 \
-	X(regs[20], 20)                                                                                 \
-	X(regs[21], 21) X(regs[22], 22) X(regs[23], 23) X(regs[24], 24) X(regs[25], 25) X(regs[26], 26) \
-		X(regs[27], 27) X(regs[28], 28) X(regs[29], 29) X(regs[30], 30)
+/* clang-format off */
+#define PYEBPF_UREGS_MORE(X) \
+	X(regs[19], 19) X(regs[20], 20) X(regs[21], 21) X(regs[22], 22) X(regs[23], 23) X(regs[24], 24) \
+	X(regs[25], 25) X(regs[26], 26) X(regs[27], 27) X(regs[28], 28) X(regs[29], 29) X(regs[30], 30)
+/* clang-format on */
 #define PYEBPF_DWARF_SP 31
 #define PYEBPF_DWARF_PC (-1) /* none: libdw takes the pc on its own */
 /*
@@ -91,6 +93,10 @@ enum pyebpf_syscall_nr {
  * 2.36, 1824 in 2.41. libc says how much in this symbol (user/python/detect.c).
  */
 #define PYEBPF_TP_TO_SELF_SYMBOL "_thread_db_const_thread_area"
+/* Code built with -mbranch-protection (Debian's from trixie on) signs the
+ * return addresses it saves: a pointer authentication code in the bits above
+ * the 48-bit user address space, which an address must lose to be one. */
+#define PYEBPF_USER_PC_MASK ((1ULL << 48) - 1)
 
 /* The generic table (asm-generic/unistd.h). arm64 has no open, poll,
  * select or epoll_wait: numbers no syscall has stand for them. */

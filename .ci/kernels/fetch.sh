@@ -300,6 +300,7 @@ for suite in $SUITES; do
 	if [ "$ARCH" != amd64 ]; then
 		foreign_root
 		guest_busybox=$CACHE/$suite/busybox/bin/busybox
+		[ -x "$guest_busybox" ] || guest_busybox=$CACHE/$suite/busybox/usr/bin/busybox # trixie on
 	fi
 
 	if [ -s initrd.img ] && [ initrd.img -nt "$SELF" ] && [ initrd.img -nt "$guest_busybox" ] &&

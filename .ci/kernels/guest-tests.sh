@@ -10,8 +10,8 @@
 set -uo pipefail
 # An arm64 guest runs the cross build (make kernel-test-arm64).
 case $(uname -m) in
-aarch64) cd "$(dirname "$0")/../../build-arm64" ;;
-*) cd "$(dirname "$0")/../../build" ;;
+aarch64) cd "$(dirname "$0")/../../build-arm64" || exit 1 ;;
+*) cd "$(dirname "$0")/../../build" || exit 1 ;;
 esac
 export PATH=/usr/sbin:/usr/bin:/sbin:/bin
 # Under emulation a sample's BPF program takes many times longer than on
@@ -47,7 +47,7 @@ uptime_s() { cut -d' ' -f1 /proc/uptime; }
 # guest was doing then (processes and their wait channels, the kernel's
 # last words: a stall or a soft lockup shows there).
 run_one() {
-	./integ-tests --jobs 1 --filter "$1" >/tmp/guest-test.log 2>&1 &
+	./integ-tests --jobs 1 --verbose --filter "$1" >/tmp/guest-test.log 2>&1 &
 	local pid=$! waited=0
 	while kill -0 "$pid" 2>/dev/null; do
 		if [ "$waited" -ge "$LIMIT" ]; then
@@ -72,7 +72,12 @@ for t in $TESTS; do
 		r=$?
 		took=$(echo "$(uptime_s) - $start" | bc)
 		case $r in
-		0) echo "guest-tests: $t passed in ${took}s"; break ;;
+		0)
+			echo "guest-tests: $t passed in ${took}s"
+			# What it measured (cr_log_info: a split, a count), for the log.
+			grep -a '^\[----\] [^ ]' /tmp/guest-test.log | grep -v 'Criterion v' | sed 's/^\[----\]/guest-tests:  /'
+			break
+			;;
 		124) echo "guest-tests: $t TIMED OUT after ${LIMIT}s (try $try of 2)" ;;
 		*) echo "guest-tests: $t FAILED (exit $r) in ${took}s"; break ;;
 		esac

@@ -153,13 +153,13 @@ reader_pid=$!
 if [ "$ARCH" = amd64 ]; then
 	# qboot: SeaBIOS would put its banner and terminal escapes (reset, clear
 	# screen) on the console, i.e. on our stdout. (Boot time is the same.)
-	machine=(-machine pc,memory-backend=mem -cpu max)
+	machine=(-machine "pc,memory-backend=mem" -cpu max)
 	[ -r /usr/share/qemu/qboot.rom ] && machine+=(-bios /usr/share/qemu/qboot.rom)
 	append="console=ttyS0 tsc=reliable"
 else
 	# pauth-impdef: pointer authentication by QEMU's cheap hash, not QARMA
 	# (where TCG spends much of its time otherwise).
-	machine=(-machine virt,memory-backend=mem -cpu max,pauth-impdef=on)
+	machine=(-machine "virt,memory-backend=mem" -cpu "max,pauth-impdef=on")
 	append="console=ttyAMA0"
 fi
 append+=" panic=-1 quiet loglevel=3 random.trust_cpu=on"

@@ -97,7 +97,8 @@ Test(gecko, a_sample_without_frames_is_still_a_sample)
 	s = written(gecko__write, p);
 	cr_assert(strstr(s, "[0,0.000,0],\n[0,10.000,0],\n[null,20.000,0]]"), "two rows of a stack: %s", s);
 	cr_assert(strstr(s, "\"stackTable\":{\"schema\":{\"prefix\":0,\"frame\":1},\"data\":[\n[null,0]]}"), "%s", s);
-	cr_assert(strstr(s, "[1,false,null,null,null,null,4,0]]}") && strstr(s, "\"stringTable\":[\"\",\"[no stack]\"]"),
+	cr_assert(strstr(s, "[1,false,null,null,null,null,4,0]]}") &&
+			  strstr(s, "\"stringTable\":[\"\",\"[no stack]\"]"),
 		  "one frame, \"[no stack]\", of the Other category: %s", s);
 	free(s);
 	profile__free(p);

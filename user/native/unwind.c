@@ -163,7 +163,7 @@ static int on_frame(Dwfl_Frame *state, void *arg)
 		return DWARF_CB_ABORT;
 	if (cur.n == cur.max)
 		return DWARF_CB_ABORT;
-	cur.pcs[cur.n++] = pc;
+	cur.pcs[cur.n++] = pc & PYEBPF_USER_PC_MASK;
 	return DWARF_CB_OK;
 }
 

@@ -3,7 +3,8 @@
 
 #include <string.h>
 
-
+/* The numbers are this machine's (include/pyebpf_arch.h): a sample is
+ * classified where it was recorded; the profile keeps the reason. */
 static enum offcpu_reason of_syscall(int32_t nr, uint64_t arg, const struct gil_range *gil)
 {
 	switch (nr) {

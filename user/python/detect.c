@@ -255,7 +255,7 @@ static int thread_pointer_offset(struct py_detector *d, pid_t pid, const struct 
 
 		b = b ? b + 1 : m[i].path;
 		if (m[i].pgoff != 0 || !m[i].inode || m[i].path[0] != '/' ||
-		    (strncmp(b, "libc.so", 7) && strncmp(b, "libc-", 5) && strcmp(m[i].path, exe)))
+		    (strncmp(b, "libc.so", 7) != 0 && strncmp(b, "libc-", 5) != 0 && strcmp(m[i].path, exe) != 0))
 			continue;
 		fi = file_info(d, pid, &m[i]);
 		/* sizeof(struct pthread): a kilobyte or two, never more than a page or two. */

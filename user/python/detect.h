@@ -24,8 +24,8 @@ struct py_interp {
 	uint64_t code_type;        /* &PyCode_Type: code objects are checked against it */
 	uint64_t static_gil_lo;    /* 3.6: [lo, hi) holds its static GIL mutexes and conditions; else 0 */
 	uint64_t static_gil_hi;
-	uint32_t tp_to_self;       /* pthread_self() = thread pointer - this (include/pyebpf_arch.h) */
-	char path[512]; /* the file that holds the interpreter */
+	uint32_t tp_to_self; /* pthread_self() = thread pointer - this (include/pyebpf_arch.h) */
+	char path[512];      /* the file that holds the interpreter */
 };
 
 struct py_detector;

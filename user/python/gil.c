@@ -17,7 +17,8 @@ int py_gil_range(pid_t pid, const struct py_interp *in, struct gil_range *out)
 	case PYEBPF_GIL_TSTATE_CURRENT:
 		/* 3.7-3.11: _PyRuntime.ceval ends with the GIL, and gilstate,
 		 * whose second field is tstate_current, follows it. */
-		if (!in->runtime || in->major != 3 || in->minor < 7 || in->gil_addr < in->runtime + 8 + PY_GIL_STRUCT_SIZE)
+		if (!in->runtime || in->major != 3 || in->minor < 7 ||
+		    in->gil_addr < in->runtime + 8 + PY_GIL_STRUCT_SIZE)
 			return -1;
 		out->hi = in->gil_addr - 8;
 		out->lo = out->hi - PY_GIL_STRUCT_SIZE;
