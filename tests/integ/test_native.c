@@ -221,8 +221,8 @@ Test(native, python_c_python_c_every_layer_in_order)
 		}
 		cr_log_info("%s: %llu of %llu samples in Python → C → Python → C, of %llu\n", pys[i].path,
 			    (unsigned long long)hit, (unsigned long long)spin, (unsigned long long)f.total);
-		cr_assert_geq(spin * 100, f.total * 30, "%s: pyebpf_c_spin in %llu of %llu samples; the most: %s",
-			      pys[i].path, (unsigned long long)spin, (unsigned long long)f.total, top_stack);
+		cr_assert_geq(spin, 100, "%s: pyebpf_c_spin in %llu of %llu samples; the most: %s", pys[i].path,
+			      (unsigned long long)spin, (unsigned long long)f.total, top_stack);
 		cr_assert_geq(hit * 100, spin * 95, "%s: %s;pyebpf_c_spin in %llu of %llu samples there", pys[i].path,
 			      want, (unsigned long long)hit, (unsigned long long)spin);
 		few_mismatches(&pys[i]);
