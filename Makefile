@@ -9,15 +9,16 @@ PYTHON  ?= python3
 # aarch64-linux-gnu toolchain and arm64 libraries (make deps ARCH=arm64)
 # into build-arm64/. What differs per CPU is include/pyebpf_arch.h and
 # bpf/arch.bpf.h.
-# The suite whose arm64 kernel and root test an arm64 build (kernel-test-arm64).
-ARM64_SUITE ?= bookworm
 HOST_ARCH := $(patsubst x86_64,x86,$(patsubst aarch64,arm64,$(shell uname -m)))
 ARCH    ?= $(HOST_ARCH)
 ifeq ($(filter x86 arm64,$(ARCH)),)
 $(error pyebpf builds for x86 (x86-64) and arm64, not $(ARCH))
 endif
 ifneq ($(ARCH),$(HOST_ARCH))
-CROSS   := $(if $(filter arm64,$(ARCH)),aarch64-linux-gnu-,x86_64-linux-gnu-)
+ifneq ($(ARCH)-$(HOST_ARCH),arm64-x86)
+$(error a cross build goes from x86-64 to arm64; on this $(HOST_ARCH) machine, plain make)
+endif
+CROSS   := aarch64-linux-gnu-
 CC      := $(CROSS)gcc
 BUILD   := build-$(ARCH)
 else
@@ -27,6 +28,8 @@ CXX     := $(CROSS)g++
 STRIP   := $(CROSS)strip
 OBJCOPY := $(CROSS)objcopy
 PKG_CONFIG := $(CROSS)pkg-config
+# The suite whose arm64 kernel and root test an arm64 build (kernel-test-arm64).
+ARM64_SUITE ?= bookworm
 # The kernel's types for the BPF programs: x86-64's at the top, arm64's
 # from Debian's sid arm64 kernel (make vmlinux ARCH=arm64). 7.x's BTF has
 # anonymous tagged members (struct ns_tree;) bookworm's bpftool dumps as
