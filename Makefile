@@ -9,6 +9,7 @@ PYTHON  ?= python3
 # aarch64-linux-gnu toolchain and arm64 libraries (make deps ARCH=arm64)
 # into build-arm64/. What differs per CPU is include/pyebpf_arch.h and
 # bpf/arch.bpf.h.
+.DEFAULT_GOAL := all
 HOST_ARCH := $(patsubst x86_64,x86,$(patsubst aarch64,arm64,$(shell uname -m)))
 ARCH    ?= $(HOST_ARCH)
 ifeq ($(filter x86 arm64,$(ARCH)),)
@@ -108,12 +109,14 @@ $(GUEST_CEXT): tests/fixtures/cext.c
 	$(CC) -O2 -fPIC -shared -I$(GUEST_ROOT)/usr/include/$(GUEST_PY) -idirafter $(GUEST_ROOT)/usr/include $< -o $@
 endif
 
-.PHONY: fixtures
-fixtures: $(FIXTURES)
 .PHONY: all clean install man deps test-deps vmlinux test check docs-check unit-test integ-test integ-check fuzz fuzz-smoke demo bench viewers backends
 .DELETE_ON_ERROR:
 
 all: $(BUILD)/pyebpf
+
+# What the integration tests run besides pyebpf.
+.PHONY: fixtures
+fixtures: $(FIXTURES)
 
 # One BPF object file per program family (bpf/*.bpf.c), linked into one
 # object for the skeleton; bpf/shared.bpf.h holds the maps they share.
