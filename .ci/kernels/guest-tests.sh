@@ -41,6 +41,9 @@ TESTS="kernels/cpu_mode_reads_python_on_this_kernel kernels/the_compat_build_rea
 	python/thread_names_and_exclusion wall/two_spinning_threads_wait_for_the_gil_half_the_time
 	native/python_c_python_c_every_layer_in_order kernels/the_stop_flush_or_its_line
 	containers/container_id_selects_one_of_two top/once_wall_split kernels/dump_or_one_line"
+# The known split within 6 points there, not 4: TCG's arm64 read it 0.2-2.3
+# points off in 4 runs and 5.8 in a fifth (x86-64's guests hold 4).
+[ "$(uname -m)" = aarch64 ] && export PYEBPF_TEST_SPLIT_PP=6
 uptime_s() { cut -d' ' -f1 /proc/uptime; }
 
 # One test under LIMIT seconds; 124 when it ran out, after saying what the

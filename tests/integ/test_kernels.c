@@ -78,8 +78,12 @@ static void python_stacks_read(const struct python *py, const char *const opts[]
 	uint64_t b = count_all(&f, "beta (", "work (");
 	double share = 100.0 * (double)a / (double)(a + b);
 	cr_log_info("%s: alpha %.1f%% of %llu, measured %.1f%%\n", py->path, share, (unsigned long long)(a + b), truth);
-	cr_assert(share > truth - 4 && share < truth + 4, "%s: alpha %.1f%% of %llu samples, measured %.1f%%", py->path,
-		  share, (unsigned long long)(a + b), truth);
+	/* The arm64 guest (guest-tests.sh) allows more: under TCG its split
+	 * read 0.2-2.3 points off in 4 runs and 5.8 in a fifth. */
+	const char *pp = getenv("PYEBPF_TEST_SPLIT_PP");
+	double tol = pp ? strtod(pp, NULL) : 4;
+	cr_assert(share > truth - tol && share < truth + tol, "%s: alpha %.1f%% of %llu samples, measured %.1f%%",
+		  py->path, share, (unsigned long long)(a + b), truth);
 	folded_free(&f);
 	run_result_free(&r);
 
