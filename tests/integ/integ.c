@@ -334,6 +334,19 @@ char *temp_path(const char *dir, const char *name)
 	return p;
 }
 
+int count_files(const char *dir, const char *prefix)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int n = 0;
+
+	cr_assert(d, "no %s", dir);
+	while ((e = readdir(d)))
+		n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..") && !strncmp(e->d_name, prefix, strlen(prefix));
+	closedir(d);
+	return n;
+}
+
 int dot_files(const char *dir)
 {
 	DIR *d = opendir(dir);

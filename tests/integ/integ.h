@@ -82,6 +82,8 @@ int setup_pythons(const char *workload, char *script, struct python *pys, int ma
 /* A fresh temporary directory (static buffer) and a path inside it. */
 const char *temp_dir(void);
 char *temp_path(const char *dir, const char *name);
+/* Entries of dir whose names start with prefix ("": all), . and .. aside. */
+int count_files(const char *dir, const char *prefix);
 /* Files in dir whose name starts with '.': leftover temporaries. */
 int dot_files(const char *dir);
 

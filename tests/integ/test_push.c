@@ -9,7 +9,6 @@
  */
 #include "integ.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -146,19 +145,6 @@ static void pyroscope_folded(const char *dir, int port, const char *selector, st
 	folded_load(out, f);
 	free(pprof);
 	free(out);
-}
-
-static int count_files(const char *dir, const char *prefix)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	int n = 0;
-
-	cr_assert(d);
-	while ((e = readdir(d)))
-		n += !strncmp(e->d_name, prefix, strlen(prefix));
-	closedir(d);
-	return n;
 }
 
 static void record_split(const char *spool, const char *seconds, const char *const push[], struct run_result *r,

@@ -6,8 +6,6 @@
  */
 #include "integ.h"
 
-#include <dirent.h>
-
 #include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -324,20 +322,6 @@ Test(top, once_table_on_interpreters, .timeout = 60)
 		cr_skip_test("none of 3.12, 2.7, 3.14 installed");
 }
 
-/* Entries in a directory but . and .. (-1: unreadable). */
-static int count_entries(const char *path)
-{
-	DIR *d = opendir(path);
-	int n = 0;
-
-	if (!d)
-		return -1;
-	for (struct dirent *e; (e = readdir(d));)
-		n += e->d_name[0] != '.';
-	closedir(d);
-	return n;
-}
-
 Test(top, once_wall_split, .timeout = 60)
 {
 	const char *py = python_of(3, 12) ? python_of(3, 12) : "/usr/bin/python3";
@@ -351,7 +335,7 @@ Test(top, once_wall_split, .timeout = 60)
 	/* Until both threads run: a 64 MiB buffer is filled first (0.1 s here,
 	 * seconds under an emulated CPU). */
 	snprintf(task, sizeof(task), "/proc/%d/task", (int)pid);
-	for (int i = 0; i < 600 && count_entries(task) < 3; i++)
+	for (int i = 0; i < 600 && count_files(task, "") < 3; i++)
 		sleep_s(0.05);
 	sleep_s(0.2);
 	snprintf(pidarg, sizeof(pidarg), "%d", (int)pid);
