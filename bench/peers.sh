@@ -5,9 +5,13 @@
 #   py-spy 0.4.3 and Austin 4.0.0 (PyPI wheels, unpacked into the cache; Austin's
 #   binary needs glibc 2.38: it runs on sid's, as the sid interpreters do) and
 #   CPython 3.15's own sampler, Tachyon (python3.15 -m profiling.sampling:
-#   it profiles 3.15 only, and py-spy and Austin stop at 3.14).
+#   it profiles 3.15 only, and py-spy and Austin stop at 3.14), and the
+#   OpenTelemetry eBPF profiler (a whole-host agent built from its Go module,
+#   its OTLP taken by bench/peers/otelrecv; CPU mode only).
 #
 #   bash bench/peers.sh [ROUNDS] [ROW...]      rows: accuracy wall slowdown start cost features (default: all)
+#   PEERS_TOOLS="pyebpf otel" bash bench/peers.sh ...   some of the tools only
+#     (pyebpf py-spy py-spy-nb austin tachyon otel; the others' cells say n/a)
 #
 # accuracy: a known CPU split (bench/peers/split.py: alpha/beta/gamma 5:3:2,
 #   the script's own thread_time is the truth), each tool in its CPU mode at
@@ -15,10 +19,11 @@
 #   distance to the truth in percentage points (0: exact), median of ROUNDS.
 # wall: a known wall split (tests/fixtures/pywall.py split: CPU, sleep, a pipe,
 #   a lock; its own clock is the truth), each tool in its wall/idle mode.
-# slowdown: bench/peers/load.py (it times itself: a tool's start-up is not
-#   counted), alone / under a tool / alone; the ratio to the mean of its two
-#   neighbours, median of ROUNDS, at 100 and 1000 Hz; py-spy in its default
-#   mode (it stops the target with ptrace for each sample) and --nonblocking.
+# slowdown: bench/peers/duty.py's units of work while the tool is attached
+#   against those just before and after, in one process (the machine's drift
+#   falls out), by wall-clock and by CPU time, 5 x ROUNDS cycles, at 100 and
+#   1000 Hz; py-spy in its default mode (it stops the target with ptrace for
+#   each sample) and --nonblocking; "nothing" attached: the noise.
 # start: the time to the first sample at 1000 Hz of bench/peers/clock.py
 #   (functions t000... each owning a 5 ms slot after a known T0), launched by
 #   the tool and attached to while it runs.
@@ -75,9 +80,94 @@ setup() {
 	if [ ! -d "$CACHE/austin-python/austin" ]; then
 		unzip -q -o -d "$CACHE/austin-python" "$CACHE"/wheels/austin_python-2.4.0-*.whl
 	fi
+	otel_setup
 	PYSPY=$CACHE/bin/py-spy AUSTIN=$CACHE/bin/austin
 	VERSIONS="pyebpf $(git rev-parse --short HEAD), $($PYSPY --version), $($AUSTIN --version 2>&1 | head -n1),"
-	VERSIONS+=" Tachyon of $($PY315 -V)"
+	VERSIONS+=" Tachyon of $($PY315 -V), the OpenTelemetry eBPF profiler $OTEL_VERSION"
+}
+
+# The OpenTelemetry eBPF profiler: its Go module from the module proxy, its
+# BPF tracer compiled with Debian's clang-19 (its Makefile wants clang 17;
+# bookworm has 14, 16 and 19), one patch: it stops when it may not raise
+# RLIMIT_MEMLOCK, which since Linux 5.11 limits no BPF map (memory is charged
+# to the cgroup) and which this machine's root may not raise (no
+# CAP_SYS_RESOURCE). It sends OTLP over gRPC only: bench/peers/otelrecv, built
+# in its module (the same pdata), writes what it gets as folded stacks.
+OTEL_VERSION=v0.0.202633
+OTEL=$CACHE/otel-$OTEL_VERSION
+otel_setup() {
+	[ -x "$OTEL/ebpf-profiler" ] && [ -x "$OTEL/otelrecv" ] && return
+	command -v clang-19 >/dev/null || apt-get install -y -q clang-19 llvm-19 >/dev/null
+	local src=$tmp/otel-src mod
+	[ -d /usr/local/go/bin ] && PATH=/usr/local/go/bin:$PATH
+	(cd "$tmp" && GOFLAGS=-mod=mod go mod download -json "go.opentelemetry.io/ebpf-profiler@$OTEL_VERSION") >"$tmp/otel.json"
+	mod=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["Dir"])' "$tmp/otel.json")
+	cp -r "$mod" "$src" && chmod -R u+w "$src"
+	python3 - "$src/rlimit/rlimit.go" <<-'PATCH'
+		import sys
+		p = sys.argv[1]
+		s = open(p).read()
+		old = "&tmpLimit, &oldLimit); err != nil {"
+		assert old in s, "rlimit.go changed: look at the patch again"
+		s = s.replace(old, "&tmpLimit, &oldLimit); err == unix.EPERM {\n\t\treturn func() {}, nil\n\t} else if err != nil {")
+		open(p, "w").write(s)
+	PATCH
+	touch "$src/support/ebpf/errors.h" # generated, shipped: not made again (that wants clang-format-17)
+	make -s -C "$src/support/ebpf" BPF_CLANG=clang-19 BPF_LINK=llvm-link-19 LLC=llc-19 STRIP=llvm-strip-19 \
+		"$src/support/ebpf/tracer.ebpf.amd64" >/dev/null 2>&1 || [ -s "$src/support/ebpf/tracer.ebpf.amd64" ]
+	mkdir -p "$src/cmd/otelrecv" "$OTEL"
+	cp bench/peers/otelrecv/main.go "$src/cmd/otelrecv/"
+	(cd "$src" && GOFLAGS=-buildvcs=false go build -o "$OTEL/ebpf-profiler.new" . &&
+		GOFLAGS=-buildvcs=false go build -o "$OTEL/otelrecv" ./cmd/otelrecv)
+	mv "$OTEL/ebpf-profiler.new" "$OTEL/ebpf-profiler"
+}
+
+# Start the agent at HZ, its samples to OUT.all ("PID;frames COUNT"); back
+# once its tracer is attached. OTEL_PID is the agent (under rusage.py with
+# PEERS_COST), OTEL_RECV the receiver.
+otel_start() {
+	local out=$1 hz=$2 cost=() port
+	if [ -n "${PEERS_COST:-}" ]; then
+		cost=(python3 bench/peers/rusage.py "$PEERS_COST" --)
+		sysctl -q -w kernel.bpf_stats_enabled=1 # its BPF programs' time, read as it stops
+	fi
+	port=$((20000 + RANDOM % 20000))
+	rm -f "$out.all"
+	"$OTEL/otelrecv" "127.0.0.1:$port" "$out.all" 2>"$out.recv" &
+	OTEL_RECV=$!
+	"${cost[@]}" "$OTEL/ebpf-profiler" -collection-agent="127.0.0.1:$port" -disable-tls \
+		-samples-per-second "$hz" -reporter-interval 1s >"$out.err" 2>&1 &
+	OTEL_PID=$!
+	for _ in $(seq 300); do
+		grep -q "Attached tracer program" "$out.err" && return 0
+		kill -0 $OTEL_PID 2>/dev/null || break
+		sleep 0.1
+	done
+	otel_stop "$out" none
+	return 1
+}
+
+# Stop it once its last report is in (it reports every second, jittered by
+# 20%), keeping the samples of the pids in PIDS (a file of pids, or one pid)
+# as OUT.raw.
+otel_stop() {
+	local out=$1 pids=$2
+	sleep 2.5
+	if [ -n "${PEERS_COST:-}" ]; then
+		bpftool prog show -j | python3 -c '
+import json, sys
+print(sum(p.get("run_time_ns", 0) for p in json.load(sys.stdin)
+          if any(o.get("comm") == "ebpf-profiler" for o in p.get("pids", []))))' >"$out.bpfns"
+		sysctl -q -w kernel.bpf_stats_enabled=0
+	fi
+	kill "$OTEL_PID" 2>/dev/null || true
+	wait "$OTEL_PID" 2>/dev/null || true
+	kill "$OTEL_RECV" 2>/dev/null || true
+	wait "$OTEL_RECV" 2>/dev/null || true
+	[ -f "$pids" ] || echo "$pids" >"$out.pids"
+	[ -f "$pids" ] || pids=$out.pids
+	awk 'NR == FNR {want[$1]; next} {split($0, f, ";")} f[1] in want {sub(/^[0-9]+;/, ""); print}' \
+		"$pids" "$out.all" >"$out.raw" 2>/dev/null || true
 }
 
 # ---- one run of a tool: TOOL MODE HZ OUT -- CMD... --------------------------
@@ -96,9 +186,21 @@ attach_tool() {
 	pyebpf)
 		"${cost[@]}" $PYEBPF record -F "$hz" -p "$pid" -d "$secs" --format folded -o "$out.raw" 2>"$out.err"
 		normalize paren <"$out.raw" >"$out.folded" ;;
-	py-spy)
-		"${cost[@]}" "$PYSPY" record -r "$hz" -f raw -p "$pid" -d "$secs" -o "$out.raw" >/dev/null 2>"$out.err" || return 0
+	py-spy | py-spy-nb)
+		local nb=()
+		[ "$tool" = py-spy-nb ] && nb=(--nonblocking)
+		"${cost[@]}" "$PYSPY" record -r "$hz" "${nb[@]}" -f raw -p "$pid" -d "$secs" -o "$out.raw" >/dev/null 2>"$out.err" ||
+			return 0
 		normalize paren <"$out.raw" >"$out.folded" ;;
+	otel) # a whole-host agent: started, then the pid's samples kept
+		otel_start "$out" "$hz" || return 0
+		date +%s.%N >"$out.began"
+		sleep "$secs"
+		otel_stop "$out" "$pid"
+		normalize paren <"$out.raw" >"$out.folded" ;;
+	none) # the slowdown row's noise: the same pause, nothing attached
+		sleep "$secs"
+		echo "x 1" >"$out.folded" ;;
 	austin)
 		"${cost[@]}" "$AUSTIN" -c -i "$(hz_us "$hz")" -p "$pid" -x "$secs" -o "$out.mojo" >/dev/null 2>"$out.err" ||
 			[ -s "$out.mojo" ] || return 0 # 254 when its -x time ran out
@@ -141,6 +243,23 @@ run_tool() {
 		PYTHONPATH=$CACHE/austin-python python3 -m austin.format.collapsed_stack "$out.mojo" "$out.raw" \
 			>>"$out.err" 2>&1 || return 0
 		normalize colon-austin <"$out.raw" >"$out.folded" ;;
+	otel)
+		# Its off-CPU mode samples context switches, not the wall-clock.
+		[ "$mode" = cpu ] || { echo "not sampled: no wall-clock mode" >"$out.err"; return 0; }
+		otel_start "$out" "$hz" || return 0
+		# The command in a session of its own, its members listed while it
+		# runs: the agent sees the whole host, the command's are kept.
+		setsid "$@" >"$out.out" 2>>"$out.cmd.err" &
+		local pid=$!
+		while kill -0 "$pid" 2>/dev/null; do
+			ps -o pid= -s "$pid" >>"$out.sid" || true
+			sleep 0.2
+		done
+		wait "$pid" || true
+		echo "$pid" >>"$out.sid"
+		otel_stop "$out" "$out.sid"
+		rm -f "$out.sid"
+		normalize paren <"$out.raw" >"$out.folded" ;;
 	tachyon)
 		[ "$1" = "$PY315" ] || return 0 # it profiles its own version only
 		shift
@@ -226,14 +345,23 @@ print("%.2f" % (50 * sum(abs(got[k] - truth[k]) / total for k in names)))
 }
 
 vals() { grep -vs n/a "$1" || true; } # a row's figures, the runs that had none left out
+# The tools of a row that PEERS_TOOLS (words; default: every tool) names, a
+# line each; "none" (the slowdown row's noise) always.
+chosen() {
+	local t
+	for t; do
+		[[ $t == none || " ${PEERS_TOOLS:-$t} " == *" $t "* ]] && echo "$t"
+	done
+	return 0
+}
 median() { sort -n | awk '{a[NR]=$1} END {if (!NR) print "n/a"; else print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
-TOOLS=(pyebpf py-spy austin tachyon)
+TOOLS=(pyebpf py-spy austin tachyon otel)
 
 row_accuracy() {
 	local pys=("$PY311" "$PY313" "$PY314" "$PY315") i p tool line runs
 	for i in $(seq "$ROUNDS"); do
 		for p in "${!pys[@]}"; do
-			for tool in $(printf '%s\n' "${TOOLS[@]}" | shuf --random-source=<(yes "$i")); do
+			for tool in $(chosen "${TOOLS[@]}" | shuf --random-source=<(yes "$i")); do
 				run_tool "$tool" cpu 100 "$tmp/acc.$tool.$p.$i" -- "${pys[$p]}" bench/peers/split.py 20
 			done
 		done
@@ -242,8 +370,8 @@ row_accuracy() {
 	echo
 	echo "**CPU split** (alpha/beta/gamma 5:3:2, 20 s at 100 Hz a run, CPU mode; a perfect sampler's error is about 1 pp at 2,000 samples, 0.5 at 8,000): error in percentage points of the $ROUNDS runs' samples pooled (sampling noise shrinks with them, a bias does not)"
 	echo
-	echo "| interpreter | pyebpf | py-spy | Austin | Tachyon |"
-	echo "|---|---|---|---|---|"
+	echo "| interpreter | pyebpf | py-spy | Austin | Tachyon | OTel eBPF profiler |"
+	echo "|---|---|---|---|---|---|"
 	for p in "${!pys[@]}"; do
 		line="| $("${pys[$p]}" -V 2>&1) |"
 		for tool in "${TOOLS[@]}"; do
@@ -257,7 +385,7 @@ row_accuracy() {
 row_wall() {
 	local i tool k=$tmp/wall
 	for i in $(seq "$ROUNDS"); do
-		for tool in $(printf '%s\n' "${TOOLS[@]}" | shuf --random-source=<(yes "$i")); do
+		for tool in $(chosen "${TOOLS[@]}" | shuf --random-source=<(yes "$i")); do
 			run_tool "$tool" wall 100 "$tmp/run" -- "$PY314" tests/fixtures/pywall.py split 10
 			[ "$tool" = tachyon ] && run_tool "$tool" wall 100 "$tmp/run" -- "$PY315" tests/fixtures/pywall.py split 10
 			split_error "cpu_phase sleep_phase pipe_phase lock_phase" "$tmp/run" >>"$k.$tool"
@@ -275,43 +403,79 @@ row_wall() {
 }
 
 # The interquartile range of a column of percentages, "A% to B%".
-spread() { sort -n | awk '{a[NR]=$1} END {if (NR < 4) print "n/a"; else printf "%+.1f%% to %+.1f%%\n", a[int(NR/4)+1], a[int(3*NR/4)]}'; }
+spread() { sort -n | awk '{a[NR]=$1} END {if (NR < 4) print "n/a"; else printf "%+.1f%% to %+.1f%%\n", a[int(NR/4)+1], a[NR-int(NR/4)]}'; }
 pct() { read -r v; case $v in n/a) echo n/a ;; *) printf '%+.2f%%' "$v" ;; esac; }
 
-elapsed() { sed -n 's/^elapsed //p' "$1.out" | tail -n1; }
+# One tool's slowdown of bench/peers/duty.py: TOOL HZ OUT. The workload
+# runs on CPU 1 and the tool on CPU 0 (what the tool spends on its own CPU is
+# the cost row's; here is what the profiled program feels: BPF in its
+# interrupts, ptrace stops, caches), the tool attached for 2 s and detached
+# for 2 s, CYCLES times; each attachment (its first 0.6 s left out: start-up
+# is the start row's) against the detached stretches either side of it.
+# Appends a percentage a cycle to OUT.
+duty_cycles() {
+	local tool=$1 hz=$2 out=$3 py=$PY314 pid c a b
+	[ "$tool" = tachyon ] && py=$PY315
+	taskset -c 1 "$py" bench/peers/duty.py 3600 >"$tmp/duty.units" &
+	pid=$!
+	: >"$tmp/duty.windows"
+	sleep 2
+	for c in $(seq "$CYCLES"); do
+		a=$(date +%s.%N)
+		rm -f "$tmp/duty.began"
+		(taskset -pc 0 $BASHPID >/dev/null && attach_tool "$tool" "$hz" "$tmp/duty" "$pid" 2 "$py") || true
+		b=$(date +%s.%N)
+		# The OpenTelemetry agent takes ~1.3 s to attach: its 2 s count from then.
+		[ -s "$tmp/duty.began" ] && a=$(cat "$tmp/duty.began")
+		echo "on $a $b" >>"$tmp/duty.windows"
+		sleep 2
+	done
+	kill -TERM "$pid"
+	wait "$pid"
+	python3 -c '
+import sys
+units = [tuple(map(float, l.split()[1:])) for l in open(sys.argv[1]) if l.startswith("u ")]
+wins = [tuple(map(float, l.split()[1:])) for l in open(sys.argv[2])]
+def mean_unit(lo, hi, k):  # k 0: wall-clock, 1: CPU time
+    d = [(e - s, c)[k] for s, e, c in units if s >= lo and e <= hi]
+    return sum(d) / len(d) if len(d) >= 50 else None
+for i, (a, b) in enumerate(wins):
+    r = []
+    for k in (0, 1):
+        before = mean_unit((wins[i - 1][1] if i else a - 2) + 0.3, a - 0.1, k)
+        after = mean_unit(b + 0.3, (wins[i + 1][0] if i + 1 < len(wins) else b + 2) - 0.1, k)
+        on = mean_unit(a + 0.6, b - 0.2, k)
+        if None not in (before, after, on):
+            r.append("%.3f" % ((on / ((before + after) / 2) - 1) * 100))
+    if len(r) == 2:
+        print(*r)
+' "$tmp/duty.units" "$tmp/duty.windows" >>"$out"
+}
 
 row_slowdown() {
-	local i hz tool py before after t runs=(pyebpf py-spy py-spy-nb austin tachyon)
-	for i in $(seq "$ROUNDS"); do
+	local hz tool runs=(none pyebpf py-spy py-spy-nb austin tachyon otel)
+	CYCLES=$((5 * ROUNDS))
+	for hz in 100 1000; do
+		for tool in $(chosen "${runs[@]}" | shuf --random-source=<(yes "$hz")); do
+			duty_cycles "$tool" "$hz" "$tmp/slow.$tool.$hz"
+			echo "slowdown: $tool at $hz Hz done" >&2
+		done
+	done
+	echo
+	echo "**Slowdown** of a CPU-bound program (bench/peers/duty.py on CPU 1, 3.14, Tachyon on 3.15; the tool on CPU 0), attached for 2 s and detached for 2 s, $CYCLES times: the ~3 ms units of work done attached against those just before and after, in the same process, by the wall-clock and by the thread's CPU time (which leaves out other programs and the hypervisor, and a tool's ptrace stops); median of the $CYCLES cycles, in brackets the middle half; 'nothing' attaches no tool: this machine's noise"
+	echo
+	echo "| tool | 100 Hz wall | 100 Hz CPU | 1000 Hz wall | 1000 Hz CPU |"
+	echo "|---|---|---|---|---|"
+	for tool in "${runs[@]}"; do
+		local line="| ${tool/none/nothing} |"
 		for hz in 100 1000; do
-			for tool in $(printf '%s\n' "${runs[@]}" | shuf --random-source=<(yes "$i$hz")); do
-				py=$PY314
-				[ "$tool" = tachyon ] && py=$PY315
-				"$py" bench/peers/load.py 400 >"$tmp/alone.out"
-				before=$(elapsed "$tmp/alone")
-				run_tool "$tool" cpu "$hz" "$tmp/run" -- "$py" bench/peers/load.py 400
-				t=$(elapsed "$tmp/run")
-				"$py" bench/peers/load.py 400 >"$tmp/alone.out"
-				after=$(elapsed "$tmp/alone")
-				[ -n "$t" ] && echo "($t / (($before + $after) / 2) - 1) * 100" | bc -l >>"$tmp/slow.$tool.$hz"
-				echo "($after / $before - 1) * 100" | bc -l >>"$tmp/slow.alone.$hz"
+			for k in 1 2; do
+				line+=" $(cut -sd' ' -f$k "$tmp/slow.$tool.$hz" 2>/dev/null | median | pct)"
+				line+=" ($(cut -sd' ' -f$k "$tmp/slow.$tool.$hz" 2>/dev/null | spread)) |"
 			done
 		done
-		echo "slowdown: round $i/$ROUNDS done" >&2
+		echo "$line"
 	done
-	echo
-	echo "**Slowdown** of a CPU-bound program (bench/peers/load.py, ~3 s; 3.14, Tachyon on 3.15), launched under each tool: % over the mean of the runs alone before and after, median of $ROUNDS"
-	echo
-	echo "| tool | 100 Hz | 1000 Hz |"
-	echo "|---|---|---|"
-	for tool in "${runs[@]}"; do
-		printf '| %s | %s | %s |\n' "$tool" "$(vals "$tmp/slow.$tool.100" | median | pct)" "$(vals "$tmp/slow.$tool.1000" | median | pct)"
-	done
-	# What this machine's noise alone reads: a run alone against the one before it.
-	printf '| (none: alone against alone, the noise) | %s | %s |\n' "$(vals "$tmp/slow.alone.100" | median | pct)" \
-		"$(vals "$tmp/slow.alone.1000" | median | pct)"
-	printf '| (noise: the middle half of alone against alone) | %s | %s |\n' \
-		"$(vals "$tmp/slow.alone.100" | spread)" "$(vals "$tmp/slow.alone.1000" | spread)"
 }
 
 # The earliest clock slot (bench/peers/clock.py) in OUT.folded, in ms after
@@ -323,9 +487,9 @@ first_slot_ms() {
 }
 
 row_start() {
-	local i tool py pid t0 tc slot runs=(pyebpf py-spy austin tachyon)
+	local i tool py pid t0 tc slot runs=(pyebpf py-spy austin tachyon otel)
 	for i in $(seq "$ROUNDS"); do
-		for tool in $(printf '%s\n' "${runs[@]}" | shuf --random-source=<(yes "$i")); do
+		for tool in $(chosen "${runs[@]}" | shuf --random-source=<(yes "$i")); do
 			py=$PY314
 			[ "$tool" = tachyon ] && py=$PY315
 			# Launched: from the command to the first sample of Python code.
@@ -376,12 +540,15 @@ samples = sum(int(l.rpartition(" ")[2]) for l in open(out + ".folded") if l.stri
 if tool == "pyebpf":
     m = re.search(r"BPF ([0-9.]+) us per sample taken", open(out + ".err").read())
     cpu += float(m.group(1)) * samples / 1e6 if m else 0
+if tool == "otel":  # every sample it took of the host, and the time of its BPF programs
+    samples = sum(int(l.rpartition(" ")[2]) for l in open(out + ".all") if l.strip())
+    cpu += int(open(out + ".bpfns").read()) / 1e9
 print(cpu, rss, samples)
 ' "$out" "$tool" >"$out.cost"
 }
 
 row_cost() {
-	local i d tool py pid314 pid315 runs=(pyebpf py-spy austin tachyon) secs
+	local i d tool py pid314 pid315 runs=(pyebpf py-spy austin tachyon otel) secs
 	for i in $(seq "$ROUNDS"); do
 		for d in 5 50 300; do
 			$PY314 bench/deep.py "$d" &
@@ -389,7 +556,7 @@ row_cost() {
 			$PY315 bench/deep.py "$d" &
 			pid315=$!
 			sleep 1
-			for tool in $(printf '%s\n' "${runs[@]}" | shuf --random-source=<(yes "$i$d")); do
+			for tool in $(chosen "${runs[@]}" | shuf --random-source=<(yes "$i$d")); do
 				py=$PY314 pid=$pid314
 				[ "$tool" = tachyon ] && py=$PY315 pid=$pid315
 				for secs in 2 8; do
@@ -472,9 +639,9 @@ else:
 }
 
 row_features() {
-	local tool out=$tmp/feat runs=(pyebpf py-spy austin tachyon) f py pid mnt
+	local tool out=$tmp/feat runs=(pyebpf py-spy austin tachyon otel) f py pid mnt
 	declare -A cells
-	for tool in "${runs[@]}"; do
+	for tool in $(chosen "${runs[@]}"); do
 		py=$PY314
 		[ "$tool" = tachyon ] && py=$PY315
 		# feature@mode@regex@share@pyebpf's@py-spy's@Austin's@Tachyon's option@probe
@@ -482,6 +649,7 @@ row_features() {
 			local extra
 			case $tool in
 			pyebpf) extra=$e_pyebpf ;; py-spy) extra=$e_pyspy ;; austin) extra=$e_austin ;; tachyon) extra=$e_tachyon ;;
+			otel) extra= ;;
 			esac
 			rm -f "$out"* # a child's own files too
 			# shellcheck disable=SC2086 # PROBE is words
@@ -527,21 +695,21 @@ row_features() {
 	echo
 	echo "**What each shows**, from a probe per feature (bench/peers/features.py; 3.14, Tachyon 3.15): yes when at least a set share of the samples show it (the tool's option in brackets), no with the tool's own complaint when it has one"
 	echo
-	echo "| feature | pyebpf | py-spy | Austin | Tachyon |"
-	echo "|---|---|---|---|---|"
+	echo "| feature | pyebpf | py-spy | Austin | Tachyon | OTel eBPF profiler |"
+	echo "|---|---|---|---|---|---|"
 	for f in "kernel frames" "native frames of a C library (zlib)" "thread names" "GIL waits" \
 		"asyncio tasks (their await chains while they wait)" "subprocesses" container ft; do
 		local name=$f
 		[ "$f" = container ] && name="a program in a container (attached by host pid)"
 		[ "$f" = ft ] && name="free-threaded 3.13t"
-		echo "| $name | ${cells[$f.pyebpf]} | ${cells[$f.py-spy]} | ${cells[$f.austin]} | ${cells[$f.tachyon]} |"
+		echo "| $name | ${cells[$f.pyebpf]:-n/a} | ${cells[$f.py-spy]:-n/a} | ${cells[$f.austin]:-n/a} | ${cells[$f.tachyon]:-n/a} | ${cells[$f.otel]:-n/a} |"
 	done
 }
 
 setup
 {
 	echo "Measured $(date -u +%Y-%m-%d) on $(nproc) CPUs, Linux $(uname -r): $VERSIONS; $ROUNDS rounds."
-	echo "Command: bash bench/peers.sh $ROUNDS $ROWS"
+	echo "Command: ${PEERS_TOOLS:+PEERS_TOOLS=\"$PEERS_TOOLS\" }bash bench/peers.sh $ROUNDS $ROWS"
 	for row in $ROWS; do
 		"row_$row"
 	done

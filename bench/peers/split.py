@@ -1,7 +1,8 @@
 """A known CPU split for the peers benchmark: alpha, beta and gamma do the
 same pure-Python work in the ratio 5:3:2, interleaved in ~1 ms chunks in an
 order shuffled every 10 chunks, so that a sampler whose period matches the
-cycle (10 ms at 100 Hz) cannot keep landing on one of them. Prints the split it measured
+cycle (10 ms at 100 Hz) cannot keep landing on one of them; a new order each
+run (seeded by the system), so that runs pooled are independent draws. Prints the split it measured
 itself (thread CPU time around each call) as 'truth alpha A beta B gamma G'.
     split.py SECONDS"""
 import random
@@ -32,7 +33,7 @@ def main(seconds):
     spent = {"alpha": 0.0, "beta": 0.0, "gamma": 0.0}
     n = 4000  # about 1 ms of work on this machine
     cycle = [alpha] * 5 + [beta] * 3 + [gamma] * 2
-    order = random.Random(1)
+    order = random.Random()
     end = time.time() + seconds
     while time.time() < end:
         order.shuffle(cycle)
