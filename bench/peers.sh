@@ -414,13 +414,13 @@ pct() { read -r v; case $v in n/a) echo n/a ;; *) printf '%+.2f%%' "$v" ;; esac;
 # is the start row's) against the detached stretches either side of it.
 # Appends a percentage a cycle to OUT.
 duty_cycles() {
-	local tool=$1 hz=$2 out=$3 py=$PY314 pid c a b
+	local tool=$1 hz=$2 out=$3 py=$PY314 pid a b
 	[ "$tool" = tachyon ] && py=$PY315
 	taskset -c 1 "$py" bench/peers/duty.py 3600 >"$tmp/duty.units" &
 	pid=$!
 	: >"$tmp/duty.windows"
 	sleep 2
-	for c in $(seq "$CYCLES"); do
+	for _ in $(seq "$CYCLES"); do
 		a=$(date +%s.%N)
 		rm -f "$tmp/duty.began"
 		(taskset -pc 0 $BASHPID >/dev/null && attach_tool "$tool" "$hz" "$tmp/duty" "$pid" 2 "$py") || true
@@ -478,6 +478,11 @@ row_slowdown() {
 	done
 }
 
+# The start and cost rows' rate: 1000 Hz; 100 Hz for the OpenTelemetry
+# agent, which at 1000 Hz took 11 samples in 4.5 s, none of the target (at
+# 500 Hz a seventh of its samples, at 100 Hz all).
+rate_of() { if [ "$1" = otel ]; then echo 100; else echo 1000; fi; }
+
 # The earliest clock slot (bench/peers/clock.py) in OUT.folded, in ms after
 # its T0; "n/a" without one.
 first_slot_ms() {
@@ -494,7 +499,7 @@ row_start() {
 			[ "$tool" = tachyon ] && py=$PY315
 			# Launched: from the command to the first sample of Python code.
 			t0=$(date +%s.%N)
-			PEERS_T0=$t0 run_tool "$tool" cpu 1000 "$tmp/run" -- "$py" bench/peers/clock.py
+			PEERS_T0=$t0 run_tool "$tool" cpu "$(rate_of "$tool")" "$tmp/run" -- "$py" bench/peers/clock.py
 			first_slot_ms "$tmp/run" >>"$tmp/start.launch.$tool"
 			# Attached: the clock runs from its own T0; from the attach command
 			# to the first sample, the slots counted from the clock's T0.
@@ -503,7 +508,7 @@ row_start() {
 			pid=$!
 			sleep 0.5
 			t0=$(date +%s.%N)
-			attach_tool "$tool" 1000 "$tmp/run" "$pid" 1 "$py"
+			attach_tool "$tool" "$(rate_of "$tool")" "$tmp/run" "$pid" 1 "$py"
 			kill "$pid" 2>/dev/null || true
 			wait "$pid" 2>/dev/null || true
 			slot=$(first_slot_ms "$tmp/run")
@@ -560,7 +565,7 @@ row_cost() {
 				py=$PY314 pid=$pid314
 				[ "$tool" = tachyon ] && py=$PY315 pid=$pid315
 				for secs in 2 8; do
-					cost_of "$tool" 1000 "$tmp/cost" "$pid" "$secs" "$py"
+					cost_of "$tool" "$(rate_of "$tool")" "$tmp/cost" "$pid" "$secs" "$py"
 					[ -s "$tmp/cost.cost" ] && cat "$tmp/cost.cost" >>"$tmp/cost.$tool.$d.$secs"
 				done
 			done
