@@ -72,7 +72,6 @@ struct ingest {
 	bool run_task_set;
 	uint64_t task_period_ns, task_last_ns, task_t;
 	uint64_t task_next_ns;             /* no walk before: walks take at most 1/TASK_COST_SHARE of the time */
-	uint64_t task_walk_ns;             /* a walk's duration, smoothed over the last few */
 	uint32_t task_comm_pid, task_comm; /* the process name of one walk's tasks, read once a walk */
 	/* By profile stack id: STACK_* bits, what the summary counts per sample. */
 	uint8_t *stack_bits;
@@ -758,13 +757,8 @@ void ingest__tasks_tick(struct ingest *in, uint64_t now)
 	/* Thousands of tasks make a walk long: walk less often (each walk
 	 * weighs the ticks since the last, so task time holds at a coarser
 	 * grain), so that walking costs at most 1/TASK_COST_SHARE of one CPU:
-	 * 2%, 1,000 pending tasks walked every ~120 ms (bench/asyncio.sh).
-	 * The duration is smoothed: one walk preempted for 20 ms on a busy
-	 * machine put the next a second away, and a second's ticks weighed
-	 * on the tasks of one instant read an aiohttp service's task time
-	 * 12% high. */
-	in->task_walk_ns = (in->task_walk_ns * 3 + (now_ns() - now)) / 4;
-	in->task_next_ns = now + in->task_walk_ns * TASK_COST_SHARE;
+	 * 2%, 1,000 pending tasks walked every ~120 ms (bench/asyncio.sh). */
+	in->task_next_ns = now + (now_ns() - now) * TASK_COST_SHARE;
 }
 
 const struct task_stats *ingest__task_stats(const struct ingest *in)
