@@ -100,13 +100,18 @@ static char *record_err;
 static void record_native(const struct python *py, const char *mode, const char *seconds, const char *depth,
 			  const char *const extra[], struct folded *f)
 {
-	const char *opts[16] = { "--native" };
+	/* INTEG_NATIVE_FREQ where the CPU is emulated (a later -F wins):
+	 * naming a --native sample took 2 ms of TCG's arm64, so at 999 Hz
+	 * naming fell seconds behind and the program had exited before the
+	 * samples of its extension were named. */
+	const char *freq = getenv("INTEG_NATIVE_FREQ");
+	const char *opts[16] = { "--native", freq ? "-F" : NULL, freq };
 	/* depth, when NULL, ends the list one early. */
 	const char *args[] = { ext_dir(py, !strcmp(mode, "matrix") || !strcmp(mode, "cthread")), mode, seconds, depth,
 			       NULL };
 	struct run_result r;
 
-	for (int i = 0, n = 1; extra && extra[i] && n < 15; i++)
+	for (int i = 0, n = freq ? 3 : 1; extra && extra[i] && n < 15; i++)
 		opts[n++] = extra[i];
 	record_script(opts, py->path, script, args, 120, f, &r);
 	free(record_err);

@@ -304,6 +304,106 @@ Test(procs, stripped_library_is_named_from_the_debug_dirs)
 	dlclose(h);
 }
 
+/* Naming can fall seconds behind sampling (an emulated CPU; a loaded host):
+ * a process gone before its samples are named keeps the last maps read of
+ * it, its files' symbols, and its generation (its unwinder stays), whether
+ * it is reaped (no maps file) or a zombie (an empty one). */
+Test(procs, a_process_gone_before_its_samples_are_named_keeps_its_maps)
+{
+	const uint64_t ms = 1000000ULL;
+	char lib[PATH_MAX];
+	struct profile *p = profile__new();
+	struct procs *t = procs__new(p);
+
+	cr_assert(realpath(FIXTURE("libfixture.so"), lib));
+	void *h = dlopen(lib, RTLD_NOW);
+	cr_assert(h);
+	char *fn = must_dlsym(h, "fixture_c_function");
+	for (int reaped = 0; reaped < 2; reaped++) {
+		pid_t child = fork();
+		if (!child) {
+			pause();
+			_exit(0);
+		}
+		struct proc *pc = NULL;
+		procs__get(t, &pc, (uint32_t)child, 1 * ms);
+		const struct frame *f = profile__frame_at(p, procs__user_frame(t, pc, (uint64_t)fn, 1, 2 * ms));
+		cr_assert_str_eq(profile__str_at(p, f->name), "fixture_c_function");
+		uint64_t gen = procs__maps_gen(pc);
+
+		kill(child, SIGKILL);
+		if (reaped)
+			waitpid(child, NULL, 0);
+		else /* a zombie: its maps file reads empty */
+			waitid(P_PID, (id_t)child, NULL, WEXITED | WNOWAIT);
+		/* An address in no module known: the maps are read again, and
+		 * the process is found gone. */
+		f = profile__frame_at(p, procs__user_frame(t, pc, 0x10, 1, 100 * ms));
+		cr_assert_eq(f->name, 0);
+		f = profile__frame_at(p, procs__user_frame(t, pc, (uint64_t)fn, 1, 200 * ms));
+		cr_assert_str_eq(profile__str_at(p, f->name), "fixture_c_function", "reaped %d", reaped);
+		cr_assert_str_eq(profile__str_at(p, f->module), lib);
+		cr_assert_eq(procs__maps_gen(pc), gen, "reaped %d: its unwinder stays", reaped);
+		cr_assert_not(procs__rescan_unknown(t, pc, 300 * ms), "not read again");
+		if (!reaped)
+			waitpid(child, NULL, 0);
+		procs__drop(t, pc);
+	}
+	procs__free(t);
+	profile__free(p);
+	dlclose(h);
+}
+
+/* Naming behind sampling looks at a live process every 500 ms and reads
+ * the symbols of what it maps: a library it loaded, then exited, is named
+ * in the samples named after its exit. */
+Test(procs, a_library_loaded_then_exited_is_named_when_naming_is_behind)
+{
+	const uint64_t ms = 1000000ULL;
+	char lib[PATH_MAX];
+	struct profile *p = profile__new();
+	struct procs *t = procs__new(p);
+	int go[2], back[2];
+
+	cr_assert(realpath(FIXTURE("libfixture.so"), lib));
+	cr_assert(!pipe(go) && !pipe(back));
+	pid_t child = fork();
+	if (!child) {
+		char c;
+		void *fn = NULL;
+
+		if (read(go[0], &c, 1) == 1) {
+			void *h = dlopen(lib, RTLD_NOW);
+			fn = h ? dlsym(h, "fixture_c_function") : NULL;
+		}
+		if (write(back[1], &fn, sizeof(fn)) != sizeof(fn))
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	struct proc *pc = NULL;
+	void *fn = NULL;
+	procs__get(t, &pc, (uint32_t)child, 1 * ms); /* before the library */
+	cr_assert_eq(write(go[1], "x", 1), 1);
+	cr_assert_eq(read(back[0], &fn, sizeof(fn)), (ssize_t)sizeof(fn));
+	cr_assert_not_null(fn);
+	procs__refresh_behind(t, pc, 300 * ms);
+	cr_assert_eq(procs__files(t), 0, "not again within 500 ms");
+	procs__refresh_behind(t, pc, 600 * ms);
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	const struct frame *f = profile__frame_at(p, procs__user_frame(t, pc, (uint64_t)fn, 1, 700 * ms));
+	cr_assert_str_eq(profile__str_at(p, f->name), "fixture_c_function");
+	cr_assert_str_eq(profile__str_at(p, f->module), lib);
+	procs__drop(t, pc);
+	procs__free(t);
+	profile__free(p);
+	for (int i = 0; i < 2; i++) {
+		close(go[i]);
+		close(back[i]);
+	}
+}
+
 /* A file's symbols stay while any known process maps it, and a minute
  * after the last one is gone; then they are freed (and read again when a
  * process maps the file again). When a process goes is the process

@@ -25,6 +25,9 @@
 
 /* How long after first sight or exec a process may still turn out to be Python. */
 #define YOUNG_NS (2 * 1000000000ULL)
+/* A sample named this long after it was taken: naming is behind sampling,
+ * and its process is looked at while it lives (procs__refresh_behind). */
+#define BEHIND_NS (100 * 1000000ULL)
 /* Raw stacks named before: at most this much memory (an interval of
  * continuous mode starts it over), named again after a second or more (as
  * often as a code object's identity is checked). */
@@ -603,6 +606,22 @@ static uint32_t sample_stack(struct ingest *in, const struct sample_view *v, str
 	return id;
 }
 
+/* How long an on-CPU sample waited in the ring buffer to be named (an
+ * off-CPU one is sent when its wait ends, by design); true when naming is
+ * behind (over BEHIND_NS). */
+static bool note_delay(struct ingest_stats *st, const struct sample_view *v, uint64_t now)
+{
+	uint64_t behind = now > v->s->h.ts_ns ? now - v->s->h.ts_ns : 0;
+
+	if (v->s->flags & PYEBPF_SAMPLE_OFFCPU)
+		return false;
+	if (behind > st->most_behind_ns)
+		st->most_behind_ns = behind;
+	if (behind > INGEST_LATE_NS)
+		st->late++;
+	return behind > BEHIND_NS;
+}
+
 static void ingest_sample(struct ingest *in, const void *data, size_t size)
 {
 	struct sample_view v;
@@ -634,6 +653,8 @@ static void ingest_sample(struct ingest *in, const void *data, size_t size)
 	/* Ticks the sample stands for: a wait's length; on a CPU, 1 and the
 	 * ticks the timer skipped before it (bpf/sample.bpf.c). */
 	weight = v.s->off.weight ? v.s->off.weight : 1;
+	if (note_delay(&in->stats, &v, now))
+		procs__refresh_behind(in->procs, pr->maps, now);
 	if (v.s->flags & PYEBPF_SAMPLE_OFFCPU) {
 		l.offcpu = offcpu_classify(&v.s->off, py ? py_proc__gil(py) : NULL);
 		in->stats.offcpu_ticks += weight;

@@ -49,6 +49,9 @@ struct ingest_config {
 	bool running_tasks;
 };
 
+/* A sample named later than this after it was taken is counted late. */
+#define INGEST_LATE_NS (1000 * 1000000ULL)
+
 struct ingest_stats {
 	uint64_t samples;        /* sample events received */
 	uint64_t bad;            /* malformed events ignored */
@@ -60,6 +63,10 @@ struct ingest_stats {
 	uint64_t fp_cut;         /* ended where frame pointers did ([no frame pointers]) */
 	uint64_t no_symbol;      /* has a native frame without a symbol (named module+0xSTART) */
 	uint64_t no_symbol_leaf; /* ... as its leaf */
+	/* On-CPU samples named more than INGEST_LATE_NS after they were taken: a
+	 * process gone by then is named from what was read of it while alive. */
+	uint64_t late;
+	uint64_t most_behind_ns; /* the longest a sample waited to be named */
 };
 
 struct ingest;

@@ -125,6 +125,11 @@ void summary_print(FILE *f, const struct record_summary *s)
 		fprintf(f, "pyebpf: samples left out by the filters: %llu\n", (unsigned long long)st->filtered);
 	if (st->bad)
 		fprintf(f, "pyebpf: malformed events ignored: %llu\n", (unsigned long long)st->bad);
+	if (st->late)
+		fprintf(f,
+			"pyebpf: naming fell behind sampling (up to %.1f s; %llu samples named over %.0f s late): "
+			"a process gone by then is named from what was read of it while alive; a lower -F keeps up\n",
+			(double)st->most_behind_ns / 1e9, (unsigned long long)st->late, (double)INGEST_LATE_NS / 1e9);
 	native_summary(f, ingest__native_stats(s->ingest));
 }
 

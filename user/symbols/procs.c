@@ -27,6 +27,9 @@
 /* A file no live process maps any more keeps its symbols this long: a
  * binary started again and again (a compiler during a build) is read once,
  * and a machine profiled for weeks does not keep every binary it ever ran. */
+/* While naming is behind sampling: re-read a live process's maps at most
+ * this often (a read of a large process's maps costs ~0.1 ms). */
+#define BEHIND_RESCAN_NS (500 * 1000000ULL)
 #define FILE_IDLE_NS (60 * 1000000000ULL)
 #define FILE_SWEEP_NS (1000000000ULL)
 
@@ -164,8 +167,17 @@ static void proc_scan_gen(struct procs *t, struct proc *p, uint64_t now, bool bu
 	size_t nmaps;
 
 	p->scanned_ns = now ? now : 1;
-	if (maps__read((int)p->pid, true, &maps, &nmaps)) {
-		if (p->nmaps) /* gone already: its addresses stay unknown */
+	int err = maps__read((int)p->pid, true, &maps, &nmaps);
+	/* Gone (a zombie's maps are empty): the last maps read stay, for the
+	 * samples it left still to be named (naming can fall seconds behind
+	 * sampling), and are not read again. */
+	if ((err == -ENOENT || err == -ESRCH || (!err && !nmaps)) && p->nmaps) {
+		maps__free(maps, nmaps);
+		p->exited_ns = p->scanned_ns;
+		return;
+	}
+	if (err) {
+		if (p->nmaps) /* unreadable: its addresses are unknown from now */
 			p->maps_gen = p->maps_id = ++t->gens;
 		proc_drop_maps(t, p);
 		return;
@@ -305,6 +317,21 @@ bool procs__rescan_unknown(struct procs *t, struct proc *p, uint64_t now)
 		return false;
 	proc_scan(t, p, now);
 	return p->maps_gen != gen;
+}
+
+static struct elf_syms *mapping_syms(struct procs *t, struct proc *p, const struct mapping *m, size_t i);
+
+void procs__refresh_behind(struct procs *t, struct proc *p, uint64_t now)
+{
+	uint64_t id = p->maps_id;
+
+	if (p->exited_ns || now - p->scanned_ns <= BEHIND_RESCAN_NS)
+		return;
+	proc_scan(t, p, now);
+	if (p->maps_id == id || !p->files)
+		return;
+	for (size_t i = 0; i < p->nmaps; i++) /* files read before are shared: a lookup each */
+		mapping_syms(t, p, &p->maps[i], i);
 }
 
 /* A stack can show a multiprocessing bootstrap before its `self` is fully

@@ -45,6 +45,12 @@ void procs__refresh_young(struct procs *t, struct proc *p, uint64_t now, uint64_
 /* Native unwinding met code outside the known mappings (a library loaded
  * since, JIT code): re-read them, at most every 10 ms. True when they changed. */
 bool procs__rescan_unknown(struct procs *t, struct proc *p, uint64_t now);
+/* Naming is behind sampling (the samples being named were taken a while
+ * ago): re-read the maps of a live process at most every 500 ms, and read
+ * the symbols of every file it maps then, while it lives to be read: a
+ * library it loaded since is named even if it exits before the samples
+ * there are named. */
+void procs__refresh_behind(struct procs *t, struct proc *p, uint64_t now);
 /* Changes whenever the maps of the process changed, and at every re-read
  * of a young process (procs__refresh_young): look at it again. Unique
  * among all processes and over time: a process that exec'd, or a new one
