@@ -73,7 +73,8 @@ static uint64_t task_time(const struct folded *f, const char *needle)
 
 Test(asyncio, request_tasks_wait_under_handler_and_fetch_remote_in_sleep)
 {
-	const char *opts[] = { "--mode", "wall", NULL }, *args[] = { "requests", "3", NULL };
+	const char *opts[] = { "--mode", "wall", "--tasks", NULL }, *threads[] = { "--mode", "wall", NULL };
+	const char *args[] = { "requests", "3", NULL };
 	const char *chain[] = { "[task request-", "client (", "handler (", "fetch_remote (", "[await: sleep]", NULL };
 	const char *runs[] = { "Handle._run (", "[task burner]", "burner (", NULL };
 
@@ -83,11 +84,12 @@ Test(asyncio, request_tasks_wait_under_handler_and_fetch_remote_in_sleep)
 
 		if (!has_task_time(&pys[i]))
 			continue;
+		/* --tasks: the task time alone. */
 		record_script(opts, pys[i].path, script, args, 90, &f, &r);
 		uint64_t tasks = task_time(&f, NULL), waiting = count_in_order(&f, chain);
 		uint64_t burner = task_time(&f, "burner (");
-		/* The burner's thread samples, and those under its task's frame. */
-		uint64_t burning = count_all(&f, "burner (", NULL) - burner, running = count_in_order(&f, runs);
+
+		cr_assert_eq(tasks, f.total, "%s: --tasks wrote thread samples", pys[i].path);
 
 		cr_log_info("%s: %llu task samples, %llu (%.1f%%) under handler;fetch_remote in [await: sleep], "
 			    "%llu of the burner\n",
@@ -120,7 +122,18 @@ Test(asyncio, request_tasks_wait_under_handler_and_fetch_remote_in_sleep)
 			cr_assert_gt(count_all(&f, name, "[await: sleep]"), 0, "%s: no samples of %s", pys[i].path,
 				     name);
 		}
-		/* Task time is apart from thread time: every thread sample is still there. */
+		folded_free(&f);
+		run_result_free(&r);
+
+		/* Without: the threads' time alone (task time is not thread time),
+		 * the burner's thread samples under its task's frame. */
+		record_script(threads, pys[i].path, script, args, 90, &f, &r);
+		uint64_t burning = count_all(&f, "burner (", NULL), running = count_in_order(&f, runs);
+
+		cr_assert_eq(task_time(&f, NULL), 0, "%s: task time in the threads' output", pys[i].path);
+		cr_assert(strstr(r.err, " samples of asyncio task time left out of this output (a .pb.gz keeps "
+					"both apart; --tasks writes it alone)\n"),
+			  "%s", r.err);
 		cr_assert_gt(burning, 0, "%s: no thread samples of the burner", pys[i].path);
 		/* The thread's samples carry the task it runs, under the loop's
 		 * Handle._run (3.14+: the thread state says; 3.11–3.13: the
@@ -140,7 +153,7 @@ Test(asyncio, request_tasks_wait_under_handler_and_fetch_remote_in_sleep)
  * time (three tasks counted, pending ~1.5 s: about a third each). */
 static void expect_shares(const char *scenario, const char *const *const chains[], const char *const what[], size_t n)
 {
-	const char *opts[] = { "--mode", "wall", NULL }, *args[] = { scenario, "1.5", NULL };
+	const char *opts[] = { "--mode", "wall", "--tasks", NULL }, *args[] = { scenario, "1.5", NULL };
 
 	for (int i = 0; i < npys; i++) {
 		struct folded f;
@@ -221,7 +234,7 @@ Test(asyncio, tasks_of_a_task_subclass_are_counted)
 
 Test(asyncio, a_task_waiting_on_a_lock_reads_await_lock)
 {
-	const char *opts[] = { "--mode", "wall", NULL }, *args[] = { "lock", "1.5", NULL };
+	const char *opts[] = { "--mode", "wall", "--tasks", NULL }, *args[] = { "lock", "1.5", NULL };
 	const char *w[] = { "[task waiter]", "waiter (", "Lock.acquire (", "[await: lock]", NULL };
 	const char *h[] = { "[task holder]", "holder (", "[await: sleep]", NULL };
 

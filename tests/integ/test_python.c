@@ -77,6 +77,41 @@ Test(python, cpu_split_between_functions)
 	}
 }
 
+/*
+ * A program whose cycle is in step with the timer (3 ms then 7 ms of work,
+ * every 10 ms, at 100 Hz): a fixed period caught it at one point every time
+ * (tick_first 0% or 100% for 30%); the timers' jittered periods read it as
+ * it is. Three interpreters (the oldest, one between, the newest): the
+ * timer is the same for all.
+ */
+Test(python, a_cycle_in_step_with_the_timer_is_sampled_as_it_runs)
+{
+	const char *const extra[] = { "-F", "100", NULL };
+	int picks[] = { 0, npys / 2, npys - 1 };
+
+	for (int k = 0; k < 3; k++) {
+		const struct python *py = &pys[picks[k]];
+		struct folded f;
+		double truth;
+
+		record_py(py, "tick", "6", extra, &f);
+		uint64_t a = count_all(&f, "tick_first (", NULL), b = count_all(&f, "tick_second (", NULL);
+		const char *m = workload_out ? strstr(workload_out, "first-share ") : NULL;
+
+		cr_assert(m && sscanf(m, "first-share %lf", &truth) == 1, "%s: workload printed no share", py->path);
+		cr_assert_geq(a + b, 400, "%s: %llu samples in 6 s at 100 Hz", py->path, (unsigned long long)(a + b));
+		double share = 100.0 * (double)a / (double)(a + b);
+
+		cr_log_info("%s: tick_first %.1f%% of %llu samples, measured %.1f%%\n", py->path, share,
+			    (unsigned long long)(a + b), truth);
+		/* ~600 samples: one standard deviation is ~1.9 points; 8 is over 4. */
+		cr_assert(share > truth - 8 && share < truth + 8,
+			  "%s: tick_first has %.1f%% of %llu samples, measured %.1f%%", py->path, share,
+			  (unsigned long long)(a + b), truth);
+		folded_free(&f);
+	}
+}
+
 Test(python, hot_line_and_call_sites)
 {
 	for (int i = 0; i < npys; i++) {

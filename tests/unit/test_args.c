@@ -171,6 +171,34 @@ Test(record_args, native_and_stack_size, .init = redirect)
 				"pyebpf: invalid size 'lots' for --stack-size (1K to 64K)\n");
 }
 
+Test(record_args, tasks_writes_task_time_alone_where_it_can, .init = redirect)
+{
+	struct record_opts o;
+
+	cr_assert_eq(PARSE(&o, "--mode", "wall", "--tasks", "-o", "t.svg"), 0);
+	cr_assert(o.tasks);
+	record_args__free(&o);
+	cr_assert_eq(PARSE(&o, "--mode", "wall", "-o", "t.svg"), 0);
+	cr_assert_not(o.tasks);
+	record_args__free(&o);
+	cr_assert_eq(PARSE(&o, "--tasks", "-o", "t.svg"), -1);
+	record_args__free(&o);
+	cr_assert_eq(PARSE(&o, "--mode", "wall", "--tasks", "--no-tasks", "-o", "t.svg"), -1);
+	record_args__free(&o);
+	cr_assert_eq(PARSE(&o, "--mode", "wall", "--tasks", "--continuous", "/tmp"), -1);
+	record_args__free(&o);
+	cr_assert_eq(PARSE(&o, "--mode", "wall", "--tasks", "-o", "t.pb.gz"), -1);
+	record_args__free(&o);
+	fflush(stderr);
+	cr_assert_stderr_eq_str(
+		"pyebpf: --tasks needs --mode wall: asyncio task time is sampled in wall mode\n"
+		"pyebpf: --tasks and --no-tasks exclude each other\n"
+		"pyebpf: --continuous writes pprof files, which keep asyncio task time apart already: "
+		"--tasks does not apply\n"
+		"pyebpf: pprof keeps asyncio task time apart already (sample type task_wall): --tasks is "
+		"for the other outputs\n");
+}
+
 Test(record_args, debug_dirs_repeat_and_must_exist, .init = redirect)
 {
 	struct record_opts o;

@@ -169,7 +169,7 @@ static int parse(int argc, char **argv, struct report_opts *o)
 	if (o->nbases)
 		o->filter.functions = true;
 	/* Task time is not thread time: the table shows one or the other. */
-	o->filter.time_kind = tasks ? FILTER_TIME_TASKS : o->output ? FILTER_TIME_ALL : FILTER_TIME_THREADS;
+	o->filter.time_kind = tasks ? FILTER_TIME_TASKS : FILTER_TIME_THREADS;
 	if (base_window(o, &base_since, &base_until))
 		return -1;
 
@@ -185,6 +185,10 @@ static int parse(int argc, char **argv, struct report_opts *o)
 		return 0;
 	if (format ? output_format_from_name(format, &o->format) : output_format_from_path(o->output, &o->format))
 		return -1;
+	/* pprof keeps task time apart (a sample type of its own); any other
+	 * output holds one kind, as record writes it. */
+	if (o->format == FORMAT_PPROF && !tasks)
+		o->filter.time_kind = FILTER_TIME_ALL;
 	if (o->nbases && o->format != FORMAT_SVG && o->format != FORMAT_FOLDED) {
 		err_msg("a diff is written as .svg or .folded (or printed as a table without -o); for pprof, "
 			"write each side and run: go tool pprof -diff_base BASE.pb.gz NEW.pb.gz");

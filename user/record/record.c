@@ -24,6 +24,7 @@
 #include "record/intervals.h"
 #include "base/outfile.h"
 #include "record/preflight.h"
+#include "profile/filter.h"
 #include "profile/profile.h"
 #include "push/sender.h"
 #include "record/record_push.h"
@@ -363,6 +364,35 @@ static int stop(struct recorder *r)
 	return status;
 }
 
+/*
+ * Task time is not thread time (20 tasks pending for 1 s are 20 s of it):
+ * pprof keeps the two apart by sample type; any other output holds one,
+ * the threads' time or, with --tasks, the tasks' alone. A flame graph of
+ * both read an asyncio program's busy function at a quarter of its wall
+ * time. NULL: p holds no other kind of time, write it as it is.
+ */
+static struct profile *one_kind_of_time(const struct profile *p, enum output_format format, bool tasks)
+{
+	struct filter f;
+	struct profile *out = NULL;
+	uint64_t other, dropped;
+
+	if (format == FORMAT_PPROF)
+		return NULL;
+	filter__init(&f);
+	f.time_kind = tasks ? FILTER_TIME_TASKS : FILTER_TIME_THREADS;
+	other = filter__other_time(&f, p);
+	if (other) {
+		out = filter__apply(&f, p, &dropped);
+		fprintf(stderr, "pyebpf: %llu samples of %s left out of this output (%s)\n", (unsigned long long)other,
+			tasks ? "the threads' time" : "asyncio task time",
+			tasks ? "--tasks writes task time alone"
+			      : "a .pb.gz keeps both apart; --tasks writes it alone");
+	}
+	filter__free(&f);
+	return out;
+}
+
 static int write_output(struct recorder *r)
 {
 	struct write_opts wo = { .threads = r->opts.threads,
@@ -387,16 +417,23 @@ static int write_output(struct recorder *r)
 	m->start_epoch_ns = r->start_epoch_ns;
 	m->duration_ns = (int64_t)r->elapsed_ns;
 	FILE *f = outfile__file(&r->out);
+	struct profile *own = one_kind_of_time(r->prof, r->opts.format, r->opts.tasks);
+	int failed;
 
-	if (!f)
+	if (!f) {
+		profile__free(own);
 		return -1;
-	if (write_profile(r->prof, r->opts.format, &wo, f)) {
+	}
+	failed = write_profile(own ? own : r->prof, r->opts.format, &wo, f);
+	size_t nstacks = profile__nstacks(own ? own : r->prof);
+	profile__free(own);
+	if (failed) {
 		err_msg("cannot write '%s': %s", r->opts.output, strerror(errno));
 		return -1;
 	}
 	if (outfile__commit(&r->out))
 		return -1;
-	fprintf(stderr, "pyebpf: wrote %s (%zu stacks)\n", r->opts.output, profile__nstacks(r->prof));
+	fprintf(stderr, "pyebpf: wrote %s (%zu stacks)\n", r->opts.output, nstacks);
 	return 0;
 }
 

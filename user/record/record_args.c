@@ -39,7 +39,9 @@ static const char usage[] =
 	"                          off-cpu: only the time off the CPU\n"
 	"      --no-tasks          wall mode, CPython 3.11+: no task time of asyncio tasks\n"
 	"                          (by default each pending task is sampled at -F Hz, its\n"
-	"                          stack its await chain, labelled task time)\n"
+	"                          stack its await chain, labelled task time: pprof keeps\n"
+	"                          it apart, other outputs hold the threads' time only)\n"
+	"      --tasks             wall mode: the output (not pprof) holds task time alone\n"
 	"      --native            native C/C++ frames (extension modules, pybind11) merged\n"
 	"                          with the Python frames; unwinds without frame pointers\n"
 	"      --stack-size BYTES  user stack copied per sample for --native (default 32K,\n"
@@ -109,6 +111,7 @@ static const struct option long_opts[] = {
 	{ "debug-dir", required_argument, NULL, 'D' },
 	{ "no-children", no_argument, NULL, 'K' },
 	{ "no-tasks", no_argument, NULL, 'A' },
+	{ "tasks", no_argument, NULL, 'W' },
 	{ "help", no_argument, NULL, 'h' },
 	PUSH_LONG_OPTIONS,
 	FILTER_LONG_OPTIONS,
@@ -296,6 +299,9 @@ static int record_option(struct record_opts *o, int c, const char *arg, struct p
 	case 'A':
 		o->no_tasks = true;
 		break;
+	case 'W':
+		o->tasks = true;
+		break;
 	case 'T':
 		o->threads = true;
 		break;
@@ -358,6 +364,19 @@ static int check_combinations(struct record_opts *o, const struct parse_state *s
 		o->max_disk = RECORD_DEFAULT_SPOOL;
 		o->spool_default = true;
 	}
+	if (o->tasks && o->mode != MODE_WALL) {
+		err_msg("--tasks needs --mode wall: asyncio task time is sampled in wall mode");
+		return -1;
+	}
+	if (o->tasks && o->no_tasks) {
+		err_msg("--tasks and --no-tasks exclude each other");
+		return -1;
+	}
+	if (o->tasks && o->continuous) {
+		err_msg("--continuous writes pprof files, which keep asyncio task time apart already: --tasks does "
+			"not apply");
+		return -1;
+	}
 	if (o->continuous) {
 		if (st->output_given || st->format) {
 			err_msg("--continuous writes pprof files into its directory: -o and --format do not apply");
@@ -366,9 +385,15 @@ static int check_combinations(struct record_opts *o, const struct parse_state *s
 		o->format = FORMAT_PPROF;
 		return 0;
 	}
-	if (st->format)
-		return output_format_from_name(st->format, &o->format);
-	return output_format_from_path(o->output, &o->format);
+	if (st->format ? output_format_from_name(st->format, &o->format)
+		       : output_format_from_path(o->output, &o->format))
+		return -1;
+	if (o->tasks && o->format == FORMAT_PPROF) {
+		err_msg("pprof keeps asyncio task time apart already (sample type task_wall): --tasks is for the other "
+			"outputs");
+		return -1;
+	}
+	return 0;
 }
 
 void record_args__defaults(struct record_opts *o)

@@ -24,6 +24,7 @@ struct record_opts {
 	uint32_t *pids; /* -p */
 	size_t npids;
 	bool no_tasks;         /* --no-tasks: no asyncio task time in wall mode */
+	bool tasks;            /* --tasks: the output holds task time alone (not pprof) */
 	bool no_children;      /* --no-children: -p / CMD without the processes they start */
 	char **cmd;            /* -- CMD ARGS...: NULL-terminated, points into argv */
 	uint64_t freq;         /* -F, Hz */

@@ -20,6 +20,7 @@
 #include <bpf/libbpf.h>
 
 #include "record/cpus.h"
+#include "record/jitter.h"
 #include "record/kernel_plan.h"
 #include "record/preflight.h"
 #include "python/procmem.h"
@@ -56,8 +57,10 @@ struct sampler {
 	struct sample_bpf *skel;
 	struct ring_buffer *rb;
 	struct bpf_link **perf_links;
+	int *perf_fds; /* the links' events, closed with them */
 	int nperf;
-	int ncpus; /* CPUs sampled by the last start: still known after the stop */
+	struct jitter *jitter; /* changes the events' periods (record/jitter.h) */
+	int ncpus;             /* CPUs sampled by the last start: still known after the stop */
 	struct bpf_link *fork_link, *exec_link, *exit_link;
 	struct bpf_link *switch_link;      /* --mode wall/off-cpu */
 	struct bpf_link *switch_done_link; /* its finish_task_switch kprobe, where there is no task work */
@@ -398,6 +401,7 @@ void sampler__free(struct sampler *s)
 		return;
 	sampler__stop(s);
 	free(s->perf_links);
+	free(s->perf_fds);
 	free(s->tstates);
 	free(s->in_index);
 	bpf_link__destroy(s->fork_link);
@@ -443,6 +447,8 @@ bool sampler__targets_alive(struct sampler *s)
 
 static void close_perf(struct sampler *s)
 {
+	jitter__stop(s->jitter); /* it holds the events' fds */
+	s->jitter = NULL;
 	for (int i = 0; i < s->nperf; i++)
 		bpf_link__destroy(s->perf_links[i]); /* also closes the perf event */
 	s->nperf = 0;
@@ -457,15 +463,16 @@ static int cpus_counted(const bool *online)
 	return n;
 }
 
-/* A cpu-clock event on one CPU with the sampler attached; 1: the CPU went offline. */
+/* A cpu-clock event on one CPU with the sampler attached; 1: the CPU went
+ * offline. Its period is in ns (what the kernel makes of a cpu-clock's
+ * frequency), so that record/jitter.c can set it. */
 static int open_cpu(struct sampler *s, int cpu, uint64_t freq)
 {
 	struct perf_event_attr attr = {
 		.type = PERF_TYPE_SOFTWARE,
 		.config = PERF_COUNT_SW_CPU_CLOCK,
 		.size = sizeof(attr),
-		.freq = 1,
-		.sample_freq = freq,
+		.sample_period = 1000000000ULL / freq,
 	};
 	int fd = (int)syscall(SYS_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 
@@ -481,7 +488,7 @@ static int open_cpu(struct sampler *s, int cpu, uint64_t freq)
 		close(fd);
 		return -1;
 	}
-	s->nperf++;
+	s->perf_fds[s->nperf++] = fd;
 	return 0;
 }
 
@@ -498,11 +505,15 @@ int sampler__start(struct sampler *s, uint64_t freq)
 	/* A sample whose BPF outlasts this makes the timer skip ticks (counted). */
 	s->skel->bss->timer_period_ns = 1000000000ULL / freq;
 	free(s->perf_links);
+	free(s->perf_fds);
 	s->perf_links = xcalloc(MAX_CPUS, sizeof(*s->perf_links));
+	s->perf_fds = xcalloc(MAX_CPUS, sizeof(*s->perf_fds));
+
 	for (int cpu = 0; cpu < MAX_CPUS && s->on_cpu; cpu++)
 		if (online[cpu] && open_cpu(s, cpu, freq) < 0)
 			return -1;
 	s->ncpus = s->on_cpu ? s->nperf : cpus_counted(online);
+	s->jitter = jitter__start(s->perf_fds, s->nperf, freq);
 	if (s->off_cpu) {
 		s->skel->bss->offcpu_freq = (uint32_t)freq;
 		/* bpf_ktime_get_ns is CLOCK_MONOTONIC, as now_ns() is. */
