@@ -433,47 +433,81 @@ static int generated_frame(const char *f, const char *dir, int *line)
 	return k;
 }
 
+/* A frame named by no code object. */
+static int unnamed_frame(const char *f)
+{
+	return !strncmp(f, "[unreadable", 11) || !strncmp(f, "[code object gone", 17);
+}
+
+/* The source loader's exec, whose _call_with_frames_removed runs a module's code. */
+static int source_exec(const char *f)
+{
+	return !strncmp(f, "exec_module (", 13) || !strncmp(f, "_LoaderBasics.exec_module (", 27);
+}
+
 /*
- * Does one folded stack break the truth? Below generated module k's import
- * of the next, the first frame that is not importlib's is module k+1's
- * `<module>` at its file; below the fixture's main(), module 0's. Below
- * the source loader's exec (3.11+ names it), a `<module>`. *seen: the stack
- * is in a generated module; *unread: it has a frame named by no code object.
+ * The frame that runs the module imported below frame i: the one under the
+ * loader's exec (`exec_module;_call_with_frames_removed;HERE`) when
+ * importlib is Python (3.x; finders such as setuptools' may run before
+ * it), else (2.7) the next frame. -1: none to judge (a mark, the kernel,
+ * the import not that far yet).
+ */
+static int imported_frame(char **fr, int n, int i, int importlib)
+{
+	for (int j = i + 1; j < n; j++) {
+		if (unnamed_frame(fr[j]))
+			return j;
+		if (fr[j][0] == '[' || strstr(fr[j], "_[k]"))
+			return -1;
+		if (!importlib ||
+		    (j - i > 2 && source_exec(fr[j - 2]) && !strncmp(fr[j - 1], "_call_with_frames_removed (", 27)))
+			return j;
+	}
+	return -1;
+}
+
+/*
+ * Does one folded stack break the truth? What runs the import of the next
+ * module in generated module k is module k+1's `<module>` at its file; in
+ * the fixture's main(), module 0's. Below the source loader's exec (3.11+
+ * names it), a `<module>`. *seen: the stack is in a generated module;
+ * *unread: one of the frames judged is named by no code object.
  */
 static int import_stack_wrong(char **fr, int n, const char *dir, int *seen, int *unread, const char **bad)
 {
+	int importlib = 0;
+
+	for (int i = 0; i < n; i++)
+		importlib |= !strncmp(fr[i], "_find_and_load (", 16);
 	for (int i = 0; i < n; i++) {
-		int line, k = generated_frame(fr[i], dir, &line), want = -1;
+		int line, k = generated_frame(fr[i], dir, &line), want = -1, j, l2, k2;
 
 		*seen |= k >= 0;
-		*unread |= !strncmp(fr[i], "[unreadable", 11) || !strncmp(fr[i], "[code object gone", 17);
 		if (k >= 0 && (line == IMPORT_NEXT_LINE || line == 0))
 			want = k + 1;
 		else if (strncmp(fr[i], "main (", 6) == 0 && strstr(fr[i], "pyimports.py"))
 			want = 0;
+		if (i > 1 && !strncmp(fr[i - 2], "_LoaderBasics.exec_module (", 27) &&
+		    !strncmp(fr[i - 1], "_call_with_frames_removed (", 27))
+			*unread |= unnamed_frame(fr[i]);
 		if (i > 1 && !strncmp(fr[i - 2], "_LoaderBasics.exec_module (", 27) &&
 		    !strncmp(fr[i - 1], "_call_with_frames_removed (", 27) && strncmp(fr[i], "<module> (", 10) &&
 		    fr[i][0] != '[' && !importlib_frame(fr[i])) {
 			*bad = fr[i];
 			return 1;
 		}
-		if (want < 0)
+		if (want < 0 || (j = imported_frame(fr, n, i, importlib)) < 0)
 			continue;
-		for (int j = i + 1; j < n; j++) {
-			int l2, k2;
-
-			if (importlib_frame(fr[j]))
-				continue;
-			if (fr[j][0] == '[' || strstr(fr[j], "_[k]"))
-				break; /* a mark or the kernel: nothing to judge */
-			k2 = generated_frame(fr[j], dir, &l2);
-			if (line == 0 && want > 0 && k2 < 0)
-				break; /* a module named without its line: maybe not at its import */
-			if (k2 != want) {
-				*bad = fr[j];
-				return 1;
-			}
-			break;
+		if (unnamed_frame(fr[j])) {
+			*unread = 1;
+			continue;
+		}
+		k2 = generated_frame(fr[j], dir, &l2);
+		if (line == 0 && want > 0 && k2 < 0)
+			continue; /* a module named without its line: maybe not at its import */
+		if (k2 != want) {
+			*bad = fr[j];
+			return 1;
 		}
 	}
 	return 0;
