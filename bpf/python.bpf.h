@@ -73,8 +73,12 @@ struct {
 #define FRAME_BLOCK (FRAME_PAGE + PYEBPF_MAX_FRAME_READ)
 #define FRAME_BUF 8192 /* a power of two >= FRAME_BLOCK */
 
+/* A code object's fields read for its check: masked into it, always in bounds. */
+#define CODE_BUF 128 /* a power of two >= PYEBPF_MAX_CODE_READ */
+
 struct py_scratch {
 	__u8 blk[FRAME_BUF + 8];
+	__u8 code[CODE_BUF + 8];
 };
 
 /* Indexed like `scratch` (shared.bpf.h), by SCRATCH_SLOT(). */
@@ -114,10 +118,12 @@ struct fwalk_ctx {
 	__u32 n;
 	__u32 kind;
 	__u32 read_size;
-	__u32 off_back, off_code, off_lasti, off_owner, off_globals;
+	__u32 off_back, off_code, off_lasti, off_owner, off_globals, off_locals;
 	__u32 lasti_mult, code_adaptive;
-	__u32 code_tlbc, off_tlbc_index; /* free-threaded 3.14+: per-thread bytecode */
-	__u32 gen_iframe, off_gen_owner; /* 3.11–3.13: see pyebpf_py_offsets */
+	__u32 code_tlbc, off_tlbc_index;       /* free-threaded 3.14+: per-thread bytecode */
+	__u32 gen_iframe, off_gen_owner;       /* 3.11–3.13: see pyebpf_py_offsets */
+	__u32 code_start, code_len;            /* the code object's part read for its check */
+	__u32 code_name, code_file, code_line; /* its fields in that part */
 	__u64 code_mask;
 	__u64 prev_coro; /* the coroutine whose frame was recorded last, 0: not a generator's */
 	__u64 coro;      /* the outermost coroutine frame C entered so far */
@@ -443,13 +449,33 @@ static __always_inline __u64 bytecode_of(const struct fwalk_ctx *c, const struct
 	return copy;
 }
 
+/*
+ * The check (pyebpf_code_check) of the code object running a frame, read
+ * now, for userspace to tell it from another code object at the same
+ * address when it names the frame: one read of the part of the code object
+ * that holds its name, file and first line; 0 when it fails.
+ */
+static __always_inline __u32 code_check(const struct fwalk_ctx *c, struct py_scratch *b, __u64 code)
+{
+	__u32 len = c->code_len;
+	__u64 name, file;
+	__s32 line;
+
+	if (!len || len > PYEBPF_MAX_CODE_READ || user_read(b->code, len, (const void *)(code + c->code_start)))
+		return 0;
+	name = *(const __u64 *)&b->code[c->code_name & (CODE_BUF - 1)];
+	file = *(const __u64 *)&b->code[c->code_file & (CODE_BUF - 1)];
+	line = *(const __s32 *)&b->code[c->code_line & (CODE_BUF - 1)];
+	return pyebpf_code_check(name, file, line);
+}
+
 static long fwalk_step(__u32 i, void *data)
 {
 	struct fwalk_ctx *c = data;
 	struct pyebpf_sample *s;
 	struct py_scratch *b;
 	__u32 slot = SCRATCH_SLOT(), size = c->read_size, n = c->n, base;
-	__u64 code;
+	__u64 code, globals, locals;
 	__s64 lasti;
 	__u64 addr;
 	__u32 flags = 0;
@@ -508,8 +534,17 @@ static long fwalk_step(__u32 i, void *data)
 	if (lasti > 0x7fffffff || lasti < -0x7fffffff)
 		lasti = -1;
 	n &= PYEBPF_MAX_PY_FRAMES - 1;
+	globals = field_u64(b, base, c->off_globals);
+	/* A locals dict: code that dies young (a module's, a class body's,
+	 * exec'd), whose address userspace may find reused. */
+	locals = field_u64(b, base, c->off_locals);
+	if (locals) {
+		flags |= code_check(c, b, code) << PYEBPF_PYFRAME_CHECK_SHIFT;
+		if (locals == globals)
+			flags |= PYEBPF_PYFRAME_MODULE;
+	}
 	s->py[n].code = code;
-	s->py[n].globals = field_u64(b, base, c->off_globals);
+	s->py[n].globals = globals;
 	s->py[n].lasti = (__s32)lasti;
 	s->py[n].flags = flags;
 	c->n = n + 1;
@@ -577,6 +612,22 @@ static __always_inline void read_gil(struct pyebpf_sample *s, const struct pyebp
 		s->flags |= PYEBPF_SAMPLE_GIL_HELD;
 }
 
+/* Where a code object's check fields are, relative to the part of it read. */
+static __always_inline void code_fields(struct fwalk_ctx *c, const struct pyebpf_py_offsets *o)
+{
+	__u32 start = o->code_name;
+
+	if (o->code_filename < start)
+		start = o->code_filename;
+	if (o->code_firstlineno < start)
+		start = o->code_firstlineno;
+	c->code_start = start;
+	c->code_len = o->code_check_len;
+	c->code_name = o->code_name - start;
+	c->code_file = o->code_filename - start;
+	c->code_line = o->code_firstlineno - start;
+}
+
 /* Fill the Python part of a sample (py_len, tstate, py_error, flags). */
 static __always_inline void python_stack(struct pyebpf_sample *s, __u32 pid, __u32 tid)
 {
@@ -632,12 +683,14 @@ static __always_inline void python_stack(struct pyebpf_sample *s, __u32 pid, __u
 	c.off_lasti = o->frame_lasti;
 	c.off_owner = o->frame_owner;
 	c.off_globals = o->frame_globals;
+	c.off_locals = o->frame_locals;
 	c.lasti_mult = o->lasti_mult;
 	c.code_adaptive = o->code_adaptive;
 	c.code_mask = ~(__u64)o->executable_mask;
 	c.code_tlbc = o->code_tlbc;
 	c.off_tlbc_index = o->frame_tlbc_index;
 	c.gen_iframe = o->tstate_running_task ? 0 : o->gen_iframe;
+	code_fields(&c, o);
 	/* FRAME_OWNED_BY_GENERATOR's byte: 3.11 keeps it after is_entry. */
 	c.off_gen_owner = o->frame_owner + (o->frame_kind == PYEBPF_FRAMES_311);
 	/* Shim frames take iterations too: allow some beyond the frame limit. */

@@ -55,15 +55,48 @@ struct pyebpf_event_header {
 #define PYEBPF_SAMPLE_OFFCPU 0x100       /* --mode wall/off-cpu: time off the CPU (see struct pyebpf_offcpu) */
 #define PYEBPF_SAMPLE_RUNNING_CORO 0x200 /* running_task holds a coroutine, not a task (3.11–3.13) */
 
-/* A Python frame: the code object and the byte offset of its current instruction. */
+/*
+ * A Python frame: the code object and the byte offset of its current
+ * instruction. Userspace reads the code object later, when it may be gone:
+ * a module's code dies as its import ends, and its address is soon another
+ * code object's. So a frame of code that dies young (module, class body,
+ * exec'd code: the frames with a locals dict) also says which code object
+ * it was, by a check of what names it (name, file, first line) that
+ * userspace compares with the code object it reads. Functions' frames (no
+ * locals dict) carry none: their code lives as long as the function.
+ */
 struct pyebpf_pyframe {
 	__u64 code;
 	__u64 globals; /* the frame's f_globals: with code, tells a reused code address apart */
 	__s32 lasti;   /* byte offset into co_code; negative: not started */
-	__u32 flags;   /* PYEBPF_PYFRAME_* */
+	__u32 flags;   /* PYEBPF_PYFRAME_* in the low byte, the code's check above it */
 };
 /* The first frame an evaluation loop ran after being entered from C. */
 #define PYEBPF_PYFRAME_ENTRY 0x1
+/* A module's code (or code exec'd in globals): its locals are its globals. */
+#define PYEBPF_PYFRAME_MODULE 0x2
+/* The 24-bit check of the frame's code object in flags (0: not read). */
+#define PYEBPF_PYFRAME_CHECK_SHIFT 8
+#define PYEBPF_PYFRAME_CHECK(flags) ((flags) >> PYEBPF_PYFRAME_CHECK_SHIFT)
+
+/*
+ * The check of a code object, from what names it: its name and file
+ * pointers and its first line. Both sides compute it, BPF at the sample and
+ * userspace from the code object it reads; never 0. Pointers are 8-byte
+ * aligned: their low bits carry nothing.
+ */
+static inline __u32 pyebpf_code_check(__u64 name, __u64 file, __s32 firstlineno)
+{
+	__u64 h = (name >> 3) * 0x9E3779B97F4A7C15ULL;
+
+	h ^= (file >> 3) * 0xC2B2AE3D27D4EB4FULL;
+	h ^= (__u64)(__u32)firstlineno * 0x165667B19E3779F9ULL;
+	h ^= h >> 29;
+	h *= 0xBF58476D1CE4E5B9ULL;
+	h ^= h >> 32;
+	h &= 0xffffff;
+	return h ? (__u32)h : 1;
+}
 
 /* Why a Python stack is empty or short (pyebpf_sample.py_error). */
 enum pyebpf_py_error {
@@ -218,7 +251,17 @@ struct pyebpf_py_offsets {
 	 * embeds its frame (a frame's owner byte 1: a generator's; 3.11 keeps
 	 * it right after is_entry); 0: no running coroutine read. */
 	__u32 gen_iframe;
+	__u32 frame_locals; /* f_locals: NULL in a function's frame, f_globals in a module's */
+	/* The code object's fields its check is made of (pyebpf_code_check):
+	 * co_qualname (3.11+) or co_name, co_filename, co_firstlineno; read in
+	 * one piece of at most PYEBPF_MAX_CODE_READ bytes from the first of
+	 * them. code_check_len 0: not read (the frames carry no check). */
+	__u32 code_name;
+	__u32 code_filename;
+	__u32 code_firstlineno;
+	__u32 code_check_len;
 };
+#define PYEBPF_MAX_CODE_READ 96
 
 /* Value of the py_procs map (key: pid): where this process's interpreter state is. */
 struct pyebpf_py_proc {
@@ -270,7 +313,7 @@ _Static_assert(sizeof(struct pyebpf_offcpu) == 32, "offcpu layout");
 _Static_assert(sizeof(struct pyebpf_sample) ==
 		       24 + 8 + 16 + 16 + 16 + 16 + 8 + 32 + 2UL * 127 * 8 + 24UL * PYEBPF_MAX_PY_FRAMES,
 	       "sample layout");
-_Static_assert(sizeof(struct pyebpf_py_offsets) == 26UL * 4, "py offsets layout");
+_Static_assert(sizeof(struct pyebpf_py_offsets) == 31UL * 4, "py offsets layout");
 _Static_assert(sizeof(struct pyebpf_py_proc) == 32, "py proc layout");
 _Static_assert(sizeof(struct pyebpf_proc_event) == 40, "proc event layout");
 _Static_assert(sizeof(struct pyebpf_uregs) == 120, "uregs layout");

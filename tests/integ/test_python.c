@@ -433,3 +433,170 @@ Test(python, program_embedding_libpython)
 	free(cfg);
 	free(bin);
 }
+
+/* ---- nested imports: frames of code objects freed before they are named ---- */
+
+#define IMPORTS "../tests/fixtures/pyimports.py"
+#define IMPORT_NEXT_LINE 8 /* the generated body's `import pyebpf_imp_N  # next` */
+
+struct import_tally {
+	uint64_t samples, wrong, unreadable;
+};
+
+/* An importlib frame, which may lie between a module and the one it imports. */
+static int importlib_frame(const char *f)
+{
+	return strstr(f, "(<frozen importlib") || strstr(f, "/importlib/");
+}
+
+/* Generated module k's frame ("<module> (DIR/pyebpf_imp_K.py:L)", or without
+ * ":L" when named after its code object was gone): k and the line (0: none). */
+static int generated_frame(const char *f, const char *dir, int *line)
+{
+	char prefix[PATH_MAX + 32];
+	int k, n = 0;
+
+	snprintf(prefix, sizeof(prefix), "<module> (%s/pyebpf_imp_", dir);
+	if (strncmp(f, prefix, strlen(prefix)) != 0)
+		return -1;
+	f += strlen(prefix);
+	*line = 0;
+	if (sscanf(f, "%d.py%n", &k, &n) != 1 || !n)
+		return -1;
+	if (f[n] == ':')
+		*line = atoi(f + n + 1);
+	return k;
+}
+
+/* A frame named by no code object. */
+static int unnamed_frame(const char *f)
+{
+	return !strncmp(f, "[unreadable", 11) || !strncmp(f, "[code object gone", 17);
+}
+
+/* The source loader's exec, whose _call_with_frames_removed runs a module's code. */
+static int source_exec(const char *f)
+{
+	return !strncmp(f, "exec_module (", 13) || !strncmp(f, "_LoaderBasics.exec_module (", 27);
+}
+
+/*
+ * The frame that runs the module imported below frame i: the one under the
+ * loader's exec (`exec_module;_call_with_frames_removed;HERE`) when
+ * importlib is Python (3.x; finders such as setuptools' may run before
+ * it), else (2.7) the next frame. -1: none to judge (a mark, the kernel,
+ * the import not that far yet).
+ */
+static int imported_frame(char **fr, int n, int i, int importlib)
+{
+	for (int j = i + 1; j < n; j++) {
+		if (unnamed_frame(fr[j]))
+			return j;
+		if (fr[j][0] == '[' || strstr(fr[j], "_[k]"))
+			return -1;
+		if (!importlib ||
+		    (j - i > 2 && source_exec(fr[j - 2]) && !strncmp(fr[j - 1], "_call_with_frames_removed (", 27)))
+			return j;
+	}
+	return -1;
+}
+
+/*
+ * Does one folded stack break the truth? What runs the import of the next
+ * module in generated module k is module k+1's `<module>` at its file; in
+ * the fixture's main(), module 0's. Below the source loader's exec (3.11+
+ * names it), a `<module>`. *seen: the stack is in a generated module;
+ * *unread: one of the frames judged is named by no code object.
+ */
+static int import_stack_wrong(char **fr, int n, const char *dir, int *seen, int *unread, const char **bad)
+{
+	int importlib = 0;
+
+	for (int i = 0; i < n; i++)
+		importlib |= !strncmp(fr[i], "_find_and_load (", 16);
+	for (int i = 0; i < n; i++) {
+		int line, k = generated_frame(fr[i], dir, &line), want = -1, j, l2, k2;
+
+		*seen |= k >= 0;
+		if (k >= 0 && (line == IMPORT_NEXT_LINE || line == 0))
+			want = k + 1;
+		else if (strncmp(fr[i], "main (", 6) == 0 && strstr(fr[i], "pyimports.py"))
+			want = 0;
+		if (i > 1 && !strncmp(fr[i - 2], "_LoaderBasics.exec_module (", 27) &&
+		    !strncmp(fr[i - 1], "_call_with_frames_removed (", 27))
+			*unread |= unnamed_frame(fr[i]);
+		if (i > 1 && !strncmp(fr[i - 2], "_LoaderBasics.exec_module (", 27) &&
+		    !strncmp(fr[i - 1], "_call_with_frames_removed (", 27) && strncmp(fr[i], "<module> (", 10) &&
+		    fr[i][0] != '[' && !importlib_frame(fr[i])) {
+			*bad = fr[i];
+			return 1;
+		}
+		if (want < 0 || (j = imported_frame(fr, n, i, importlib)) < 0)
+			continue;
+		if (unnamed_frame(fr[j])) {
+			*unread = 1;
+			continue;
+		}
+		k2 = generated_frame(fr[j], dir, &l2);
+		if (line == 0 && want > 0 && k2 < 0)
+			continue; /* a module named without its line: maybe not at its import */
+		if (k2 != want) {
+			*bad = fr[j];
+			return 1;
+		}
+	}
+	return 0;
+}
+
+static void tally_imports(const struct folded *f, const char *dir, const char *who, struct import_tally *t)
+{
+	*t = (struct import_tally){ 0 };
+	for (size_t i = 0; i < f->n; i++) {
+		char *copy = strdup(f->lines[i].stack), *fr[2048], *save = NULL;
+		int n = 0, seen = 0, unread = 0;
+		const char *bad = NULL;
+
+		for (char *s = strtok_r(copy, ";", &save); s && n < 2048; s = strtok_r(NULL, ";", &save))
+			fr[n++] = s;
+		int wrong = import_stack_wrong(fr, n, dir, &seen, &unread, &bad);
+		if (seen) {
+			t->samples += f->lines[i].count;
+			t->unreadable += unread ? f->lines[i].count : 0;
+			t->wrong += wrong ? f->lines[i].count : 0;
+			if (wrong)
+				cr_log_info("%s: %llu samples show %.200s where a generated module runs: %s\n", who,
+					    (unsigned long long)f->lines[i].count, bad, f->lines[i].stack);
+		}
+		free(copy);
+	}
+}
+
+Test(python, nested_imports_name_each_module_not_a_reused_code_object)
+{
+	char imports[PATH_MAX];
+
+	cr_assert(realpath(IMPORTS, imports), "%s", IMPORTS);
+	for (int i = 0; i < npys; i++) {
+		char dir[64];
+		const char *args[] = { dir, NULL };
+		struct import_tally t;
+		struct run_result r;
+		struct folded f;
+
+		snprintf(dir, sizeof(dir), "%s", temp_dir());
+		record_script(NULL, pys[i].path, imports, args, 60, &f, &r);
+		run_result_free(&r);
+		tally_imports(&f, dir, pys[i].path, &t);
+		cr_log_info("%s: %llu samples in the generated modules, %llu wrong, %llu unreadable\n", pys[i].path,
+			    (unsigned long long)t.samples, (unsigned long long)t.wrong,
+			    (unsigned long long)t.unreadable);
+		/* 10 modules x 50 ms at 999 Hz. */
+		cr_assert_geq(t.samples, 300, "%s: %llu samples in the generated modules", pys[i].path,
+			      (unsigned long long)t.samples);
+		cr_assert_eq(t.wrong, 0, "%s: %llu of %llu samples name a function that was not running", pys[i].path,
+			     (unsigned long long)t.wrong, (unsigned long long)t.samples);
+		cr_assert_leq(t.unreadable, 3 + t.samples / 50, "%s: %llu of %llu samples with an unnamed frame",
+			      pys[i].path, (unsigned long long)t.unreadable, (unsigned long long)t.samples);
+		folded_free(&f);
+	}
+}

@@ -130,9 +130,16 @@ static void check_layout(const struct python *py, const struct py_layout *l, Dwa
 		expect(py, dw, l->frame_localsplus, "_PyInterpreterFrame", "localsplus");
 		expect(py, dw, o->code_adaptive, "PyCodeObject", "co_code_adaptive");
 	}
+	/* f_locals, and the code object's check fields, as the process's registration sets them. */
+	struct py_layout checked_layout = *l;
+	py_layout_code_check(&checked_layout);
+	expect(py, dw, checked_layout.bpf.frame_locals, frame_objects ? "PyFrameObject" : "_PyInterpreterFrame",
+	       "f_locals");
+	cr_assert_gt(checked_layout.bpf.code_check_len, 0, "%s: no code check", py->lib);
 	/* Every field the walker reads lies within the bytes it reads. */
-	uint32_t fields[] = { o->frame_back, o->frame_code, o->frame_lasti, o->frame_owner, o->frame_globals };
-	uint32_t sizes[] = { 8, 8, frame_objects ? 4 : 8, 1, 8 };
+	uint32_t fields[] = { o->frame_back,  o->frame_code,    o->frame_lasti,
+			      o->frame_owner, o->frame_globals, checked_layout.bpf.frame_locals };
+	uint32_t sizes[] = { 8, 8, frame_objects ? 4 : 8, 1, 8, 8 };
 	for (size_t i = 0; i < ARRAY_SIZE(fields); i++)
 		if (fields[i] != NO)
 			cr_assert_leq(fields[i] + sizes[i], o->frame_read_size, "%s: frame field %zu beyond the read",

@@ -690,6 +690,29 @@ static uint64_t u64_at(const uint8_t *buf, size_t off)
 	return v;
 }
 
+void py_layout_code_check(struct py_layout *l)
+{
+	struct pyebpf_py_offsets *o = &l->bpf;
+	uint32_t name = l->co_qualname != PYEBPF_NO_OFFSET ? l->co_qualname : l->co_name;
+	uint32_t start = name, end = name + 8;
+
+	/* f_locals follows f_builtins, which follows f_globals (<= 3.10's
+	 * PyFrameObject: f_globals, f_locals). */
+	o->frame_locals = o->frame_globals + (o->frame_kind == PYEBPF_FRAMES_OBJECT ? 8 : 16);
+	o->code_check_len = 0;
+	if (name == PYEBPF_NO_OFFSET || l->co_filename == PYEBPF_NO_OFFSET || l->co_firstlineno == PYEBPF_NO_OFFSET)
+		return;
+	start = l->co_filename < start ? l->co_filename : start;
+	start = l->co_firstlineno < start ? l->co_firstlineno : start;
+	end = l->co_filename + 8 > end ? l->co_filename + 8 : end;
+	end = l->co_firstlineno + 4 > end ? l->co_firstlineno + 4 : end;
+	o->code_name = name;
+	o->code_filename = l->co_filename;
+	o->code_firstlineno = l->co_firstlineno;
+	if (end - start <= PYEBPF_MAX_CODE_READ)
+		o->code_check_len = end - start;
+}
+
 /* Every field a frame read must cover: where it ends, rounded up to 8. */
 static uint32_t frame_read_size(const struct pyebpf_py_offsets *o)
 {

@@ -96,6 +96,12 @@ struct py_layout {
 
 /* The built-in layout of a version (free_threaded: its --disable-gil build), or NULL. */
 const struct py_layout *py_layout_builtin(int major, int minor, int free_threaded);
+/*
+ * Tell the BPF walker where the fields of a code object's check are
+ * (pyebpf_code_check: its name, file and first line), from the layout's
+ * co_* fields; a layout whose fields lie too far apart gets none.
+ */
+void py_layout_code_check(struct py_layout *l);
 /* Every built-in layout, for tests. */
 const struct py_layout *py_layouts_builtin(size_t *n);
 

@@ -13,6 +13,7 @@
 #include "python/gil.h"
 #include "python/procmem.h"
 #include "python/qualname.h"
+#include "python/threadname.h"
 
 #define RECHECK_NS 1000000000ULL
 #define MAX_NAME 1024
@@ -23,6 +24,7 @@
 struct py_code {
 	uint64_t name_ptr, file_ptr; /* identity, with firstlineno */
 	int32_t firstlineno;
+	uint32_t check; /* pyebpf_code_check() of the three */
 	bool valid;
 	uint64_t checked_ns;
 	uint32_t name, file; /* profile string ids */
@@ -50,7 +52,9 @@ struct py_proc {
 	uint64_t frames, unreadable; /* Python frames named, and of them not readable */
 	struct py_interp interp;
 	struct hashmap *codes; /* struct code_key → struct py_code * */
-	struct gil_range gil;  /* found once; {0, 0} until then */
+	/* Frames whose code object was gone when read: struct lost_key → frame id + 1. */
+	struct hashmap *lost;
+	struct gil_range gil; /* found once; {0, 0} until then */
 };
 
 struct pyprocs {
@@ -117,11 +121,18 @@ static void codes_free(struct hashmap *codes)
 	hashmap__free_values(codes, code_free);
 }
 
+/* A frame named without its code object, by what BPF saw of it. */
+struct lost_key {
+	uint64_t code, globals;
+	uint32_t flags, reserved;
+};
+
 void py_proc__free(struct py_proc *p)
 {
 	if (!p)
 		return;
 	codes_free(p->codes);
+	hashmap__free(p->lost);
 	free(p);
 }
 
@@ -158,7 +169,9 @@ struct py_proc *pyprocs__lookup(struct pyprocs *t, struct py_proc **slot, uint32
 	case PY_SUPPORTED:
 		if (!p->python || created) {
 			codes_free(p->codes);
+			hashmap__free(p->lost);
 			p->codes = hashmap__new();
+			p->lost = hashmap__new();
 		}
 		p->python = true;
 		*changed = true;
@@ -239,6 +252,30 @@ static size_t code_read_size(const struct py_layout *l)
 	return max < CODE_READ ? max : CODE_READ;
 }
 
+/*
+ * Is the object whose first bytes are buf alive? A freed object's memory
+ * may keep its type and fields (the allocator writes its free-list link
+ * over the first word only), names that point at strings freed with it.
+ * Its reference count was 0 when it was freed: with a GIL, the link is 0
+ * or an address (bits 32-47 set; a live count keeps them 0, 3.14's flags
+ * live in bits 48-63); free-threaded, the local and shared counts stay 0.
+ */
+static bool object_alive(const struct py_layout *l, const uint8_t *buf)
+{
+	uint64_t rc;
+
+	if (l->free_threaded) {
+		uint32_t local;
+		uint64_t shared;
+
+		memcpy(&local, buf + 12, sizeof(local));
+		memcpy(&shared, buf + 16, sizeof(shared));
+		return local != 0 || (shared >> 2) != 0; /* the low 2 bits: merge state */
+	}
+	memcpy(&rc, buf, sizeof(rc));
+	return (uint32_t)rc != 0 && ((rc >> 32) & 0xffff) == 0;
+}
+
 /* Read the code object at addr into c; false when it is not one. */
 static bool read_code(struct pyprocs *t, struct py_proc *p, uint64_t addr, struct py_code *c)
 {
@@ -253,9 +290,12 @@ static bool read_code(struct pyprocs *t, struct py_proc *p, uint64_t addr, struc
 		return false;
 	if (p->interp.code_type && field64(buf, l->ob_type) != p->interp.code_type)
 		return false;
+	if (!object_alive(l, buf))
+		return false;
 	c->name_ptr = field64(buf, l->co_qualname != PYEBPF_NO_OFFSET ? l->co_qualname : l->co_name);
 	c->file_ptr = field64(buf, l->co_filename);
 	c->firstlineno = field32(buf, l->co_firstlineno);
+	c->check = pyebpf_code_check(c->name_ptr, c->file_ptr, c->firstlineno);
 	name = py_read_str((pid_t)p->pid, l, c->name_ptr, MAX_NAME);
 	file = py_read_str((pid_t)p->pid, l, c->file_ptr, 4096);
 	if (!name || !file) {
@@ -296,19 +336,21 @@ static bool still_same(struct py_proc *p, uint64_t addr, const struct py_code *c
 	       field64(buf, l->co_filename) == c->file_ptr && field32(buf, l->co_firstlineno) == c->firstlineno;
 }
 
-uint32_t py_proc__frame(struct pyprocs *t, struct py_proc *p, uint64_t code, uint64_t globals, int32_t lasti,
-			uint64_t now)
+/* The cache entry of (code, globals), read now if it is new or its
+ * re-check is due. */
+static struct py_code *code_entry(struct pyprocs *t, struct py_proc *p, uint64_t code, uint64_t globals, uint64_t now)
 {
 	struct code_key key = { code, globals };
 	bool created;
 	void **v = hashmap__put_ptr(p->codes, &key, sizeof(key), &created);
 	struct py_code *c;
-	struct frame f = { .kind = FRAME_PYTHON };
 
 	if (created && hashmap__size(p->codes) > MAX_CODES_PER_PROC) {
 		hashmap__remove(p->codes, &key, sizeof(key)); /* no value yet: not to be freed */
 		codes_free(p->codes);
+		hashmap__free(p->lost);
 		p->codes = hashmap__new();
+		p->lost = hashmap__new();
 		v = hashmap__put_ptr(p->codes, &key, sizeof(key), &created);
 	}
 	if (created) {
@@ -324,21 +366,31 @@ uint32_t py_proc__frame(struct pyprocs *t, struct py_proc *p, uint64_t code, uin
 			c->checked_ns = now;
 		}
 	}
-	p->frames++;
-	if (!c->valid) {
-		/* A layout that is wrong for this process reads as unreadable
-		 * frames: said once, never presented as a profile of Python. */
-		if (++p->unreadable >= 50 && p->unreadable * 2 > p->frames && !p->reported) {
-			err_msg("pid %u: %llu of %llu Python frames of CPython %d.%d%s could not be read (marked "
-				"[unreadable Python frame]): its memory is not laid out as pyebpf expects",
-				p->pid, (unsigned long long)p->unreadable, (unsigned long long)p->frames,
-				p->interp.major, p->interp.minor, p->interp.layout.free_threaded ? "t" : "");
-			p->reported = true;
-		}
-		f.kind = FRAME_MARK;
-		f.name = profile__str(t->prof, "[unreadable Python frame]");
-		return profile__frame(t->prof, &f);
+	return c;
+}
+
+static uint32_t unreadable_frame(struct pyprocs *t, struct py_proc *p)
+{
+	struct frame f = { .kind = FRAME_MARK };
+
+	/* A layout that is wrong for this process reads as unreadable
+	 * frames: said once, never presented as a profile of Python. */
+	if (++p->unreadable >= 50 && p->unreadable * 2 > p->frames && !p->reported) {
+		err_msg("pid %u: %llu of %llu Python frames of CPython %d.%d%s could not be read (marked "
+			"[unreadable Python frame]): its memory is not laid out as pyebpf expects",
+			p->pid, (unsigned long long)p->unreadable, (unsigned long long)p->frames, p->interp.major,
+			p->interp.minor, p->interp.layout.free_threaded ? "t" : "");
+		p->reported = true;
 	}
+	f.name = profile__str(t->prof, "[unreadable Python frame]");
+	return profile__frame(t->prof, &f);
+}
+
+/* The frame of code object c at byte offset lasti. */
+static uint32_t code_frame(struct pyprocs *t, struct py_proc *p, struct py_code *c, int32_t lasti)
+{
+	struct frame f = { .kind = FRAME_PYTHON };
+
 	for (uint32_t i = 0; i < c->memo_used; i++)
 		if (c->memo_lasti[i] == lasti)
 			return c->memo_frame[i];
@@ -358,13 +410,89 @@ uint32_t py_proc__frame(struct pyprocs *t, struct py_proc *p, uint64_t code, uin
 	return id;
 }
 
+uint32_t py_proc__frame(struct pyprocs *t, struct py_proc *p, uint64_t code, uint64_t globals, int32_t lasti,
+			uint64_t now)
+{
+	struct py_code *c = code_entry(t, p, code, globals, now);
+
+	p->frames++;
+	return c->valid ? code_frame(t, p, c, lasti) : unreadable_frame(t, p);
+}
+
+/* A str object's text, or NULL for anything else. */
+static char *str_object(struct py_proc *p, uint64_t obj, size_t max_chars)
+{
+	const struct py_layout *l = &p->interp.layout;
+	uint64_t type = 0, name = 0;
+	char tn[4] = { 0 };
+
+	if (!obj || procmem_u64((pid_t)p->pid, obj + l->ob_type, &type) || !type ||
+	    procmem_u64((pid_t)p->pid, type + l->tp_name, &name) || !name ||
+	    procmem_read((pid_t)p->pid, name, tn, sizeof(tn)) || memcmp(tn, "str", 4) != 0)
+		return NULL;
+	return py_read_str((pid_t)p->pid, l, obj, max_chars);
+}
+
+/*
+ * A frame whose code object is gone (another may live at its address). A
+ * module's frame is still `<module>` of the file its globals' __file__
+ * names (the module's dict lives on in sys.modules), at no line: its line
+ * table went with it. Any other is an honest mark, never another
+ * function's name.
+ */
+static uint32_t lost_code_frame(struct pyprocs *t, struct py_proc *p, const struct pyebpf_pyframe *pf)
+{
+	struct lost_key key = { pf->code, pf->globals, pf->flags, 0 };
+	bool created;
+	uint64_t *v = hashmap__put(p->lost, &key, sizeof(key), &created);
+	const struct py_layout *l = &p->interp.layout;
+	struct frame f = { .kind = FRAME_PYTHON };
+	char *file = NULL;
+
+	if (!created)
+		return (uint32_t)*v;
+	if ((pf->flags & PYEBPF_PYFRAME_MODULE) && pf->globals)
+		file = str_object(p, py_dict_lookup((pid_t)p->pid, l, pf->globals, "__file__"), 4096);
+	if (file) {
+		f.name = profile__str(t->prof, "<module>");
+		f.module = profile__str(t->prof, file);
+	} else {
+		f.kind = FRAME_MARK;
+		f.name = profile__str(t->prof, "[code object gone before it was read]");
+	}
+	*v = profile__frame(t->prof, &f);
+	free(file);
+	return (uint32_t)*v;
+}
+
+uint32_t py_proc__pyframe(struct pyprocs *t, struct py_proc *p, const struct pyebpf_pyframe *pf, uint64_t now)
+{
+	uint32_t check = PYEBPF_PYFRAME_CHECK(pf->flags);
+	struct py_code *c;
+
+	if (!check) /* BPF could not read the code object: as before, by its address */
+		return py_proc__frame(t, p, pf->code, pf->globals, pf->lasti, now);
+	c = code_entry(t, p, pf->code, pf->globals, now);
+	p->frames++;
+	if (py_code_matches(c->valid, c->check, check))
+		return code_frame(t, p, c, pf->lasti);
+	/* The entry is another code object's, or the code was unreadable: read
+	 * what is at the address now, which is the sampled code object while it
+	 * lives. */
+	read_code(t, p, pf->code, c);
+	c->checked_ns = now;
+	if (py_code_matches(c->valid, c->check, check))
+		return code_frame(t, p, c, pf->lasti);
+	return lost_code_frame(t, p, pf);
+}
+
 void py_proc__frames(struct pyprocs *t, struct py_proc *p, const struct pyebpf_pyframe *leaf_first, uint32_t n,
 		     uint64_t now, uint32_t *out, bool *entry)
 {
 	for (uint32_t i = 0; i < n; i++) {
 		const struct pyebpf_pyframe *f = &leaf_first[n - 1 - i];
 
-		out[i] = py_proc__frame(t, p, f->code, f->globals, f->lasti, now);
+		out[i] = py_proc__pyframe(t, p, f, now);
 		if (entry)
 			entry[i] = f->flags & PYEBPF_PYFRAME_ENTRY;
 	}

@@ -4,7 +4,10 @@
  * read once with process_vm_readv — qualified name, file, first line, line
  * table — as soon as a sample shows it, so short-lived processes keep their
  * names; a cached entry is re-checked (name, file and first line pointers)
- * once a second, so a freed and reused address is noticed.
+ * once a second, so a freed and reused address is noticed. Frames of code
+ * that dies young (a module's, a class body's, exec'd) carry BPF's check of
+ * their code object, compared at every sample: such a frame is never named
+ * by another code object that took its address before it was read.
  */
 #ifndef PYEBPF_PY_SYMBOLIZE_H
 #define PYEBPF_PY_SYMBOLIZE_H
@@ -44,6 +47,19 @@ const struct gil_range *py_proc__gil(struct py_proc *p);
 /* The frame of (code object, the frame's globals, byte offset of the current instruction). */
 uint32_t py_proc__frame(struct pyprocs *t, struct py_proc *p, uint64_t code, uint64_t globals, int32_t lasti,
 			uint64_t now);
+/*
+ * A frame as BPF sent it: by its code object while the code object at its
+ * address is the one sampled (its check, pyebpf_code_check, says so); a
+ * module's frame whose code is gone by its globals' file; else a mark,
+ * never by another code object.
+ */
+uint32_t py_proc__pyframe(struct pyprocs *t, struct py_proc *p, const struct pyebpf_pyframe *pf, uint64_t now);
+/* Does a code object read (valid, with check have) stand for a frame whose
+ * code had check sampled? */
+static inline bool py_code_matches(bool valid, uint32_t have, uint32_t sampled)
+{
+	return valid && have == sampled;
+}
 /*
  * The Python frames of a sample, given leaf first as BPF sends them, into
  * out[0 .. n) root first; entry[i] (if not NULL) says frame i was the first
