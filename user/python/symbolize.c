@@ -444,7 +444,15 @@ static uint32_t lost_code_frame(struct pyprocs *t, struct py_proc *p, const stru
 {
 	struct lost_key key = { pf->code, pf->globals, pf->flags, 0 };
 	bool created;
-	uint64_t *v = hashmap__put(p->lost, &key, sizeof(key), &created);
+	uint64_t *v;
+
+	/* Bounded as the code cache is: a program that execs new code again
+	 * and again leaves a new key each time. */
+	if (hashmap__size(p->lost) >= MAX_CODES_PER_PROC) {
+		hashmap__free(p->lost);
+		p->lost = hashmap__new();
+	}
+	v = hashmap__put(p->lost, &key, sizeof(key), &created);
 	const struct py_layout *l = &p->interp.layout;
 	struct frame f = { .kind = FRAME_PYTHON };
 	char *file = NULL;
