@@ -79,6 +79,13 @@ struct {
 struct py_scratch {
 	__u8 blk[FRAME_BUF + 8];
 	__u8 code[CODE_BUF + 8];
+	/* Where a frame's locals and its code object's check fields are, set
+	 * by python_stack for its walk: here, not in fwalk_ctx, whose every
+	 * byte is on the stack of the wall-mode programs' deepest call chain
+	 * (512 bytes at most: 24 more bytes there made it 576 on 6.1). */
+	__u32 off_locals;
+	__u32 code_start, code_len;            /* the code object's part read for its check */
+	__u32 code_name, code_file, code_line; /* its fields in that part */
 };
 
 /* Indexed like `scratch` (shared.bpf.h), by SCRATCH_SLOT(). */
@@ -118,12 +125,10 @@ struct fwalk_ctx {
 	__u32 n;
 	__u32 kind;
 	__u32 read_size;
-	__u32 off_back, off_code, off_lasti, off_owner, off_globals, off_locals;
+	__u32 off_back, off_code, off_lasti, off_owner, off_globals;
 	__u32 lasti_mult, code_adaptive;
 	__u32 code_tlbc, off_tlbc_index;       /* free-threaded 3.14+: per-thread bytecode */
 	__u32 gen_iframe, off_gen_owner;       /* 3.11–3.13: see pyebpf_py_offsets */
-	__u32 code_start, code_len;            /* the code object's part read for its check */
-	__u32 code_name, code_file, code_line; /* its fields in that part */
 	__u64 code_mask;
 	__u64 prev_coro; /* the coroutine whose frame was recorded last, 0: not a generator's */
 	__u64 coro;      /* the outermost coroutine frame C entered so far */
@@ -455,17 +460,17 @@ static __always_inline __u64 bytecode_of(const struct fwalk_ctx *c, const struct
  * address when it names the frame: one read of the part of the code object
  * that holds its name, file and first line; 0 when it fails.
  */
-static __always_inline __u32 code_check(const struct fwalk_ctx *c, struct py_scratch *b, __u64 code)
+static __always_inline __u32 code_check(struct py_scratch *b, __u64 code)
 {
-	__u32 len = c->code_len;
+	__u32 len = b->code_len;
 	__u64 name, file;
 	__s32 line;
 
-	if (!len || len > PYEBPF_MAX_CODE_READ || user_read(b->code, len, (const void *)(code + c->code_start)))
+	if (!len || len > PYEBPF_MAX_CODE_READ || user_read(b->code, len, (const void *)(code + b->code_start)))
 		return 0;
-	name = *(const __u64 *)&b->code[c->code_name & (CODE_BUF - 1)];
-	file = *(const __u64 *)&b->code[c->code_file & (CODE_BUF - 1)];
-	line = *(const __s32 *)&b->code[c->code_line & (CODE_BUF - 1)];
+	name = *(const __u64 *)&b->code[b->code_name & (CODE_BUF - 1)];
+	file = *(const __u64 *)&b->code[b->code_file & (CODE_BUF - 1)];
+	line = *(const __s32 *)&b->code[b->code_line & (CODE_BUF - 1)];
 	return pyebpf_code_check(name, file, line);
 }
 
@@ -537,17 +542,19 @@ static long fwalk_step(__u32 i, void *data)
 	globals = field_u64(b, base, c->off_globals);
 	/* A locals dict: code that dies young (a module's, a class body's,
 	 * exec'd), whose address userspace may find reused. */
-	locals = field_u64(b, base, c->off_locals);
-	if (locals) {
-		flags |= code_check(c, b, code) << PYEBPF_PYFRAME_CHECK_SHIFT;
-		if (locals == globals)
-			flags |= PYEBPF_PYFRAME_MODULE;
-	}
+	locals = field_u64(b, base, b->off_locals);
+	if (locals && locals == globals)
+		flags |= PYEBPF_PYFRAME_MODULE;
 	s->py[n].code = code;
 	s->py[n].globals = globals;
 	s->py[n].lasti = (__s32)lasti;
 	s->py[n].flags = flags;
 	c->n = n + 1;
+	/* Last, with the frame written: nothing else lives across its read
+	 * (the stack of the wall-mode programs' deepest call chain is 512
+	 * bytes at most, and a value kept over a helper call takes a slot). */
+	if (locals)
+		s->py[n].flags |= code_check(b, code) << PYEBPF_PYFRAME_CHECK_SHIFT;
 	return 0;
 }
 
@@ -613,7 +620,7 @@ static __always_inline void read_gil(struct pyebpf_sample *s, const struct pyebp
 }
 
 /* Where a code object's check fields are, relative to the part of it read. */
-static __always_inline void code_fields(struct fwalk_ctx *c, const struct pyebpf_py_offsets *o)
+static __always_inline void code_fields(struct py_scratch *c, const struct pyebpf_py_offsets *o)
 {
 	__u32 start = o->code_name;
 
@@ -634,6 +641,7 @@ static __always_inline void python_stack(struct pyebpf_sample *s, __u32 pid, __u
 	const struct pyebpf_py_proc *pp = bpf_map_lookup_elem(&py_procs, &pid);
 	const struct pyebpf_py_offsets *o;
 	struct fwalk_ctx c = { 0 };
+	struct py_scratch *b;
 	__u64 tstate = 0, frame;
 	__u32 oid;
 	int err;
@@ -652,6 +660,15 @@ static __always_inline void python_stack(struct pyebpf_sample *s, __u32 pid, __u
 		count(PYEBPF_CNT_PY_NO_OFFSETS);
 		return;
 	}
+	/* Early, while few values are live: a value kept over a helper call
+	 * takes a stack slot, and the stack of the wall-mode programs' deepest
+	 * call chain is 512 bytes at most. */
+	oid = SCRATCH_SLOT(); /* the key, now of this CPU's scratch */
+	b = bpf_map_lookup_elem(&py_scratch, &oid);
+	if (!b)
+		return;
+	b->off_locals = o->frame_locals;
+	code_fields(b, o);
 	err = current_tstate(pp, o, pid, tid, &tstate);
 	if (err) {
 		s->py_error = err;
@@ -683,14 +700,12 @@ static __always_inline void python_stack(struct pyebpf_sample *s, __u32 pid, __u
 	c.off_lasti = o->frame_lasti;
 	c.off_owner = o->frame_owner;
 	c.off_globals = o->frame_globals;
-	c.off_locals = o->frame_locals;
 	c.lasti_mult = o->lasti_mult;
 	c.code_adaptive = o->code_adaptive;
 	c.code_mask = ~(__u64)o->executable_mask;
 	c.code_tlbc = o->code_tlbc;
 	c.off_tlbc_index = o->frame_tlbc_index;
 	c.gen_iframe = o->tstate_running_task ? 0 : o->gen_iframe;
-	code_fields(&c, o);
 	/* FRAME_OWNED_BY_GENERATOR's byte: 3.11 keeps it after is_entry. */
 	c.off_gen_owner = o->frame_owner + (o->frame_kind == PYEBPF_FRAMES_311);
 	/* Shim frames take iterations too: allow some beyond the frame limit. */
