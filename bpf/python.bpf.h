@@ -127,8 +127,8 @@ struct fwalk_ctx {
 	__u32 read_size;
 	__u32 off_back, off_code, off_lasti, off_owner, off_globals;
 	__u32 lasti_mult, code_adaptive;
-	__u32 code_tlbc, off_tlbc_index;       /* free-threaded 3.14+: per-thread bytecode */
-	__u32 gen_iframe, off_gen_owner;       /* 3.11–3.13: see pyebpf_py_offsets */
+	__u32 code_tlbc, off_tlbc_index; /* free-threaded 3.14+: per-thread bytecode */
+	__u32 gen_iframe, off_gen_owner; /* 3.11–3.13: see pyebpf_py_offsets */
 	__u64 code_mask;
 	__u64 prev_coro; /* the coroutine whose frame was recorded last, 0: not a generator's */
 	__u64 coro;      /* the outermost coroutine frame C entered so far */
