@@ -45,15 +45,24 @@ static void *must_dlsym(void *h, const char *name)
 	return p;
 }
 
+/* The fixture library's real path into lib, and the library loaded here. */
+static void *open_fixture(char lib[PATH_MAX])
+{
+	void *h;
+
+	cr_assert(realpath(FIXTURE("libfixture.so"), lib));
+	h = dlopen(lib, RTLD_NOW);
+	cr_assert(h, "%s", dlerror());
+	return h;
+}
+
 Test(elf_syms, global_local_and_demangled_cxx_symbols)
 {
 	char lib[PATH_MAX];
 	struct elf_syms *s;
 	void *h;
 
-	cr_assert(realpath(FIXTURE("libfixture.so"), lib));
-	h = dlopen(lib, RTLD_NOW);
-	cr_assert(h, "%s", dlerror());
+	h = open_fixture(lib);
 
 	char *fn = must_dlsym(h, "fixture_c_function");
 	cr_assert_str_eq(resolve(lib, fn, &s), "fixture_c_function");
@@ -255,9 +264,7 @@ Test(procs, user_addresses_of_a_live_process_become_frames)
 	struct procs *t = procs__new(p);
 	void *h;
 
-	cr_assert(realpath(FIXTURE("libfixture.so"), lib));
-	h = dlopen(lib, RTLD_NOW);
-	cr_assert(h);
+	h = open_fixture(lib);
 	struct proc *me = NULL;
 	procs__get(t, &me, (uint32_t)getpid(), 1);
 	char *fn = must_dlsym(h, "fixture_c_function");
@@ -315,9 +322,7 @@ Test(procs, a_process_gone_before_its_samples_are_named_keeps_its_maps)
 	struct profile *p = profile__new();
 	struct procs *t = procs__new(p);
 
-	cr_assert(realpath(FIXTURE("libfixture.so"), lib));
-	void *h = dlopen(lib, RTLD_NOW);
-	cr_assert(h);
+	void *h = open_fixture(lib);
 	char *fn = must_dlsym(h, "fixture_c_function");
 	for (int reaped = 0; reaped < 2; reaped++) {
 		pid_t child = fork();
@@ -415,9 +420,7 @@ Test(procs, symbols_of_files_no_process_maps_are_freed_after_a_minute)
 	struct profile *p = profile__new();
 	struct procs *t = procs__new(p);
 
-	cr_assert(realpath(FIXTURE("libfixture.so"), lib));
-	void *h = dlopen(lib, RTLD_NOW);
-	cr_assert(h);
+	void *h = open_fixture(lib);
 	char *fn = must_dlsym(h, "fixture_c_function");
 	pid_t child = fork();
 	if (!child) {

@@ -27,7 +27,8 @@ void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 /* Run before die() exits: removes half-written output. */
 void set_die_cleanup(void (*fn)(void));
 
-uint64_t now_ns(void); /* CLOCK_MONOTONIC, the clock of bpf_ktime_get_ns() */
+uint64_t now_ns(void);        /* CLOCK_MONOTONIC, the clock of bpf_ktime_get_ns() */
+uint64_t thread_cpu_ns(void); /* CLOCK_THREAD_CPUTIME_ID: this thread's CPU time */
 /* The end of every writer: flush `out` and say whether anything written to it
  * failed. 0, or -1 with errno set (EIO when the stream kept no reason). */
 int stream_finish(FILE *out);

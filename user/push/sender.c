@@ -84,10 +84,7 @@ static double mono_s(void)
 
 static double thread_cpu_s(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	return (double)thread_cpu_ns() / 1e9;
 }
 
 /* Wait on the condition until `until` (monotonic seconds) or a signal; under p->lock. */

@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "base/hashmap.h"
@@ -740,15 +739,6 @@ static bool task_keep(void *ctx, struct sample_labels *l)
 	struct ingest *in = ctx;
 
 	return filter__keep(in->filter, in->prof, l, in->task_t);
-}
-
-/* This thread's CPU time: what a walk costs, whatever preempted it. */
-static uint64_t thread_cpu_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
 /* Every Python process's tasks, each one sample of `ticks` at time t. */
