@@ -44,6 +44,9 @@ TESTS="kernels/cpu_mode_reads_python_on_this_kernel kernels/the_compat_build_rea
 # The known split within 6 points there, not 4: TCG's arm64 read it 0.2-2.3
 # points off in 4 runs and 5.8 in a fifth (x86-64's guests hold 4).
 [ "$(uname -m)" = aarch64 ] && export PYEBPF_TEST_SPLIT_PP=6
+# These tests alone, when the caller names them (make kernel-test-arm64's
+# second guest: --native through a branch-protected interpreter).
+[ -n "${PYEBPF_GUEST_TESTS:-}" ] && TESTS=$PYEBPF_GUEST_TESTS
 # --native recordings at 333 Hz there, not 999: naming such a sample took
 # 2 ms of the emulated CPU, so at 999 Hz naming fell 5 s behind, the program
 # had exited before its samples were named, and its extension read [unknown]

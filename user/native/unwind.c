@@ -105,6 +105,10 @@ static bool set_initial_registers(Dwfl_Thread *thread, void *thread_arg)
 #undef SET_UREG
 	if (PYEBPF_DWARF_PC >= 0)
 		ok = ok && dwfl_thread_state_registers(thread, PYEBPF_DWARF_PC, 1, &pc);
+#ifdef PYEBPF_LIBDW_PAC_MASK_REG
+	/* Its result is not ok's: a libdw without it still unwinds unsigned code. */
+	dwfl_thread_state_registers(thread, PYEBPF_LIBDW_PAC_MASK_REG, 1, &(Dwarf_Word){ ~PYEBPF_USER_PC_MASK });
+#endif
 	dwfl_thread_state_register_pc(thread, pc);
 	return ok;
 }
