@@ -118,9 +118,12 @@ void summary_print(FILE *f, const struct record_summary *s)
 			"pyebpf: samples with native code that has no symbol (named module+0xSTART of its function): "
 			"%llu, %llu of them at the leaf\n",
 			(unsigned long long)st->no_symbol, (unsigned long long)st->no_symbol_leaf);
+	/* Without --native, native frames are the kernel's frame-pointer walk:
+	 * a user who did not ask for them learns what would read further. */
 	if (st->fp_cut)
-		fprintf(f, "pyebpf: native stacks cut where frame pointers end (marked [no frame pointers]): %llu\n",
-			(unsigned long long)st->fp_cut);
+		fprintf(f, "pyebpf: native stacks cut where frame pointers end (marked [no frame pointers]): %llu%s\n",
+			(unsigned long long)st->fp_cut,
+			ingest__native_stats(s->ingest) ? "" : "; --native unwinds past them");
 	if (st->filtered)
 		fprintf(f, "pyebpf: samples left out by the filters: %llu\n", (unsigned long long)st->filtered);
 	if (st->bad)
