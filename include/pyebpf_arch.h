@@ -97,9 +97,10 @@ enum pyebpf_syscall_nr {
  * return addresses it saves: a pointer authentication code in the bits above
  * the 48-bit user address space, which an address must lose to be one. */
 #define PYEBPF_USER_PC_MASK ((1ULL << 48) - 1)
-/* libdw (elfutils 0.188 on) strips that code from the return addresses the
- * unwind tables mark signed, told the bits to clear as its register -2; an
- * older one refuses that register, and its walk ends at the first signed one. */
+/* libdw newer than 0.188 (trixie's 0.192) strips that code from the return
+ * addresses the unwind tables mark signed, told the bits to clear as its
+ * register -2; bookworm's 0.188 refuses that register (its interpreters sign
+ * nothing), and a walk there would end at the first signed address. */
 #define PYEBPF_LIBDW_PAC_MASK_REG (-2)
 
 /* The generic table (asm-generic/unistd.h). arm64 has no open, poll,
