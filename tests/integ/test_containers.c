@@ -125,6 +125,13 @@ static void wait_running(const struct container *a, const struct container *b)
 	cr_assert(python_cpu(a) >= 0.5 && python_cpu(b) >= 0.5, "the containers' Pythons did not start");
 }
 
+/* How long a container's Python runs, in seconds: teardown stops it long
+ * before, and its start plus a recording's must fit inside. 60 did not on
+ * 5.10 under TCG: the Pythons had exited before the recording's first
+ * sample (0 samples, the test 75 s long; a recording's start takes 30 s and
+ * more there). */
+#define CONTAINER_LIFE "600"
+
 /* At most two containers per test, stopped by teardown whatever happened. */
 static struct container ctr[2];
 
@@ -218,8 +225,8 @@ Test(containers, container_id_selects_one_of_two)
 	struct folded f;
 	char *pb;
 
-	start_container(a, dir, ID_A, "60");
-	start_container(b, dir, ID_B, "60");
+	start_container(a, dir, ID_A, CONTAINER_LIFE);
+	start_container(b, dir, ID_B, CONTAINER_LIFE);
 	wait_running(a, b);
 	record_containers(dir, "--container", "a1b2c3d4e5f6", &f, &pb);
 	check_only(&f, a, ID_A, "[container b1b2c3d4e5f6]");
@@ -248,8 +255,8 @@ Test(containers, cgroup_path_relative_to_the_mount)
 	struct folded f;
 	char rel[PATH_MAX], *pb;
 
-	start_container(a, dir, ID_A, "60");
-	start_container(b, dir, ID_B, "60");
+	start_container(a, dir, ID_A, CONTAINER_LIFE);
+	start_container(b, dir, ID_B, CONTAINER_LIFE);
 	wait_running(a, b);
 	snprintf(rel, sizeof(rel), "pyebpf-test-%d/docker-%s.scope", (int)getpid(), ID_B);
 	record_containers(dir, "--cgroup", rel, &f, &pb);

@@ -87,7 +87,20 @@ static void python_stacks_read(const struct python *py, const char *const opts[]
 	folded_free(&f);
 	run_result_free(&r);
 
-	record_script(opts, py->path, script, deep, 120, &f, &r);
+	/* INTEG_DEEP_FREQ where the CPU is emulated (a later -F wins): on a
+	 * slower machine's TCG, the bounded-loop build at 999 Hz did not keep
+	 * up with a 1000-deep stack: the recording outlived 120 s, its program
+	 * gone (3.15 on 6.1), or the descent took the whole run (2.7 on 6.12:
+	 * 0 samples of 4,201 whole). */
+	const char *freq = getenv("INTEG_DEEP_FREQ"), *deep_opts[16] = { 0 };
+	int n = 0;
+	for (; opts && opts[n] && n < 13; n++)
+		deep_opts[n] = opts[n];
+	if (freq) {
+		deep_opts[n++] = "-F";
+		deep_opts[n++] = freq;
+	}
+	record_script(deep_opts, py->path, script, deep, 120, &f, &r);
 	uint64_t whole = 0, cut = 0;
 	for (size_t k = 0; k < f.n; k++) {
 		if (occurrences(f.lines[k].stack, "recurse (") == 1000)
