@@ -61,7 +61,7 @@ static void two_pythons(const struct python **a, const struct python **b)
 
 /* The 60/40 split within 4 points of what the workload measured, and a
  * 1000-deep recursion whole: the walker of whatever build was loaded. */
-static void python_stacks_read(const struct python *py, const char *const opts[], const char *want_note)
+static void python_stacks_read(const struct python *py, const char *want_note)
 {
 	const char *split[] = { "split", "3", NULL }, *deep[] = { "deep", "2", NULL };
 	struct folded f;
@@ -69,7 +69,7 @@ static void python_stacks_read(const struct python *py, const char *const opts[]
 	double truth = 0;
 	const char *m;
 
-	record_script(opts, py->path, script, split, 120, &f, &r);
+	record_script(NULL, py->path, script, split, 120, &f, &r);
 	if (want_note)
 		cr_assert(strstr(r.err, want_note), "%s: no '%s' in: %s", py->path, want_note, r.err);
 	m = r.out ? strstr(r.out, "alpha-cpu-share ") : NULL;
@@ -92,14 +92,8 @@ static void python_stacks_read(const struct python *py, const char *const opts[]
 	 * up with a 1000-deep stack: the recording outlived 120 s, its program
 	 * gone (3.15 on 6.1), or the descent took the whole run (2.7 on 6.12:
 	 * 0 samples of 4,201 whole). */
-	const char *freq = getenv("INTEG_DEEP_FREQ"), *deep_opts[16] = { 0 };
-	int n = 0;
-	for (; opts && opts[n] && n < 13; n++)
-		deep_opts[n] = opts[n];
-	if (freq) {
-		deep_opts[n++] = "-F";
-		deep_opts[n++] = freq;
-	}
+	const char *freq = getenv("INTEG_DEEP_FREQ");
+	const char *deep_opts[] = { freq ? "-F" : NULL, freq, NULL };
 	record_script(deep_opts, py->path, script, deep, 120, &f, &r);
 	uint64_t whole = 0, cut = 0;
 	for (size_t k = 0; k < f.n; k++) {
@@ -125,9 +119,9 @@ Test(kernels, cpu_mode_reads_python_on_this_kernel)
 	const char *note = k < 517 ? "this kernel has no bpf_loop (Linux 5.17)" : NULL;
 
 	two_pythons(&old, &young);
-	python_stacks_read(old, NULL, note);
+	python_stacks_read(old, note);
 	if (young != old) /* an arm64 guest's root has one */
-		python_stacks_read(young, NULL, note);
+		python_stacks_read(young, note);
 }
 
 /* The bounded-loop build, as kernels before 5.17 take it, on this one. */
@@ -142,8 +136,8 @@ Test(kernels, the_compat_build_reads_python_here_too)
 
 	setenv("PYEBPF_TEST_COMPAT_BUILD", "1", 1);
 	two_pythons(&old, &young);
-	python_stacks_read(old, NULL, "this kernel has no bpf_loop (Linux 5.17)");
-	python_stacks_read(young, NULL, "this kernel has no bpf_loop (Linux 5.17)");
+	python_stacks_read(old, "this kernel has no bpf_loop (Linux 5.17)");
+	python_stacks_read(young, "this kernel has no bpf_loop (Linux 5.17)");
 }
 
 Test(kernels, wall_mode_or_one_line)
