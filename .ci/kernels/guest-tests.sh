@@ -50,11 +50,15 @@ TESTS="kernels/cpu_mode_reads_python_on_this_kernel kernels/the_compat_build_rea
 # These tests alone, when the caller names them (make kernel-test-arm64's
 # second guest: --native through a branch-protected interpreter).
 [ -n "${PYEBPF_GUEST_TESTS:-}" ] && TESTS=$PYEBPF_GUEST_TESTS
-# --native recordings at 333 Hz there, not 999: naming such a sample took
-# 2 ms of the emulated CPU, so at 999 Hz naming fell 5 s behind, the program
-# had exited before its samples were named, and its extension read [unknown]
-# in 7 runs of 15 (tests/integ/test_native.c).
-[ "$(uname -m)" = aarch64 ] && export INTEG_NATIVE_FREQ=333
+# --native recordings at 149 Hz there, not 999: naming such a sample took
+# 2 ms of the emulated CPU, after 1.7 s of loading the interpreter's and
+# libc's unwind tables, so at 999 Hz naming fell 5 s behind, the program had
+# exited before its samples were named, and its extension read [unknown] in
+# 7 runs of 15 (tests/integ/test_native.c); at 333 Hz on a slower machine's
+# TCG it still ended behind (CI, 2026-11-28: 0 of 459 samples whole). At
+# 99 Hz it kept up (128 of 128) but the spin's samples came near the test's
+# floor of 100; 149 Hz keeps about 190 and names at a third of a CPU.
+[ "$(uname -m)" = aarch64 ] && export INTEG_NATIVE_FREQ=149
 # The 1000-deep recursion of kernels/*_reads_python_* at 333 Hz there too:
 # at 999 Hz the bounded-loop build did not keep up with it under a slower
 # machine's TCG (tests/integ/test_kernels.c).

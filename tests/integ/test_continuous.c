@@ -1,7 +1,8 @@
 /*
  * Continuous mode: one pprof per interval, SIGHUP and SIGTERM, pruning; and
  * the soak test: hours of production compressed into PYEBPF_SOAK_SECONDS
- * (default 600) of short-lived Python processes, with bounded memory and no
+ * (default 240: CI's whole run must stay under an hour; 600 and more for a
+ * longer look) of short-lived Python processes, with bounded memory and no
  * interval lost.
  */
 #include "integ.h"
@@ -143,7 +144,7 @@ Test(continuous, bad_options)
 Test(continuous, soak_with_process_churn, .timeout = 3600)
 {
 	const char *env = getenv("PYEBPF_SOAK_SECONDS");
-	int seconds = env && atoi(env) > 0 ? atoi(env) : 600, interval = seconds >= 300 ? 60 : 10;
+	int seconds = env && atoi(env) > 0 ? atoi(env) : 240, interval = seconds >= 300 ? 60 : 10;
 	const char *dir = temp_dir();
 	char *out = temp_path(dir, "out"), *err = temp_path(dir, "err.txt"), names[256][128], ival[16], churn[512];
 

@@ -134,9 +134,12 @@ Test(kernels, the_compat_build_reads_python_here_too)
 	if (kernel_version() < 517)
 		cr_skip_test("this kernel runs the bounded-loop build in every test");
 
+	/* What differs per kernel is the verifier, which checks the one
+	 * program whatever the interpreter: the newest reads the most layout
+	 * (the oldest is read by the compat build on 5.10's guest, in every
+	 * test there); two cost a slow machine's guests 5 minutes. */
 	setenv("PYEBPF_TEST_COMPAT_BUILD", "1", 1);
 	two_pythons(&old, &young);
-	python_stacks_read(old, "this kernel has no bpf_loop (Linux 5.17)");
 	python_stacks_read(young, "this kernel has no bpf_loop (Linux 5.17)");
 }
 
@@ -144,7 +147,7 @@ Test(kernels, wall_mode_or_one_line)
 {
 	const struct python *old, *young;
 	const char *opts[] = { "--mode", "wall", "--thread", "MainThread", "-F", "199", NULL };
-	const char *args[] = { "split", "3", NULL };
+	const char *args[] = { "split", "5", NULL };
 	int k = kernel_version();
 
 	two_pythons(&old, &young);

@@ -202,6 +202,9 @@ Test(native, python_c_python_c_every_layer_in_order)
 		char want[2 * PATH_MAX + 256];
 
 		record_native(&pys[i], "callback", "2", NULL, NULL, &f);
+		/* On arm64 the first sample, under an emulated CPU, came before the
+		 * loader had mapped libc: told "not glibc?" and read native only. */
+		cr_assert_null(strstr(record_err, "native frames only"), "%s: %s", pys[i].path, record_err);
 		snprintf(want, sizeof(want), "%s;cext_callback;pyebpf_c_layer;", frame("outer", "outer-callback"));
 		snprintf(want + strlen(want), sizeof(want) - strlen(want), "%s;cext_spin",
 			 frame("inner", "inner-spin"));
@@ -209,8 +212,8 @@ Test(native, python_c_python_c_every_layer_in_order)
 		 * unwinding; kernel frames may follow it: an interrupt), those
 		 * whose every layer above unwound right. The rest is start-up,
 		 * seconds of it under an emulated CPU. */
-		uint64_t hit = 0, spin = 0, top = 0;
-		const char *top_stack = "";
+		uint64_t hit = 0, spin = 0, top = 0, miss = 0;
+		const char *top_stack = "", *miss_stack = "";
 		for (size_t k = 0; k < f.n; k++) {
 			const char *s = strstr(f.lines[k].stack, ";pyebpf_c_spin");
 
@@ -223,13 +226,19 @@ Test(native, python_c_python_c_every_layer_in_order)
 			spin += f.lines[k].count;
 			if (strstr(f.lines[k].stack, want))
 				hit += f.lines[k].count;
+			else if (f.lines[k].count > miss) {
+				miss = f.lines[k].count;
+				miss_stack = f.lines[k].stack;
+			}
 		}
 		cr_log_info("%s: %llu of %llu samples in Python → C → Python → C, of %llu\n", pys[i].path,
 			    (unsigned long long)hit, (unsigned long long)spin, (unsigned long long)f.total);
 		cr_assert_geq(spin, 100, "%s: pyebpf_c_spin in %llu of %llu samples; the most: %s", pys[i].path,
 			      (unsigned long long)spin, (unsigned long long)f.total, top_stack);
-		cr_assert_geq(hit * 100, spin * 95, "%s: %s;pyebpf_c_spin in %llu of %llu samples there", pys[i].path,
-			      want, (unsigned long long)hit, (unsigned long long)spin);
+		cr_assert_geq(hit * 100, spin * 95,
+			      "%s: %s;pyebpf_c_spin in %llu of %llu samples there; the most of the rest (%llu): %s",
+			      pys[i].path, want, (unsigned long long)hit, (unsigned long long)spin,
+			      (unsigned long long)miss, miss_stack);
 		few_mismatches(&pys[i]);
 		folded_free(&f);
 	}

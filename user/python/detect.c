@@ -241,6 +241,34 @@ static enum py_detect_result describe(pid_t pid, const struct file_info *fi, uin
 	return PY_SUPPORTED;
 }
 
+/* A libc's file name: libc.so.6, or libc-2.31.so before glibc 2.34. */
+static bool is_libc(const char *path)
+{
+	const char *b = strrchr(path, '/');
+
+	b = b ? b + 1 : path;
+	return !strncmp(b, "libc.so", 7) || !strncmp(b, "libc-", 5);
+}
+
+/*
+ * glibc's dynamic loader is mapped and libc is not yet: a process seen
+ * between exec and the loader's mapping of its libraries (the first sample
+ * of a command pyebpf started lands there under an emulated CPU).
+ */
+static bool glibc_still_loading(const struct mapping *m, size_t n)
+{
+	bool loader = false;
+
+	for (size_t i = 0; i < n; i++) {
+		const char *b = strrchr(m[i].path, '/');
+
+		if (is_libc(m[i].path))
+			return false;
+		loader |= b && !strncmp(b + 1, "ld-linux", 8);
+	}
+	return loader;
+}
+
 /*
  * Where pthread_self() is from the thread pointer BPF reads, on a CPU where
  * they differ (include/pyebpf_arch.h): glibc says so in a symbol of its
@@ -250,13 +278,11 @@ static int thread_pointer_offset(struct py_detector *d, pid_t pid, const struct 
 				 struct py_interp *out)
 {
 	for (size_t i = 0; i < n; i++) {
-		const char *b = strrchr(m[i].path, '/');
 		const struct file_info *fi;
 		uint32_t v;
 
-		b = b ? b + 1 : m[i].path;
 		if (m[i].pgoff != 0 || !m[i].inode || m[i].path[0] != '/' ||
-		    (strncmp(b, "libc.so", 7) != 0 && strncmp(b, "libc-", 5) != 0 && strcmp(m[i].path, exe) != 0))
+		    (!is_libc(m[i].path) && strcmp(m[i].path, exe) != 0))
 			continue;
 		fi = file_info(d, pid, &m[i]);
 		/* sizeof(struct pthread): a kilobyte or two, never more than a page or two. */
@@ -297,9 +323,14 @@ enum py_detect_result py_detect(struct py_detector *d, pid_t pid, struct py_inte
 		res = describe(pid, fi, m[i].start - m[i].pgoff - fi->load_delta, out, why, whylen);
 		break;
 	}
+	/* Before its libc is mapped, not Python yet: looked at again when its
+	 * maps change, not told "not glibc?" for good. */
 	if (res == PY_SUPPORTED && PYEBPF_TP_TO_SELF_SYMBOL && thread_pointer_offset(d, pid, m, n, exe, out))
-		res = unsupported(why, whylen, "CPython %d.%d: no %s in its libc (not glibc?), native frames only",
-				  out->major, out->minor, PYEBPF_TP_TO_SELF_SYMBOL);
+		res = glibc_still_loading(m, n) ? PY_NOT_PYTHON
+						: unsupported(why, whylen,
+							      "CPython %d.%d: no %s in its libc (not glibc?), native "
+							      "frames only",
+							      out->major, out->minor, PYEBPF_TP_TO_SELF_SYMBOL);
 	maps__free(m, n);
 	return res;
 }
