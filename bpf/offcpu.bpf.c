@@ -148,8 +148,18 @@ static int send_work_fn(struct bpf_map *map, void *key, void *value)
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct off_task *t = bpf_task_storage_get(&off_tasks, task, 0, 0);
 
-	if (t && !offcpu_stop_ns)
-		send_pending(NULL, task, t);
+	if (!t || offcpu_stop_ns)
+		return 0;
+	send_pending(NULL, task, t);
+	/* Still pending: this CPU's slot was taken (a preempted task work of
+	 * another thread holds it), or a wait was added while this one ran,
+	 * after its send and before it finished, when scheduling again said
+	 * -EBUSY. No task work is coming for it: the next switch out sends it.
+	 * Without this a thread's waits piled up unsent for the rest of the
+	 * recording (the wall split on sid's 7.2 guest: every wait of the main
+	 * thread after the first seconds, in 3 runs of 4). */
+	if (t->pending)
+		t->unscheduled = 1;
 	return 0;
 }
 #endif
@@ -322,10 +332,12 @@ static __always_inline void switch_in(struct task_struct *next, __u64 *nowp, str
 			bpf_map_update_elem(&send_works, &tid, &fresh, BPF_NOEXIST);
 			w = bpf_map_lookup_elem(&send_works, &tid);
 		}
-		/* One still queued (-EBUSY) sends this one too. Not scheduled at
-		 * all: its next switch out sends it. */
+		/* Not scheduled: its next switch out sends it. -EBUSY is a task
+		 * work queued or running: a queued one sends this one too, but
+		 * one running may be past its send, so the switch out is asked
+		 * as well (whichever comes first takes the whole pending). */
 		err = w ? schedule_task_work(next, &w->tw, &send_works, send_work_fn) : -1;
-		t->unscheduled = err && err != -EBUSY;
+		t->unscheduled = err != 0;
 	}
 #endif
 }

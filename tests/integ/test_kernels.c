@@ -171,10 +171,11 @@ Test(kernels, wall_mode_or_one_line)
 	/* 40/30/20/10 by design; a guest under emulation is slower at the CPU
 	 * part and spends seconds starting the interpreter, so only the
 	 * reasons and rough shares are held here. */
-	cr_assert_geq(sum, f.total * 0.3, "phases in %.0f of %llu samples", sum, (unsigned long long)f.total);
+	cr_assert_geq(sum, f.total * 0.3, "phases in %.0f of %llu samples; pyebpf said:\n%s", sum,
+		      (unsigned long long)f.total, r.err);
 	cr_assert(sleep > sum * 0.15 && io > sum * 0.08 && lock > sum * 0.03 && cpu > sum * 0.2,
-		  "cpu %llu sleep %llu io %llu lock %llu", (unsigned long long)cpu, (unsigned long long)sleep,
-		  (unsigned long long)io, (unsigned long long)lock);
+		  "cpu %llu sleep %llu io %llu lock %llu; pyebpf said:\n%s", (unsigned long long)cpu,
+		  (unsigned long long)sleep, (unsigned long long)io, (unsigned long long)lock, r.err);
 	folded_free(&f);
 	run_result_free(&r);
 }
