@@ -215,8 +215,9 @@ static __always_inline void switch_out(struct task_struct *prev, bool runnable, 
 	}
 #ifndef PYEBPF_KERNEL_COMPAT
 	{
-		/* A pending sample whose task work could not be scheduled: sent
-		 * now, from its own context (rare: never a stack walk per switch
+		/* A pending sample no task work will send (it could not be
+		 * scheduled, met -EBUSY, or ran and could not send): sent now,
+		 * from its own context (rare: never a stack walk per switch
 		 * otherwise). */
 		struct off_task *t = container_of(since, struct off_task, since);
 

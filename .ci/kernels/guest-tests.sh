@@ -20,8 +20,8 @@ export PATH=/usr/sbin:/usr/bin:/sbin:/bin
 # in the guest, where only correctness is measured.
 echo 0 > /proc/sys/kernel/perf_cpu_time_max_percent
 # 180, not 120: on a slower machine's TCG the compat build's test on 6.1
-# (two interpreters, four recordings, the build verified each time) took
-# longer than 120 s, and trixie's 103 s.
+# (then two interpreters, four recordings, the build verified each time;
+# one interpreter since) took longer than 120 s, and trixie's 103 s.
 LIMIT=${GUEST_TEST_LIMIT:-180}
 # The tests' own limits catch hangs on hardware; here everything runs many
 # times slower (a 2 s recording of the whole 5.10 guest took 30-35 s against
