@@ -60,9 +60,20 @@ CFLAGS  ?= -O2 -g
 WARN    := -Wall -Wextra -Werror
 CPPFLAGS := -D_GNU_SOURCE -Iinclude -I$(BUILD) -Iuser
 DEPFLAGS = -MMD -MP
-# ncurses for `pyebpf top`'s screen (Debian's libncurses-dev: ncursesw, wide characters).
-NCURSES_LIBS := $(shell $(PKG_CONFIG) --libs ncursesw 2>/dev/null || echo -lncursesw -ltinfo)
-LDLIBS  := -lbpf -ldw -lelf -lz -lprotobuf-c -lstdc++ -lmicrohttpd -lcurl -lpthread -lm $(NCURSES_LIBS)
+# pyebpf is one static binary: it needs no library of the host's, not even
+# glibc's (the kernel matrix and every package run this very file). Every
+# library comes from Debian's -dev packages' static archives but two, built
+# from Debian's sources by make deps (.ci/static-libs.sh): libcurl trimmed
+# to HTTP(S) over OpenSSL with c-ares, and libmicrohttpd without TLS.
+# A static glibc must not load the host's shared objects (NSS modules of
+# another glibc, libdebuginfod): dlopen is wrapped to refuse
+# (user/base/no_dlopen.c), and the link fails if anything would ask NSS
+# (getpwnam, getaddrinfo...): glibc warns of each such use at link time.
+STATIC_LIBS ?= /var/cache/pyebpf/static/$(ARCH)
+CPPFLAGS += -isystem $(STATIC_LIBS)/include
+LDFLAGS := -static -L$(STATIC_LIBS)/lib -Wl,--gc-sections -Wl,--wrap=dlopen
+LDLIBS  := -ldw -lelf -lbz2 -llzma -lz -lprotobuf-c -lmicrohttpd -lcurl -lcares -lssl -lcrypto \
+	-lncursesw -ltinfo -lstdc++ -lpthread -lm
 SAN     := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
 # Pure logic: no libbpf, so the unit tests link it alone. sampler.c is the one
@@ -200,7 +211,7 @@ $(BUILD)/asan/%.pb-c.o: $(BUILD)/%.pb-c.c
 	$(Q)$(CC) -O1 -g $(SAN) -w $(CPPFLAGS) -c $< -o $@
 
 # Generated headers first (order-only); after that the .d files say who needs what.
-GENERATED := $(BUILD)/sample.skel.h $(foreach v,$(BPF_VARIANTS),$(BUILD)/sample_$(v).skel.h) $(PROTO_HDRS) $(BUILD)/flamegraph_js.h $(BUILD)/serve_page.h
+GENERATED := $(BUILD)/commit.h $(BUILD)/sample.skel.h $(foreach v,$(BPF_VARIANTS),$(BUILD)/sample_$(v).skel.h) $(PROTO_HDRS) $(BUILD)/flamegraph_js.h $(BUILD)/serve_page.h
 
 $(BUILD)/obj/%.o: user/%.c | $(GENERATED)
 	@mkdir -p $(dir $@)
@@ -212,9 +223,31 @@ $(BUILD)/asan/%.o: user/%.c | $(PROTO_HDRS) $(BUILD)/flamegraph_js.h $(BUILD)/se
 	$(call msg,CC-SAN  ,$<)
 	$(Q)$(CC) -O1 -g $(SAN) $(WARN) $(DEPFLAGS) $(CPPFLAGS) -c $< -o $@
 
-$(BUILD)/pyebpf: $(USER_OBJS)
+$(BUILD)/pyebpf: $(USER_OBJS) $(BUILD)/libbpf-api.o
 	$(call msg,LD      ,$@)
-	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
+	$(Q)test -e $(STATIC_LIBS)/.stamp || { echo "pyebpf: no static libcurl in $(STATIC_LIBS): make deps$(if $(CROSS), ARCH=$(ARCH))"; exit 1; }
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ -o $@ $(LDLIBS) 2>$@.ld || { cat $@.ld; exit 1; }
+	$(Q)bash .ci/static-link-check.sh $@.ld || { rm -f $@; exit 1; }
+	$(Q)rm -f $@.ld
+
+# libbpf's static archive exports its internal helpers too (hashmap__new,
+# strset__add_str, kernel_supports...), which collide with ours: linked
+# into one object with only its API (bpf_*, btf_*, libbpf_*, the buffers')
+# left global.
+LIBBPF_A := /usr/lib/$(shell $(CC) -dumpmachine)/libbpf.a
+$(BUILD)/libbpf-api.o: $(LIBBPF_A) | $(BUILD)
+	$(call msg,LIBBPF  ,$@)
+	$(Q)$(CROSS)ld -r --whole-archive $< -o $@.tmp
+	$(Q)$(OBJCOPY) --wildcard $(foreach p,bpf_ btf_ btf__ libbpf_ perf_buffer__ ring_buffer__ ring__ user_ring_buffer__,-G '$(p)*') \
+		$@.tmp $@ && rm -f $@.tmp
+
+# The commit built, for --version: rewritten only when it changes.
+$(BUILD)/commit.h: FORCE | $(BUILD)
+	$(Q)c=$$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown); \
+	git diff --quiet HEAD -- 2>/dev/null || c="$$c-dirty"; \
+	echo "#define PYEBPF_COMMIT \"$$c\"" | cmp -s - $@ || echo "#define PYEBPF_COMMIT \"$$c\"" > $@
+.PHONY: FORCE
+FORCE:
 
 $(BUILD):
 	mkdir -p $@
@@ -288,7 +321,8 @@ FUZZ_PPROF_SRCS := tests/fuzz/fuzz_pprof.c user/read/pprof.c user/read/pprof_cos
 	user/write/thread_names.c user/profile/offcpu.c user/python/asyncio_tasks.c
 FUZZ_INGEST_SRCS := tests/fuzz/fuzz_ingest.c $(PURE_SRCS)
 # names: interval file names, the text escaper, id lists, --since/--until times.
-FUZZ_NAMES_SRCS := tests/fuzz/fuzz_names.c user/archive/rotation.c user/base/escape.c user/base/util.c user/base/wallclock.c
+FUZZ_NAMES_SRCS := tests/fuzz/fuzz_names.c user/archive/rotation.c user/base/escape.c user/base/util.c user/base/wallclock.c \
+	user/system/accounts.c
 # asyncio: a target's memory through the walk's page cache and the task walker.
 FUZZ_ASYNCIO_SRCS := tests/fuzz/fuzz_asyncio.c user/python/asyncio_tasks.c user/python/page_cache.c user/base/util.c
 FUZZ_SECONDS ?= 30
@@ -394,11 +428,12 @@ integ-check: $(BUILD)/pyebpf $(BUILD)/integ-tests $(FIXTURES) $(BUILD)/bench/rep
 # CPythons beyond Debian's, a free-threaded one built from source).
 DEPS := make clang llvm gcc g++ libbpf-dev bpftool libelf-dev zlib1g-dev libdw-dev \
 	libprotobuf-c-dev protobuf-c-compiler libmicrohttpd-dev libcurl4-openssl-dev libncurses-dev \
+	libssl-dev libc-ares-dev liblzma-dev libbz2-dev dpkg-dev \
 	pkg-config python3 binutils procps util-linux curl
 TEST_DEPS := pybind11-dev python3-dev libc6-dbg python3-numpy python3-scipy libopenblas0-pthread \
 	python3-flask gunicorn python3-aiohttp python3-sphinx graphviz libcriterion-dev bc golang-go \
 	libclang-rt-14-dev chromium patchelf clang-format clang-tidy cppcheck shellcheck linux-perf strace \
-	tmux nginx-light openssl groff-base
+	tmux nginx-light openssl groff-base debhelper lintian python3-venv file ca-certificates
 
 # make deps ARCH=arm64 on an x86-64 machine: the cross toolchain and the
 # arm64 libraries beside the host's (Debian's multiarch; clang, bpftool and
@@ -406,12 +441,14 @@ TEST_DEPS := pybind11-dev python3-dev libc6-dbg python3-numpy python3-scipy libo
 # twin to the same version.
 CROSS_DEPS := gcc-aarch64-linux-gnu g++-aarch64-linux-gnu libc6-dev-arm64-cross libbpf-dev:arm64 \
 	libelf-dev:arm64 zlib1g-dev:arm64 libdw-dev:arm64 libprotobuf-c-dev:arm64 libmicrohttpd-dev:arm64 \
-	libcurl4-openssl-dev:arm64 libncurses-dev:arm64
+	libcurl4-openssl-dev:arm64 libncurses-dev:arm64 libssl-dev:arm64 libc-ares-dev:arm64 liblzma-dev:arm64 \
+	libbz2-dev:arm64
 
 deps:
 	$(if $(CROSS),dpkg --add-architecture arm64)
 	apt-get update -qq
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(DEPS) $(if $(CROSS),$(CROSS_DEPS))
+	bash .ci/static-libs.sh $(ARCH) $(STATIC_LIBS)
 
 # The arm64 guest of make test builds with the cross toolchain.
 test-deps: deps
@@ -468,6 +505,33 @@ clean:
 	rm -rf $(BUILD)
 
 -include $(DEPS_FILES)
+
+# ---- dist ------------------------------------------------------------------
+# What users install, for x86-64 and arm64 (arm64 cross-built), in dist/:
+# the static binary, stripped; a wheel whose script it is (as py-spy ships
+# its own); a .deb made by debhelper from deploy/debian/; one OCI image
+# layout with both platforms, the binary and CA certificates alone. Built
+# in dist.new/, checked (deploy/dist/check.sh), then moved into place.
+VERSION := $(shell sed -n 's/^\#define PYEBPF_VERSION "\(.*\)"/\1/p' user/base/version.h)
+DIST ?= dist
+.PHONY: dist dist-test
+dist: $(BUILD)/pyebpf $(BUILD)/pyebpf.1
+	$(if $(filter x86,$(HOST_ARCH)),,$(error make dist runs on x86-64: it cross-builds arm64))
+	$(MAKE) --no-print-directory ARCH=arm64 build-arm64/pyebpf
+	rm -rf $(DIST).new && mkdir -p $(DIST).new
+	strip --remove-section=.comment -o $(DIST).new/pyebpf-$(VERSION)-linux-x86_64 $(BUILD)/pyebpf
+	aarch64-linux-gnu-strip --remove-section=.comment -o $(DIST).new/pyebpf-$(VERSION)-linux-aarch64 build-arm64/pyebpf
+	for m in x86_64:amd64 aarch64:arm64; do \
+		bin=$(DIST).new/pyebpf-$(VERSION)-linux-$${m%%:*}; \
+		bash deploy/dist/wheel.sh $$bin $(VERSION) $${m%%:*} $(DIST).new && \
+		bash deploy/dist/deb.sh $$bin $(BUILD)/pyebpf.1 $(VERSION) $${m##*:} $(DIST).new || exit 1; \
+	done
+	python3 deploy/dist/oci.py --version $(VERSION) --bin amd64=$(DIST).new/pyebpf-$(VERSION)-linux-x86_64 \
+		--bin arm64=$(DIST).new/pyebpf-$(VERSION)-linux-aarch64 --ca-bundle /etc/ssl/certs/ca-certificates.crt \
+		-o $(DIST).new/pyebpf-$(VERSION)-oci.tar
+	bash deploy/dist/check.sh $(DIST).new $(VERSION)
+	rm -rf $(DIST) && mv $(DIST).new $(DIST)
+	@ls -l $(DIST)
 
 # ---- style -----------------------------------------------------------------
 FORMAT_FILES = $(shell git ls-files 'bpf/*.c' 'bpf/*.h' 'user/*.c' 'user/*.h' 'user/**/*.c' 'user/**/*.h' \

@@ -10,8 +10,9 @@
 #include "archive/report.h"
 #include "serve/serve.h"
 #include "base/util.h"
-
-#define PYEBPF_VERSION "0.1.0"
+#include "base/version.h"
+/* The commit built (build/commit.h, made by the Makefile from git). */
+#include "commit.h"
 
 static const char usage[] =
 	"Usage: pyebpf COMMAND [OPTIONS]\n"
@@ -46,7 +47,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (!strcmp(argv[1], "-V") || !strcmp(argv[1], "--version")) {
-		printf("pyebpf %s\n", PYEBPF_VERSION);
+		printf("pyebpf %s (commit %s, %s)\n", PYEBPF_VERSION, PYEBPF_COMMIT, PYEBPF_MACHINE);
 		return 0;
 	}
 	if (!strcmp(argv[1], "record"))

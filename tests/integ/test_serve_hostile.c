@@ -275,7 +275,7 @@ Test(serve_hostile, started_as_root_it_drops_to_a_user, .timeout = 120, .fini = 
 
 	run((const char *const[]){ PYEBPF, "serve", dir, "--user", "no-such-user-pyebpf", NULL }, 20, &r);
 	cr_assert_eq(r.status, 2, "%s", r.err);
-	cr_assert_str_eq(r.err, "pyebpf: --user no-such-user-pyebpf: no such user\n");
+	cr_assert_str_eq(r.err, "pyebpf: --user no-such-user-pyebpf: no such user in /etc/passwd\n");
 	run_result_free(&r);
 	sh("rm -rf '%s'%s", dir, "");
 	free(err);

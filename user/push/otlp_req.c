@@ -8,6 +8,7 @@
 
 #include "profile/frame_format.h"
 #include "base/gzip.h"
+#include "base/version.h"
 #include "base/hashmap.h"
 #include "profile/offcpu.h"
 #include "otlp.pb-c.h"
@@ -296,7 +297,7 @@ static Otlp__ResourceProfiles *resource_of(struct enc *e, const struct push_seri
 		r->attributes[r->n_attributes++] = kv;
 	}
 	scope->name = "pyebpf";
-	scope->version = "0.1.0";
+	scope->version = PYEBPF_VERSION;
 	sp->scope = scope;
 	sp->profiles = alloc(e, 2 * sizeof(*sp->profiles));
 	if (cpu)

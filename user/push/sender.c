@@ -16,13 +16,15 @@
 
 #include "archive/archive.h"
 #include "push/backoff.h"
+#include "push/ca_bundle.h"
 #include "push/journal.h"
 #include "push/otlp_req.h"
 #include "push/pyroscope_req.h"
 #include "archive/rotation.h"
 #include "base/util.h"
+#include "base/version.h"
 
-#define PUSH_USER_AGENT "pyebpf/0.1.0"
+#define PUSH_USER_AGENT "pyebpf/" PYEBPF_VERSION
 /* What is read of an answer: enough for its error message; a longer one is cut off. */
 #define ANSWER_MAX 4096
 /* What is read of Pyroscope's answer to a query: one series' profile of one interval. */
@@ -338,8 +340,16 @@ static long post(struct backend *b, CURL *curl, const char *url, const uint8_t *
 	curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, errbuf);
 	/* A dead peer is found out while waiting for a slow answer. */
 	curl_easy_setopt(curl, CURLOPT_TCP_KEEPALIVE, 1L);
-	if (p->c.auth.ca_file)
-		curl_easy_setopt(curl, CURLOPT_CAINFO, p->c.auth.ca_file);
+	{
+		/* The TLS library's built-in default is one distribution's path. */
+		const char *ca = p->c.auth.ca_file ? p->c.auth.ca_file
+						   : ca_bundle__find(getenv("SSL_CERT_FILE"), ca_bundle_paths);
+
+		if (ca)
+			curl_easy_setopt(curl, CURLOPT_CAINFO, ca);
+		else
+			curl_easy_setopt(curl, CURLOPT_CAPATH, "/etc/ssl/certs");
+	}
 	rc = curl_easy_perform(curl);
 	secret_wipe(secret, sizeof(secret));
 	curl_slist_free_all(h);

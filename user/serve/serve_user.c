@@ -4,33 +4,43 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
-#include <pwd.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "serve/serve_dir.h"
+#include "system/accounts.h"
 #include "base/util.h"
 
 #define DEFAULT_USER "nobody"
+#define PASSWD_FILE "/etc/passwd"
+#define GROUP_FILE "/etc/group"
+/* More supplementary groups than anyone running serve needs. */
+#define NGROUPS_MAX_SET 256
 
 int serve_user__find(const char *name, struct serve_user *u)
 {
-	struct passwd *pw;
+	size_t len = 0;
+	char *passwd;
+	int found;
 
 	memset(u, 0, sizeof(*u));
 	u->given = name != NULL;
 	if (!name)
 		name = DEFAULT_USER;
-	errno = 0;
-	pw = getpwnam(name);
-	if (!pw || strlen(pw->pw_name) >= sizeof(u->name)) {
-		err_msg("--user %s: no such user", name);
+	passwd = accounts__read(PASSWD_FILE, &len);
+	if (!passwd) {
+		err_msg("--user %s: cannot read %s: %s", name, PASSWD_FILE, strerror(errno));
 		return -1;
 	}
-	snprintf(u->name, sizeof(u->name), "%s", pw->pw_name);
-	u->uid = pw->pw_uid;
-	u->gid = pw->pw_gid;
+	found = strlen(name) < sizeof(u->name) && !accounts__user(passwd, len, name, &u->uid, &u->gid);
+	free(passwd);
+	if (!found) {
+		err_msg("--user %s: no such user in %s", name, PASSWD_FILE);
+		return -1;
+	}
+	snprintf(u->name, sizeof(u->name), "%s", name);
 	return 0;
 }
 
@@ -39,7 +49,16 @@ static int drop(const struct serve_user *u)
 	uid_t r, e, s;
 	gid_t gr, ge, gs;
 
-	if (initgroups(u->name, u->gid) || setresgid(u->gid, u->gid, u->gid) || setresuid(u->uid, u->uid, u->uid)) {
+	gid_t groups[NGROUPS_MAX_SET];
+	size_t len = 0, ngroups = 1;
+	char *group = accounts__read(GROUP_FILE, &len);
+
+	/* The supplementary groups initgroups() would set, from the file alone. */
+	groups[0] = u->gid;
+	if (group)
+		ngroups = accounts__groups(group, len, u->name, u->gid, groups, NGROUPS_MAX_SET);
+	free(group);
+	if (setgroups(ngroups, groups) || setresgid(u->gid, u->gid, u->gid) || setresuid(u->uid, u->uid, u->uid)) {
 		err_msg("cannot run serve as user '%s': %s", u->name, strerror(errno));
 		return -1;
 	}
