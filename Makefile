@@ -402,7 +402,7 @@ integ-test: $(BUILD)/pyebpf $(BUILD)/integ-tests $(FIXTURES) $(BUILD)/bench/repl
 # The whole suite (the README's test command): every stage runs, then one
 # counted line; make check is the short loop for editing (under 5 minutes).
 test: test-deps
-	bash tests/stages.sh unit-test docs-check fuzz integ-test kernel-test kernel-test-arm64
+	bash tests/stages.sh unit-test docs-check fuzz integ-test dist-test kernel-test kernel-test-arm64
 
 CHECK_INTEG ?= 'record/*' 'push/otlp*' 'errors/*' 'pprof/*'
 check: test-deps
@@ -433,7 +433,8 @@ DEPS := make clang llvm gcc g++ libbpf-dev bpftool libelf-dev zlib1g-dev libdw-d
 TEST_DEPS := pybind11-dev python3-dev libc6-dbg python3-numpy python3-scipy libopenblas0-pthread \
 	python3-flask gunicorn python3-aiohttp python3-sphinx graphviz libcriterion-dev bc golang-go \
 	libclang-rt-14-dev chromium patchelf clang-format clang-tidy cppcheck shellcheck linux-perf strace \
-	tmux nginx-light openssl groff-base debhelper lintian python3-venv file ca-certificates
+	tmux nginx-light openssl groff-base debhelper lintian python3-venv file ca-certificates \
+	mmdebstrap docker.io skopeo
 
 # make deps ARCH=arm64 on an x86-64 machine: the cross toolchain and the
 # arm64 libraries beside the host's (Debian's multiarch; clang, bpftool and
@@ -532,6 +533,13 @@ dist: $(BUILD)/pyebpf $(BUILD)/pyebpf.1
 	bash deploy/dist/check.sh $(DIST).new $(VERSION)
 	rm -rf $(DIST) && mv $(DIST).new $(DIST)
 	@ls -l $(DIST)
+
+# The shipped files as users get them (tests/dist/run.sh): the static
+# binary in bare bullseye and trixie roots, the .deb there, the wheel in
+# pyenv's 3.8 and sid's 3.15 venvs, the OCI image in a private engine with
+# the DaemonSet's security context, pushing to both backends.
+dist-test: dist backends
+	bash tests/dist/run.sh $(DIST) $(VERSION)
 
 # ---- style -----------------------------------------------------------------
 FORMAT_FILES = $(shell git ls-files 'bpf/*.c' 'bpf/*.h' 'user/*.c' 'user/*.h' 'user/**/*.c' 'user/**/*.h' \

@@ -17,7 +17,9 @@ DIR=${1:-/var/cache/pyebpf/pythons}
 mkdir -p "$DIR"
 DIR=$(cd "$DIR" && pwd)
 # libc6-dbg: sid's libc is stripped; its debug file names its thread start.
-SID_PKGS="python3.14 python3.15 libpython3.14-dev libpython3.15-dev libc6-dbg"
+# python3-pip-whl: the pip wheel a venv of 3.15 is given (tests/dist: the
+# wheel installed into 3.15; bookworm's pip cannot run on 3.15).
+SID_PKGS="python3.14 python3.15 libpython3.14-dev libpython3.15-dev libc6-dbg python3-pip-whl"
 
 # The mirror of the machine's own sources (deb822 or one-line format).
 mirror() {
@@ -45,7 +47,8 @@ sid_apt() {
 
 command -v patchelf >/dev/null || apt-get install -y -qq --no-install-recommends patchelf >/dev/null
 
-if [ ! -x "$DIR/sid/usr/bin/python3.15" ] || [ ! -e "$DIR/sid/.done" ]; then
+if [ ! -x "$DIR/sid/usr/bin/python3.15" ] || [ ! -e "$DIR/sid/.done" ] ||
+	! ls "$DIR"/sid/usr/share/python-wheels/pip-*.whl >/dev/null 2>&1; then
 	echo "pythons.sh: CPython 3.14 and 3.15 from Debian sid into $DIR/sid"
 	sid_apt
 	rm -rf "$DIR/sid" && mkdir -p "$DIR/sid"

@@ -42,8 +42,11 @@ kern_bad=$(grep -cE '^kernel [a-z]+ .* exit [1-9][0-9]*$' "$log")
 # The docs' check: "docs: N passed, N failed".
 read -r doc_ok doc_bad < <(sed -n 's/^docs: \([0-9]*\) passed, \([0-9]*\) failed$/\1 \2/p' "$log" |
 	awk '{p += $1; f += $2} END {print p + 0, f + 0}')
-passed=$((passed + fuzz_ok + kern_ok + doc_ok))
-failed=$((failed + fuzz_bad + kern_bad + doc_bad))
+# The dist stage: "dist: N passed, N failed".
+read -r dist_ok dist_bad < <(sed -n 's/^dist: \([0-9]*\) passed, \([0-9]*\) failed$/\1 \2/p' "$log" |
+	awk '{p += $1; f += $2} END {print p + 0, f + 0}')
+passed=$((passed + fuzz_ok + kern_ok + doc_ok + dist_ok))
+failed=$((failed + fuzz_bad + kern_bad + doc_bad + dist_bad))
 # A stage that failed before any test could count (a build error) counts as one failure.
 if [ ${#failed_stages[@]} -gt 0 ] && [ "$failed" = 0 ]; then
 	failed=${#failed_stages[@]}
