@@ -440,6 +440,121 @@ Test(push, credentials_tenant_and_labels, .timeout = 240, .fini = stop_started)
 	backend_stop("pyroscope", py);
 }
 
+/* The CPU samples the stand-in holds under selector (URL-encoded), and that every series of them has `label`. */
+static long long pyroscope_samples_of(int port, const char *selector, const char *label)
+{
+	char path[1024], *t;
+	long long v;
+
+	snprintf(path, sizeof(path), "/stub/totals?type=" CPU_TYPE "&selector=%s", selector);
+	t = stub_get(port, path);
+	v = json_num(t, "total") / PERIOD_NS;
+	if (v && label)
+		cr_assert(strstr(t, label), "every series has %s: %s", label, t);
+	free(t);
+	return v;
+}
+
+/* Every resource the collector wrote has service.name `service` and `key`=`value`: 0, else 1 and why on stdout. */
+static const char otlp_resources_py[] =
+	"import json, sys\n"
+	"path, service, key, value = sys.argv[1:]\n"
+	"n = 0\n"
+	"for line in open(path, encoding='utf-8'):\n"
+	"    if not line.strip():\n"
+	"        continue\n"
+	"    d = json.loads(line)\n"
+	"    strings = d.get('dictionary', {}).get('stringTable', [''])\n"
+	"    for rp in d.get('resourceProfiles', []):\n"
+	"        a = {}\n"
+	"        for kv in rp.get('resource', {}).get('attributes', []):\n"
+	"            k = strings[kv['keyStrindex']] if 'keyStrindex' in kv else kv.get('key')\n"
+	"            v = kv.get('value', {})\n"
+	"            a[k] = strings[v['stringValueStrindex']] if 'stringValueStrindex' in v else v.get('stringValue')\n"
+	"        n += 1\n"
+	"        if a.get('service.name') != service or a.get(key) != value:\n"
+	"            print('a resource filed elsewhere:', a)\n"
+	"            sys.exit(1)\n"
+	"print(n, 'resources')\n"
+	"sys.exit(0 if n else 1)\n";
+
+static void otlp_resources_are(const char *dir, const char *json, const char *service, const char *key,
+			       const char *value)
+{
+	char *script = temp_path(dir, "resources.py");
+	FILE *f = fopen(script, "w");
+	struct run_result r;
+
+	cr_assert(f);
+	fputs(otlp_resources_py, f);
+	fclose(f);
+	run((const char *const[]){ "python3", script, json, service, key, value, NULL }, 30, &r);
+	cr_assert_eq(r.status, 0, "%s%s", r.out, r.err);
+	run_result_free(&r);
+	free(script);
+}
+
+/*
+ * Issue 48: a live push that could not send (its backend away the whole
+ * run), then `pyebpf push DIR` without --service-name and --label: each
+ * interval file kept them, so Pyroscope and the collector file the
+ * intervals under service_name=api with team=x, where the live push would
+ * have, not under the command's name. A flag given to push still wins.
+ */
+Test(push, a_backfill_files_intervals_where_the_live_push_would_have, .timeout = 300, .fini = stop_started)
+{
+	const char *dir = temp_dir();
+	char *py = temp_path(dir, "py"), *oc = temp_path(dir, "oc"), *spool = temp_path(dir, "spool");
+	char *json = temp_path(dir, "oc/profiles.json"), *remote = temp_path(dir, "remote.folded"), cmd[4096];
+	struct folded local, got;
+	struct run_result r;
+
+	record_split(spool, "3",
+		     (const char *const[]){ "--push", "http://127.0.0.1:24053", "--service-name", "api", "--label",
+					    "team=x", NULL },
+		     &r, 90);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert(strstr(r.err, "not sent yet"), "nothing sent: %s", r.err);
+	run_result_free(&r);
+	local_folded(dir, &local);
+	cr_assert_gt(local.total, 100);
+	backend_start("pyroscope", py, 24052, NULL);
+	backend_start("otelcol", oc, 24320, NULL);
+	run((const char *const[]){ PYEBPF, "push", spool, "--push", "http://127.0.0.1:24052", NULL }, 120, &r);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	run_result_free(&r);
+	cr_assert_eq(pyroscope_samples_of(24052, "%7Bservice_name=%22api%22,team=%22x%22%7D", "\"host\""),
+		     (long long)local.total, "every sample under the recording's service and label");
+	cr_assert_eq(pyroscope_samples_of(24052, "%7Bservice_name=%22python3%22%7D", NULL), 0,
+		     "none under the command's name");
+	run((const char *const[]){ PYEBPF, "push", spool, "--otlp", "http://127.0.0.1:24320", NULL }, 120, &r);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	run_result_free(&r);
+	sleep_s(0.5); /* the file exporter flushes every 100 ms */
+	otlp_resources_are(dir, json, "api", "team", "x");
+	snprintf(cmd, sizeof(cmd), "python3 ../tests/backends/otlp_folded.py %s cpu > %s", json, remote);
+	cr_assert_eq(system(cmd), 0);
+	folded_load(remote, &got);
+	cr_assert_eq(got.total, local.total, "every CPU sample: %llu there, %llu here", (unsigned long long)got.total,
+		     (unsigned long long)local.total);
+	folded_free(&got);
+	/* Given to push, --service-name wins over the stored one; the stored label stays. */
+	stub_post(24052, "/stub/reset");
+	forget_pushes(spool);
+	run((const char *const[]){ PYEBPF, "push", spool, "--push", "http://127.0.0.1:24052", "--service-name", "other",
+				   NULL },
+	    120, &r);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	run_result_free(&r);
+	cr_assert_eq(pyroscope_samples_of(24052, "%7Bservice_name=%22other%22,team=%22x%22%7D", NULL),
+		     (long long)local.total, "every sample under the service push was given");
+	cr_assert_eq(pyroscope_samples_of(24052, "%7Bservice_name=%22api%22%7D", NULL), 0);
+	backend_stop("otelcol", oc);
+	backend_stop("pyroscope", py);
+	free(remote);
+	folded_free(&local);
+}
+
 Test(push, tls_with_the_right_ca_and_a_wrong_one, .timeout = 240, .fini = stop_started)
 {
 	const char *dir = temp_dir();

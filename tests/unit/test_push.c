@@ -18,6 +18,8 @@
 #include "profile.pb-c.h"
 #include "archive/rotation.h"
 #include "base/util.h"
+#include "read/pprof.h"
+#include "write/pprof.h"
 
 static void url_ok(enum push_kind k, const char *arg, const char *want_url)
 {
@@ -393,6 +395,125 @@ Test(push, series_one_per_service_and_container)
 	cr_assert_eq(n, 2, "still split by container");
 	cr_assert_str_eq(series_label(&s[0], "service_name"), "shop");
 	cr_assert_str_eq(series_label(&s[1], "service_name"), "shop");
+	series_free(s, n);
+	profile__free(p);
+}
+
+/* p written as an interval file is and read back, as `pyebpf push DIR` reads it. */
+static struct profile *through_a_file(struct profile *p)
+{
+	char *buf = NULL, why[256] = "";
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	struct profile *back;
+
+	cr_assert_eq(pprof__write(p, f), 0);
+	fclose(f);
+	back = pprof__read((const uint8_t *)buf, len, why, sizeof(why));
+	cr_assert_not_null(back, "%s", why);
+	free(buf);
+	profile__free(p);
+	return back;
+}
+
+/* Every series of s under service_name `service`, with label `name` = `value` (NULL: absent). */
+static void all_series(struct push_series *s, size_t n, const char *service, const char *name, const char *value)
+{
+	cr_assert_gt(n, 0);
+	for (size_t i = 0; i < n; i++) {
+		cr_assert_str_eq(series_label(&s[i], "service_name"), service, "series %zu", i);
+		if (value)
+			cr_assert_str_eq(series_label(&s[i], name), value, "series %zu", i);
+		else
+			cr_assert_null(series_label(&s[i], name), "series %zu", i);
+		cr_assert_str_eq(series_label(&s[i], "host"), "web-7", "the file's host stays");
+	}
+}
+
+Test(push, a_file_keeps_the_recordings_service_name_and_labels)
+{
+	struct series_label live[] = { { "team", "x" }, { "env", "prod" } }, team_y = { "team", "y" };
+	struct series_config rec = { .service_name = "api", .extra = live, .nextra = 2 };
+	struct series_config none = { 0 }, other = { .service_name = "other" },
+			     relabel = { .extra = &team_y, .nextra = 1 };
+	struct profile *p = fleet_profile();
+	struct push_series *s;
+	size_t n;
+
+	series_note_identity(p, &rec);
+	p = through_a_file(p);
+	/* Pushed without flags: where the live push filed it. */
+	s = series_split(p, &none, &n);
+	cr_assert_eq(n, 2, "one service now, still split by container");
+	all_series(s, n, "api", "team", "x");
+	all_series(s, n, "api", "env", "prod");
+	series_free(s, n);
+	/* A flag wins, key by key: --service-name over the stored one ... */
+	s = series_split(p, &other, &n);
+	all_series(s, n, "other", "team", "x");
+	series_free(s, n);
+	/* ... and --label team=y over the stored team; env stays. */
+	s = series_split(p, &relabel, &n);
+	all_series(s, n, "api", "team", "y");
+	all_series(s, n, "api", "env", "prod");
+	series_free(s, n);
+	profile__free(p);
+}
+
+Test(push, a_file_without_a_stored_identity_is_filed_as_before)
+{
+	struct profile *p = through_a_file(fleet_profile());
+	struct series_config none = { 0 };
+	size_t n;
+	struct push_series *s = series_split(p, &none, &n);
+
+	cr_assert_eq(n, 2);
+	cr_assert_str_eq(series_label(&s[0], "service_name"), "gunicorn", "the command, as before");
+	cr_assert_str_eq(series_label(&s[1], "service_name"), "python3");
+	cr_assert_null(series_label(&s[0], "team"));
+	series_free(s, n);
+	profile__free(p);
+}
+
+Test(push, a_stored_identity_is_checked_as_the_flags_are)
+{
+	struct profile *p = fleet_profile();
+	struct series_config none = { 0 };
+	char long_value[2000], *note;
+	struct push_series *s;
+	size_t n;
+
+	/* Each of these fails --service-name's or --label's checks: ignored. */
+	profile__add_comment(p, SERIES_SERVICE_COMMENT "\x1b]0;owned\x07");
+	profile__add_comment(p, SERIES_SERVICE_COMMENT);
+	profile__add_comment(p, SERIES_LABEL_COMMENT "__name__=x");
+	profile__add_comment(p, SERIES_LABEL_COMMENT "tty=\x1b[2J");
+	profile__add_comment(p, SERIES_LABEL_COMMENT "bad\xff=1");
+	profile__add_comment(p, SERIES_LABEL_COMMENT "novalue");
+	memset(long_value, 'v', sizeof(long_value) - 1);
+	long_value[sizeof(long_value) - 1] = 0;
+	note = xasprintf("%slong=%s", SERIES_LABEL_COMMENT, long_value);
+	profile__add_comment(p, note);
+	free(note);
+	/* The first valid name is taken; labels beyond SERIES_STORED_LABELS_MAX are not. */
+	profile__add_comment(p, SERIES_SERVICE_COMMENT "api");
+	profile__add_comment(p, SERIES_SERVICE_COMMENT "later");
+	for (int i = 0; i < SERIES_STORED_LABELS_MAX + 5; i++) {
+		note = xasprintf("%sl%d=%d", SERIES_LABEL_COMMENT, i, i);
+		profile__add_comment(p, note);
+		free(note);
+	}
+	p = through_a_file(p);
+	s = series_split(p, &none, &n);
+	all_series(s, n, "api", "tty", NULL);
+	for (size_t i = 0; i < n; i++) {
+		cr_assert_null(series_label(&s[i], "__name__"));
+		cr_assert_null(series_label(&s[i], "long"));
+		cr_assert_null(series_label(&s[i], "novalue"));
+		cr_assert_str_eq(series_label(&s[i], "l0"), "0");
+		cr_assert_str_eq(series_label(&s[i], "l63"), "63", "the ignored ones took no room");
+		cr_assert_null(series_label(&s[i], "l64"), "the bound");
+	}
 	series_free(s, n);
 	profile__free(p);
 }

@@ -14,8 +14,10 @@ const char push_args_usage[] = "Pushing to a fleet's backend (the interval files
 			       "                          http://pyroscope:4040 (repeatable)\n"
 			       "      --otlp URL          an OpenTelemetry collector's OTLP/HTTP receiver, profiles\n"
 			       "                          v1development, e.g. http://otelcol:4318 (repeatable)\n"
-			       "      --service-name NAME the service_name of every series (default: the command)\n"
-			       "      --label KEY=VALUE   a label on every series, e.g. env=prod (repeatable)\n"
+			       "      --service-name NAME the service_name of every series (default: the command;\n"
+			       "                          push DIR: the one its files were recorded with)\n"
+			       "      --label KEY=VALUE   a label on every series, e.g. env=prod (repeatable; push\n"
+			       "                          DIR: with those its files were recorded with)\n"
 			       "      --ca-file FILE      trust these CAs for https (default: the system's)\n"
 			       "      --bearer-token-file FILE   send the token in FILE (mode 600)\n"
 			       "      --basic-auth-file FILE     send USER:PASSWORD from FILE (mode 600)\n"
@@ -68,16 +70,13 @@ int push_args__option(struct push_opts *o, int c, const char *arg)
 		o->endpoints[o->nendpoints++] = e;
 		break;
 	}
-	case OPT_SERVICE_NAME: {
-		char clean[256];
-
-		if (!*arg || strlen(arg) >= sizeof(clean) || strcmp(utf8_clean(arg, clean, sizeof(clean)), arg) != 0) {
+	case OPT_SERVICE_NAME:
+		if (series_check_service_name(arg)) {
 			err_msg("invalid name for --service-name (1 to 255 bytes of printable UTF-8)");
 			return -1;
 		}
 		o->service_name = arg;
 		break;
-	}
 	case OPT_LABEL: {
 		struct series_label l;
 

@@ -11,8 +11,13 @@
 #include "base/hashmap.h"
 #include "base/util.h"
 
-/* Pyroscope's default limit on a label value's length is 2048. */
+/* Pyroscope's default limits on a label value's length and a name's are
+ * 2048 and 1024. */
 #define LABEL_VALUE_MAX 1024
+#define LABEL_NAME_MAX 1024
+#define SERVICE_NAME_MAX 256
+/* The longest "NAME=VALUE" a label comment holds. */
+#define LABEL_ARG_MAX (LABEL_NAME_MAX + 1 + LABEL_VALUE_MAX - 1)
 
 int series_parse_label(const char *arg, struct series_label *out, char *why, size_t whylen)
 {
@@ -22,6 +27,10 @@ int series_parse_label(const char *arg, struct series_label *out, char *why, siz
 
 	if (!eq || !n) {
 		snprintf(why, whylen, "invalid label '%s' (expected KEY=VALUE)", arg);
+		return -1;
+	}
+	if (n > LABEL_NAME_MAX) {
+		snprintf(why, whylen, "invalid label name (at most %d bytes)", LABEL_NAME_MAX);
 		return -1;
 	}
 	for (size_t i = 0; i < n; i++)
@@ -45,6 +54,86 @@ int series_parse_label(const char *arg, struct series_label *out, char *why, siz
 	if (!out->name)
 		die("out of memory");
 	return 0;
+}
+
+int series_check_service_name(const char *name)
+{
+	char clean[SERVICE_NAME_MAX];
+
+	if (!*name || strnlen(name, sizeof(clean)) >= sizeof(clean))
+		return -1;
+	return strcmp(utf8_clean(name, clean, sizeof(clean)), name) ? -1 : 0;
+}
+
+void series_note_identity(struct profile *p, const struct series_config *c)
+{
+	char *note;
+
+	if (c->service_name) {
+		note = xasprintf("%s%s", SERIES_SERVICE_COMMENT, c->service_name);
+		profile__add_comment(p, note);
+		free(note);
+	}
+	for (size_t i = 0; i < c->nextra; i++) {
+		note = xasprintf("%s%s=%s", SERIES_LABEL_COMMENT, c->extra[i].name, c->extra[i].value);
+		profile__add_comment(p, note);
+		free(note);
+	}
+}
+
+/* What a split files series under: the push's --service-name and --labels
+ * over those a file keeps. */
+struct identity {
+	struct series_config c;
+	struct series_label *labels; /* the stored ones (names owned), then the push's */
+	size_t nstored;
+};
+
+static const char *after_prefix(const char *s, const char *prefix)
+{
+	size_t n = strlen(prefix);
+
+	return strncmp(s, prefix, n) ? NULL : s + n;
+}
+
+/* A stored label, checked as --label is: the file is outside bytes. */
+static bool stored_label(const char *arg, struct series_label *out)
+{
+	char why[256];
+
+	return strnlen(arg, LABEL_ARG_MAX + 1) <= LABEL_ARG_MAX && !series_parse_label(arg, out, why, sizeof(why));
+}
+
+static void identity_read(struct identity *id, const struct profile *p, const struct series_config *given)
+{
+	size_t n;
+	const char *const *comments = profile__comments(p, &n);
+	const char *service = NULL, *arg;
+
+	memset(id, 0, sizeof(*id));
+	id->labels = xcalloc(SERIES_STORED_LABELS_MAX + given->nextra + 1, sizeof(*id->labels));
+	for (size_t i = 0; i < n; i++) {
+		if (!service && (arg = after_prefix(comments[i], SERIES_SERVICE_COMMENT)) &&
+		    !series_check_service_name(arg))
+			service = arg;
+		else if (id->nstored < SERIES_STORED_LABELS_MAX &&
+			 (arg = after_prefix(comments[i], SERIES_LABEL_COMMENT)) &&
+			 stored_label(arg, &id->labels[id->nstored]))
+			id->nstored++;
+	}
+	/* After the stored labels: a key given to the push wins (add_label). */
+	for (size_t i = 0; i < given->nextra; i++)
+		id->labels[id->nstored + i] = given->extra[i];
+	id->c.service_name = given->service_name ? given->service_name : service;
+	id->c.extra = id->labels;
+	id->c.nextra = id->nstored + given->nextra;
+}
+
+static void identity_free(struct identity *id)
+{
+	for (size_t i = 0; i < id->nstored; i++)
+		free((char *)id->labels[i].name);
+	free(id->labels);
 }
 
 /* What one sample's process says of its series. */
@@ -197,14 +286,17 @@ static void host_of(const struct profile *p, char *host, size_t size)
 	host[size - 1] = 0;
 }
 
-struct push_series *series_split(const struct profile *p, const struct series_config *c, size_t *n)
+struct push_series *series_split(const struct profile *p, const struct series_config *given, size_t *n)
 {
+	struct identity id;
+	const struct series_config *c = &id.c;
 	struct splitter sp = { .in = p, .c = c, .index = hashmap__new() };
 	struct profile_entry e;
 	size_t pos = 0;
 	uint32_t *frames = NULL;
 	size_t fcap = 0;
 
+	identity_read(&id, p, given);
 	host_of(p, sp.host, sizeof(sp.host));
 	while (profile__next(p, &pos, &e)) {
 		/* Keyed by what the series' labels say, so two cgroups of one
@@ -243,6 +335,7 @@ struct push_series *series_split(const struct profile *p, const struct series_co
 	free(sp.frame_maps);
 	free(frames);
 	hashmap__free(sp.index);
+	identity_free(&id);
 	*n = sp.n;
 	return sp.v;
 }

@@ -71,6 +71,7 @@ void intervals__write(struct intervals *iv, struct profile *prof, uint64_t freq,
 	m->duration_ns = (int64_t)(now - iv->start_ns);
 	rotation_file_name(iv->epoch_ns, iv->seq++, name, sizeof(name));
 	note_host(prof);
+	series_note_identity(prof, &iv->identity);
 	path = xasprintf("%s/%s", iv->dir, name);
 	if (write_file(path, prof))
 		iv->write_failures++;

@@ -3,8 +3,9 @@
  * --continuous DIR: the recording cut into intervals, each written to DIR as
  * one pprof file (atomic rename, names sortable by time), the oldest pruned
  * beyond --keep/--max-disk. A failed write is reported and counted, and
- * recording goes on. Each file names the host it was recorded on (a
- * comment, push/series.h), for the backends it is pushed to.
+ * recording goes on. Each file names the host it was recorded on, and the
+ * push's --service-name and --labels (comments, push/series.h), for the
+ * backends it is pushed to.
  */
 #ifndef PYEBPF_INTERVALS_H
 #define PYEBPF_INTERVALS_H
@@ -14,6 +15,7 @@
 #include <stdint.h>
 
 #include "profile/profile.h"
+#include "push/series.h"
 
 struct intervals {
 	const char *dir;
@@ -32,6 +34,9 @@ struct intervals {
 	bool (*unsent)(void *ctx, const char *name);
 	void (*written)(void *ctx, const char *name, const struct profile *prof);
 	void *push_ctx;
+	/* --service-name and --labels, kept in each file beside the host, so a
+	 * later `pyebpf push DIR` files it where the live push did. */
+	struct series_config identity;
 	uint64_t unsent_deleted; /* unsent files --max-disk forced out */
 };
 

@@ -40,6 +40,7 @@ struct pusher *record_push__start(const struct record_opts *o, struct intervals 
 	iv->unsent = push_unsent;
 	iv->written = push_written;
 	iv->push_ctx = p;
+	iv->identity = pc.series; /* o's: they last as long as the recording */
 	return p;
 }
 
