@@ -100,12 +100,15 @@ EOF
 	echo "$data" >"$dir/data-root"
 	setsid containerd --config "$dir/containerd.toml" </dev/null >"$dir/containerd.log" 2>&1 &
 	echo $! >"$dir/containerd.pid"
-	# (A daemon that exited is a zombie of this shell until it ends: `ours`
-	# reads its command line, which a zombie no longer has.)
+	# Whether it still runs, by its pid alone: just after the fork the child
+	# may not have exec'd containerd yet, so its command line is still this
+	# shell's (`ours` would call a starting containerd gone). A daemon that
+	# exited is a zombie of this shell until it ends: `running` says so.
 	for ((i = 0; i < START_TIMEOUT * 10; i++)); do
 		[ -S "$dir/containerd.sock" ] && break
-		if ! ours "$dir/containerd.pid" "$dir/containerd.toml" >/dev/null; then
+		if ! running "$(cat "$dir/containerd.pid")"; then
 			tail -n 20 "$dir/containerd.log" >&2
+			stop "$dir"
 			die "containerd exited at start"
 		fi
 		sleep 0.1
@@ -142,7 +145,7 @@ EOF
 			echo "CONTAINERD_ADDRESS=$dir/containerd.sock"
 			return 0
 		fi
-		if ! ours "$dir/dockerd.pid" "$sock" >/dev/null; then
+		if ! running "$(cat "$dir/dockerd.pid")"; then
 			tail -n 20 "$dir/dockerd.log" >&2
 			stop "$dir"
 			die "dockerd exited at start"

@@ -3,6 +3,11 @@
  * scope, a new pid and mount namespace (unshare), and a Python whose files
  * are visible only inside that mount namespace. Two such containers run the
  * same code; pyebpf must keep exactly the one asked for.
+ *
+ * Then with Docker: a private dockerd (tests/engines/docker.sh, its own
+ * data root) running Debian's python3 in containers named as `docker ps`
+ * shows them; pyebpf finds them by name from dockerd's state on disk,
+ * without its API, and refuses what names no container or several.
  */
 #include "integ.h"
 
@@ -272,9 +277,11 @@ Test(containers, unknown_container_and_cgroup)
 
 	run((const char *const[]){ PYEBPF, "record", "--container", "feedfacefeed", NULL }, 30, &r);
 	cr_assert_eq(r.status, 1, "%s", r.err);
-	snprintf(want, sizeof(want), "pyebpf: --container: no cgroup of container 'feedfacefeed' under %s\n",
-		 mount_point);
-	cr_assert_str_eq(r.err, want);
+	/* What runs here is listed (none, or what else this machine runs). */
+	snprintf(want, sizeof(want),
+		 "pyebpf: --container: no container named 'feedfacefeed' or with an id starting with it; ");
+	cr_assert_eq(strncmp(r.err, want, strlen(want)), 0, "%s", r.err);
+	cr_assert_eq(occurrences(r.err, "\n"), 1, "%s", r.err);
 	run_result_free(&r);
 	run((const char *const[]){ PYEBPF, "record", "--cgroup", "../../../../etc", NULL }, 30, &r);
 	cr_assert_eq(r.status, 1, "%s", r.err);
@@ -329,4 +336,291 @@ Test(containers, wall_mode_follows_a_process_moved_into_the_cgroup)
 	cr_assert(slept > 150 && slept < 260, "%llu sleep samples of %llu", (unsigned long long)slept,
 		  (unsigned long long)f.total);
 	folded_free(&f);
+}
+
+/* ---- Docker ------------------------------------------------------------- */
+
+#define ENGINE "../tests/engines/docker.sh"
+#define DOCKER_IMAGE "pyebpf-integ-python:trixie"
+/* The engine's image store, kept between runs (the image is imported once
+ * per build of the root); not the dist tests' (/var/cache/pyebpf/docker):
+ * one dockerd at a time holds a data root. */
+#define DOCKER_DATA_DEFAULT "/var/cache/pyebpf/docker-integ"
+
+static char engine_dir[64];
+
+static void engine_stop(void)
+{
+	struct run_result r;
+
+	if (!*engine_dir)
+		return;
+	run((const char *const[]){ "bash", ENGINE, "stop", engine_dir, NULL }, 120, &r);
+	run_result_free(&r);
+	run((const char *const[]){ "rm", "-rf", engine_dir, NULL }, 60, &r);
+	run_result_free(&r);
+}
+
+/* A private dockerd and the python image; the test is skipped where Debian's docker.io is not installed. */
+static void engine_start(void)
+{
+	const char *data = getenv("PYEBPF_INTEG_DOCKER_DATA");
+	struct run_result r;
+	const char *host;
+	char env[256];
+	double t0 = mono();
+
+	if (system("{ command -v dockerd && command -v containerd && command -v docker && command -v runc; } "
+		   ">/dev/null 2>&1") != 0 ||
+	    access(ENGINE, R_OK)) {
+		fprintf(stderr, "[SKIP] needs docker.io (dockerd, containerd, docker, runc) and " ENGINE "\n");
+		cr_skip_test("no docker.io");
+	}
+	/* Short: the engine's sockets live in it. */
+	snprintf(engine_dir, sizeof(engine_dir), "/tmp/pyebpf-dk-%d", (int)getpid());
+	/* docker.sh start can take a containerd it has just forked, not yet
+	 * exec'd, for one that exited (its command line is still the shell's),
+	 * and give up leaving it running: stopped, and started again. */
+	for (int attempt = 1;; attempt++) {
+		run((const char *const[]){ "bash", ENGINE, "start", engine_dir, data ? data : DOCKER_DATA_DEFAULT,
+					   NULL },
+		    150, &r);
+		if (r.status == 0 || attempt == 3 || !strstr(r.err, "containerd exited at start"))
+			break;
+		cr_log_warn("docker.sh start, attempt %d: %s", attempt, r.err);
+		run_result_free(&r);
+		engine_stop();
+	}
+	if (r.status != 0) {
+		engine_stop(); /* a failed set-up has no tear-down */
+		cr_assert_fail("docker.sh start: %s", r.err);
+	}
+	host = strstr(r.out, "DOCKER_HOST=");
+	cr_assert(host, "%s", r.out);
+	snprintf(env, sizeof(env), "%.*s", (int)strcspn(host + 12, "\n"), host + 12);
+	setenv("DOCKER_HOST", env, 1);
+	run_result_free(&r);
+	run((const char *const[]){ "bash", ENGINE, "image", DOCKER_IMAGE, "trixie", NULL }, 400, &r);
+	if (r.status != 0) {
+		engine_stop();
+		cr_assert_fail("docker.sh image: %s", r.err);
+	}
+	run_result_free(&r);
+	cr_log_info("engine and image ready in %.1f s\n", mono() - t0);
+}
+
+/* docker ARGS...: its stdout (malloc'd, trailing newline removed); the command must succeed. */
+static char *docker(const char *const argv[])
+{
+	struct run_result r;
+	char *out;
+
+	run(argv, 120, &r);
+	cr_assert_eq(r.status, 0, "docker %s %s: %s", argv[1], argv[2] ? argv[2] : "", r.err);
+	out = r.out;
+	out[strcspn(out, "\n")] = '\0';
+	free(r.err);
+	return out;
+}
+
+/* The host pid of a running container's first process. */
+static pid_t docker_pid(const char *name)
+{
+	char *out = docker((const char *const[]){ "docker", "inspect", "-f", "{{.State.Pid}}", name, NULL });
+	pid_t pid = (pid_t)atoi(out);
+
+	free(out);
+	return pid;
+}
+
+/* CPU seconds of a process (0 when gone). */
+static double proc_cpu(pid_t pid)
+{
+	char path[64], stat[1024], *p = NULL;
+	unsigned long ut = 0, st = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "r");
+	if (f) {
+		p = fgets(stat, sizeof(stat), f) ? strrchr(stat, ')') : NULL;
+		fclose(f);
+	}
+	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st) != 2)
+		return 0;
+	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+}
+
+/* `docker run -d` pywork.py's split (SECONDS) in a container NAME, past its start-up; its full id into id. */
+static void run_split(const char *name, const char *seconds, char id[128])
+{
+	char script[PATH_MAX], mount[PATH_MAX + 32];
+	char *out;
+	pid_t pid;
+
+	cr_assert(realpath("../tests/fixtures/pywork.py", script), "%s", strerror(errno));
+	snprintf(mount, sizeof(mount), "%s:/pywork.py:ro", script);
+	out = docker((const char *const[]){ "docker", "run", "-d", "--name", name, "--network", "none", "-v", mount,
+					    DOCKER_IMAGE, "python3", "/pywork.py", "split", seconds, NULL });
+	snprintf(id, 128, "%s", out);
+	free(out);
+	pid = docker_pid(name);
+	for (int i = 0; i < 600 && proc_cpu(pid) < 0.5; i++)
+		sleep_s(0.05);
+	cr_assert_geq(proc_cpu(pid), 0.5, "%s's python3 (pid %d) did not start", name, (int)pid);
+}
+
+/* pyebpf's own line for an argument error: exit status `status`, one line that starts with want. */
+static void refused(const char *const argv[], int status, const char *want)
+{
+	struct run_result r;
+
+	run(argv, 60, &r);
+	cr_assert_eq(r.status, status, "%s %s: %s", argv[2], argv[3], r.err);
+	cr_assert_eq(strncmp(r.err, want, strlen(want)), 0, "wanted '%s...', got: %s", want, r.err);
+	cr_assert_eq(occurrences(r.err, "\n"), 1, "%s", r.err);
+	run_result_free(&r);
+}
+
+/*
+ * `--container NAME` records that container's Python and nothing else (a
+ * second container runs the same code): pywork.py's 60/40 split, measured
+ * by the workload itself, at the file:line it has inside its container.
+ * `report --container NAME` finds its samples by the id the name stands for
+ * while the container exists, and says why it cannot once it is gone.
+ */
+Test(containers, docker_container_by_name, .init = engine_start, .fini = engine_stop, .timeout = 600)
+{
+	const char *dir = temp_dir();
+	char name[64], decoy[64], id[128], decoy_id[128], frame[64], alpha[PATH_MAX], want[512];
+	char *pb = temp_path(dir, "c.pb.gz"), *all = temp_path(dir, "all.folded"),
+	     *mine = temp_path(dir, "mine.folded");
+	int line = script_marker("../tests/fixtures/pywork.py", "alpha-call");
+	struct run_result r;
+	struct folded f;
+	double truth = 0, t0;
+	uint64_t a, b, total;
+
+	snprintf(name, sizeof(name), "splitbox-%d", (int)getpid());
+	snprintf(decoy, sizeof(decoy), "decoy-%d", (int)getpid());
+	run_split(name, "16", id);
+	run_split(decoy, "16", decoy_id);
+	t0 = mono();
+	run((const char *const[]){ PYEBPF, "record", "-F", "999", "-d", "6", "--container", name, "-o", pb, NULL }, 60,
+	    &r);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_log_info("recorded in %.1f s: %s", mono() - t0, r.err);
+	run_result_free(&r);
+	run((const char *const[]){ PYEBPF, "report", pb, "--containers", "-o", all, NULL }, 60, &r);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	run_result_free(&r);
+
+	/* What the workload measured, once it has ended. */
+	free(docker((const char *const[]){ "docker", "wait", name, NULL }));
+	char *logs = docker((const char *const[]){ "docker", "logs", name, NULL });
+	cr_assert(sscanf(logs, "alpha-cpu-share %lf", &truth) == 1, "%s", logs);
+	free(logs);
+
+	folded_load(all, &f);
+	snprintf(frame, sizeof(frame), ";[container %.12s];", id);
+	snprintf(alpha, sizeof(alpha), "alpha (/pywork.py:%d)", line);
+	/* A busy machine gives the container less than its CPU: fewer samples, not other ones. */
+	cr_assert_gt(f.total, 400, "only %llu samples", (unsigned long long)f.total);
+	for (size_t i = 0; i < f.n; i++)
+		cr_assert(strstr(f.lines[i].stack, frame), "a sample outside %s: %s", name, f.lines[i].stack);
+	a = count_all(&f, alpha, "work (/pywork.py:");
+	b = count_all(&f, "beta (/pywork.py:", "work (/pywork.py:");
+	double share = 100.0 * (double)a / (double)(a + b ? a + b : 1);
+	cr_log_info("alpha %.1f%% of %llu (%llu in all), measured %.1f%%\n", share, (unsigned long long)(a + b),
+		    (unsigned long long)f.total, truth);
+	cr_assert_geq((a + b) * 10, f.total * 8, "alpha/beta in %llu of %llu samples", (unsigned long long)(a + b),
+		      (unsigned long long)f.total);
+	/* 4 points, or 3.5 standard deviations of a share sampled that many times when that is more
+	 * (squared: the tests link no libm). */
+	double tol2 = 3.5 * 3.5 * 100 * 100 * 0.24 / (double)(a + b ? a + b : 1);
+	if (tol2 < 16)
+		tol2 = 16;
+	cr_assert((share - truth) * (share - truth) < tol2, "alpha %.1f%% of %llu samples, measured %.1f%%", share,
+		  (unsigned long long)(a + b), truth);
+	total = f.total;
+	folded_free(&f);
+
+	/* report: the name stands for the id while the container exists (stopped, here). */
+	run((const char *const[]){ PYEBPF, "report", pb, "--container", name, "-o", mine, NULL }, 60, &r);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	run_result_free(&r);
+	folded_load(mine, &f);
+	cr_assert_eq(f.total, total);
+	folded_free(&f);
+	free(docker((const char *const[]){ "docker", "rm", "-f", name, NULL }));
+	snprintf(want, sizeof(want),
+		 "pyebpf: --container: no container is named '%s' here now, and a recording keeps container ids, not "
+		 "names: give the id or its start",
+		 name);
+	refused((const char *const[]){ PYEBPF, "report", pb, "--container", name, "-o", mine, NULL }, 2, want);
+	snprintf(want, sizeof(want), "%.12s", id);
+	run((const char *const[]){ PYEBPF, "report", pb, "--container", want, "-o", mine, NULL }, 60, &r);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	run_result_free(&r);
+	folded_load(mine, &f);
+	cr_assert_eq(f.total, total);
+	folded_free(&f);
+	free(pb);
+	free(all);
+	free(mine);
+}
+
+/*
+ * What names no running container, or several, is refused in one line that
+ * says what would do: an id's start that no container has (the running
+ * ones listed, names and short ids), one that two have (both listed), the
+ * old trap "dock" (a part of the /docker parent group, which is no
+ * container), a container that exists but does not run.
+ */
+Test(containers, docker_names_refused, .init = engine_start, .fini = engine_stop, .timeout = 600)
+{
+	char name[64], stopped[64], id[128], prefix[16], twin[2048], want[2048];
+	char *sid;
+
+	snprintf(name, sizeof(name), "idle-%d", (int)getpid());
+	snprintf(stopped, sizeof(stopped), "stopped-%d", (int)getpid());
+	run_split(name, "40", id);
+	sid = docker((const char *const[]){ "docker", "create", "--name", stopped, "--network", "none", DOCKER_IMAGE,
+					    "true", NULL });
+
+	snprintf(want, sizeof(want),
+		 "pyebpf: --container: no container named 'f0e1d2c3b4a5' or with an id starting with it; running "
+		 "here: ");
+	refused((const char *const[]){ PYEBPF, "record", "--container", "f0e1d2c3b4a5", NULL }, 1, want);
+	struct run_result r;
+	run((const char *const[]){ PYEBPF, "record", "--container", "f0e1d2c3b4a5", NULL }, 60, &r);
+	snprintf(want, sizeof(want), "%s (%.12s)", name, id);
+	cr_assert(strstr(r.err, want), "%s not listed: %s", want, r.err);
+	run_result_free(&r);
+
+	refused((const char *const[]){ PYEBPF, "record", "--container", "dock", NULL }, 1,
+		"pyebpf: --container: no container named 'dock'; running here: ");
+
+	snprintf(
+		want, sizeof(want),
+		"pyebpf: --container: container '%s' (docker %.12s) is not running (no cgroup under %s holds its id)\n",
+		stopped, sid, mount_point);
+	refused((const char *const[]){ PYEBPF, "record", "--container", stopped, NULL }, 1, want);
+
+	/* Two containers whose ids start alike: the docker one, and a group named like another's scope
+	 * (its id the same 8 digits, then others). */
+	char twin_id[65];
+
+	snprintf(twin_id, sizeof(twin_id), "%.8s", id);
+	memset(twin_id + 8, id[8] == '0' ? '1' : '0', 56);
+	twin_id[64] = '\0';
+	snprintf(prefix, sizeof(prefix), "%.8s", id);
+	snprintf(twin, sizeof(twin), "%s/docker-%s.scope", parent, twin_id);
+	cr_assert(mkdir(twin, 0755) == 0, "mkdir %s: %s", twin, strerror(errno));
+	snprintf(want, sizeof(want),
+		 "pyebpf: --container: '%s' is the start of 2 container ids: %s (%.12s), %.12s (give more of the id)\n",
+		 prefix, name, id, twin_id);
+	refused((const char *const[]){ PYEBPF, "record", "--container", prefix, NULL }, 1, want);
+	rmdir(twin);
+	free(sid);
 }

@@ -1,4 +1,5 @@
-/* cgroup v2 paths and container ids, on a directory tree shaped like cgroupfs. */
+/* cgroup v2 paths and container ids, on a directory tree shaped like cgroupfs (--container and --pod:
+ * test_containers.c). */
 #include "unit.h"
 
 #include <sys/stat.h>
@@ -21,6 +22,9 @@ Test(cgroups, container_ids_of_each_runtime)
 	cr_assert_str_eq(container_id_of("/user.slice/user-0.slice/session-3.scope", id, sizeof(id)), "");
 	cr_assert_str_eq(container_id_of("/", id, sizeof(id)), "");
 	cr_assert_str_eq(container_id_of("/docker-nothex.scope", id, sizeof(id)), "");
+	cr_assert_str_eq(container_id_of("/system.slice/nerdctl-" HEX64 ".scope", id, sizeof(id)), HEX64);
+	cr_assert_str_eq(container_id_of("/default/" HEX64, id, sizeof(id)), HEX64);
+	cr_assert_str_eq(container_id_of("/docker", id, sizeof(id)), "", "the parent of docker's containers");
 }
 
 Test(cgroups, cgroup2_mount_beside_v1)
@@ -73,21 +77,6 @@ Test(cgroups, resolve_and_find)
 	cr_assert_eq(id, want);
 	cr_assert_eq(cgroup_resolve(root, "../../../../etc", dir, sizeof(dir), &id, why, sizeof(why)), -1);
 	cr_assert(strstr(why, "'../../../../etc' is outside the cgroup2 mount"), "%s", why);
-
-	/* The scope, not its "init" child, though both contain the id. */
-	cr_assert_eq(cgroup_find_container(root, "0123456789ab", dir, sizeof(dir), &id, why, sizeof(why)), 0, "%s",
-		     why);
-	cr_assert_str_eq(dir, path);
-	cr_assert_eq(id, want);
-	cr_assert_eq(cgroup_find_container(root, "ffffffff", dir, sizeof(dir), &id, why, sizeof(why)), -1);
-	cr_assert(strstr(why, "no cgroup of container 'ffffffff'"), "%s", why);
-	cr_assert_eq(cgroup_find_container(root, "012", dir, sizeof(dir), &id, why, sizeof(why)), -1);
-	cr_assert(strstr(why, "too short"), "%s", why);
-	/* Two containers matching the same part of an id. */
-	snprintf(path, sizeof(path), "%s/system.slice/docker-%s.scope", root, "0123456789abffff");
-	mkdir(path, 0755);
-	cr_assert_eq(cgroup_find_container(root, "0123456789ab", dir, sizeof(dir), &id, why, sizeof(why)), -1);
-	cr_assert(strstr(why, "matches 2 cgroups"), "%s", why);
 
 	char cmd[128];
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", root);

@@ -9,7 +9,7 @@
 #include "profile/filter_args.h"
 #include "base/util.h"
 
-static const char usage[] = "Usage: pyebpf top [-p PID[,PID...] | --comm NAME | -a | --container ID] [OPTIONS]\n"
+static const char usage[] = "Usage: pyebpf top [-p PID[,PID...] | --comm NAME | -a | --container NAME] [OPTIONS]\n"
 			    "A live table of where the targets spend their time, refreshed every second:\n"
 			    "each function's self and total share over the last second and since the start.\n"
 			    "\n"
@@ -19,8 +19,11 @@ static const char usage[] = "Usage: pyebpf top [-p PID[,PID...] | --comm NAME | 
 			    "      --comm NAME         every process of this name, now and later (repeatable)\n"
 			    "      --no-children       -p alone, not the processes it starts\n"
 			    "      --cgroup PATH       only tasks in this cgroup v2 or below it (repeatable)\n"
-			    "      --container ID      only this container (docker, containerd, CRI-O, podman id\n"
-			    "                          or a unique part of it; repeatable)\n"
+			    "      --container NAME    only this container, by its name (docker's, podman's,\n"
+			    "                          nerdctl's), its id or the id's start (4+ hex digits;\n"
+			    "                          any runtime's; repeatable)\n"
+			    "      --pod NS/NAME       every container of this Kubernetes pod on this node\n"
+			    "                          (kubelet's /var/log/pods and cgroups; repeatable)\n"
 			    "\n"
 			    "Sampling:\n"
 			    "  -F, --freq HZ           samples per second on each CPU (default 99, at most 10000)\n"
@@ -55,6 +58,7 @@ static const struct option long_opts[] = {
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "cgroup", required_argument, NULL, 'g' },
 	{ "container", required_argument, NULL, 'c' },
+	{ "pod", required_argument, NULL, OPT_RECORD_POD },
 	{ "mode", required_argument, NULL, 'm' },
 	{ "no-children", no_argument, NULL, 'K' },
 	{ "once", no_argument, NULL, 'O' },

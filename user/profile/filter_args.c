@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 #include "profile/filter_args.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +11,7 @@
 #include "pyebpf.h"
 #include "base/util.h"
 #include "base/wallclock.h"
+#include "system/container_find.h"
 
 const char filter_args_usage[] =
 	"Filters (repeatable where they name things):\n"
@@ -84,6 +86,61 @@ static int push_name(const char ***v, size_t *n, const char *arg, const char *op
 	}
 	push_str(v, n, arg);
 	return 1;
+}
+
+/* Ids that names stood for: they outlive every filter (its strings must), and stay few. */
+static char **named_ids;
+static size_t nnamed_ids, named_cap;
+
+static bool all_hex(const char *s)
+{
+	for (; *s; s++)
+		if (!((*s >= '0' && *s <= '9') || (*s >= 'a' && *s <= 'f') || (*s >= 'A' && *s <= 'F')))
+			return false;
+	return true;
+}
+
+/*
+ * report --container: samples keep the container's id (the start of it will
+ * do). A name stands for the id of the container of that name on this host
+ * now, running or stopped, as docker's own commands take one; a recording
+ * of a container since removed is filtered by its id. Resolved once all
+ * options are read (a --help among them reads no runtime's state).
+ */
+static int container_names(struct filter *f)
+{
+	for (size_t i = 0; i < f->ncontainers; i++) {
+		const char *arg = f->containers[i];
+		char id[128], why[2048];
+		int r = container_id_by_name(&container_sources_host, arg, id, sizeof(id), why, sizeof(why));
+
+		if (r < 0) {
+			err_msg("--container: %s", why);
+			return -1;
+		}
+		if (r == 0 && !all_hex(arg)) {
+			err_msg("--container: %s, and a recording keeps container ids, not names: give the id or its "
+				"start (--containers shows them)",
+				why);
+			return -1;
+		}
+		/* Ids are written in lower case: an id's start given in upper case is taken as the same. */
+		if (r == 0 && strlen(arg) >= sizeof(id))
+			continue; /* longer than any id: it matches none, as given */
+		if (r == 0) {
+			size_t k;
+
+			for (k = 0; arg[k]; k++)
+				id[k] = (char)tolower((unsigned char)arg[k]);
+			id[k] = '\0';
+		}
+		if (strcmp(id, arg) != 0) {
+			xgrow(&named_ids, &named_cap, nnamed_ids + 1, sizeof(*named_ids));
+			named_ids[nnamed_ids] = xstrdup(id);
+			f->containers[i] = named_ids[nnamed_ids++];
+		}
+	}
+	return 0;
 }
 
 /* "io,lock" -> the bits of those reasons; "cpu" is time on the CPU. */
@@ -164,6 +221,8 @@ int filter_args__check(struct filter *f)
 {
 	int64_t now = epoch_now_ns();
 
+	if (container_names(f))
+		return -1;
 	if (since_arg.given && since_arg.wall)
 		f->since_epoch_ns = time_arg_epoch(&since_arg, &until_arg, now);
 	if (until_arg.given && until_arg.wall)

@@ -14,6 +14,8 @@
 #include <unistd.h>
 
 #include "system/cgroups.h"
+#include "system/container_find.h"
+#include "system/pod_find.h"
 #include "system/proc_tree.h"
 #include "base/util.h"
 
@@ -113,24 +115,30 @@ int preflight_dir(const char *dir)
 	return 0;
 }
 
+static void add_id(uint64_t **ids, size_t *n, size_t *cap, uint64_t id)
+{
+	xgrow(ids, cap, *n + 1, sizeof(**ids));
+	(*ids)[(*n)++] = id;
+}
+
 int preflight_cgroups(const struct record_opts *o, uint64_t **ids, size_t *n)
 {
-	size_t want = o->ncgroups + o->ncontainers;
-	char mount[1024], dir[4096], why[512];
+	char mount[1024], dir[4096], why[2048];
+	size_t cap = 0;
 
 	*ids = NULL;
 	*n = 0;
-	if (!want)
+	if (!o->ncgroups && !o->ncontainers && !o->npods)
 		return 0;
 	if (cgroup2_mount("/proc/mounts", mount, sizeof(mount))) {
-		err_msg("no cgroup v2 hierarchy is mounted (needed by --cgroup and --container)");
+		err_msg("no cgroup v2 hierarchy is mounted (needed by --cgroup, --container and --pod)");
 		return -1;
 	}
-	*ids = xcalloc(want, sizeof(**ids));
 	for (size_t i = 0; i < o->ncgroups; i++) {
 		struct statfs fs;
+		uint64_t id;
 
-		if (cgroup_resolve(mount, o->cgroups[i], dir, sizeof(dir), &(*ids)[(*n)++], why, sizeof(why))) {
+		if (cgroup_resolve(mount, o->cgroups[i], dir, sizeof(dir), &id, why, sizeof(why))) {
 			err_msg("--cgroup: %s", why);
 			return -1;
 		}
@@ -139,13 +147,29 @@ int preflight_cgroups(const struct record_opts *o, uint64_t **ids, size_t *n)
 			err_msg("--cgroup: '%s' is not a cgroup v2 directory", o->cgroups[i]);
 			return -1;
 		}
+		add_id(ids, n, &cap, id);
 	}
-	for (size_t i = 0; i < o->ncontainers; i++)
-		if (cgroup_find_container(mount, o->container_ids[i], dir, sizeof(dir), &(*ids)[(*n)++], why,
-					  sizeof(why))) {
+	for (size_t i = 0; i < o->ncontainers; i++) {
+		struct container_match m;
+
+		if (container_find(&container_sources_host, mount, o->container_ids[i], &m, why, sizeof(why))) {
 			err_msg("--container: %s", why);
 			return -1;
 		}
+		add_id(ids, n, &cap, m.cgroup_id);
+	}
+	for (size_t i = 0; i < o->npods; i++) {
+		struct pod_match *pods;
+		size_t npods;
+
+		if (pod_find(K8S_PODS_DIR, mount, o->pods[i], &pods, &npods, why, sizeof(why))) {
+			err_msg("--pod: %s", why);
+			return -1;
+		}
+		for (size_t k = 0; k < npods; k++)
+			add_id(ids, n, &cap, pods[k].cgroup_id);
+		free(pods);
+	}
 	return 0;
 }
 

@@ -2,7 +2,7 @@
 /*
  * What `record` checks before anything is loaded, each failure one error
  * line: privileges, the kernel's rate limit, the target processes, the
- * output directory, and --cgroup/--container resolved to cgroup ids.
+ * output directory, and --cgroup/--container/--pod resolved to cgroup ids.
  */
 #ifndef PYEBPF_PREFLIGHT_H
 #define PYEBPF_PREFLIGHT_H
@@ -21,7 +21,7 @@ int preflight_rate(uint64_t freq);
 int preflight_targets(const uint32_t *pids, size_t n);
 /* --continuous DIR: made if missing, and proven writable. */
 int preflight_dir(const char *dir);
-/* --cgroup and --container to cgroup v2 ids (*ids allocated; NULL when none given). */
+/* --cgroup, --container and --pod to cgroup v2 ids (*ids allocated; NULL when none given). */
 int preflight_cgroups(const struct record_opts *o, uint64_t **ids, size_t *n);
 /* Is any of the -p processes still running (not a zombie)? */
 bool targets_alive(const uint32_t *pids, size_t n);

@@ -27,8 +27,11 @@ static const char usage[] =
 	"  -- CMD [ARGS...]        run CMD, profile it and its children, stop when it exits\n"
 	"      --cgroup PATH       only tasks in this cgroup v2 or below it (absolute, or\n"
 	"                          relative to the cgroup2 mount; repeatable)\n"
-	"      --container ID      only this container (docker, containerd, CRI-O, podman id\n"
-	"                          or a unique part of it; repeatable)\n"
+	"      --container NAME    only this container, by its name (docker's, podman's,\n"
+	"                          nerdctl's), its id or the id's start (4+ hex digits;\n"
+	"                          any runtime's; repeatable)\n"
+	"      --pod NS/NAME       every container of this Kubernetes pod on this node\n"
+	"                          (kubelet's /var/log/pods and cgroups; repeatable)\n"
 	"\n"
 	"Sampling:\n"
 	"  -F, --freq HZ           samples per second on each CPU (default 99, at most 10000)\n"
@@ -82,6 +85,7 @@ static const char usage[] =
 	"  sudo pyebpf record -o app.folded -- python3 app.py\n"
 	"  sudo pyebpf record -p 1234 --threads --exclude-thread monitor\n"
 	"  sudo pyebpf record -a -d 60 -o all.pb.gz     an archive: 'pyebpf report' converts it\n"
+	"  sudo pyebpf record --container web -d 30     the container docker ps calls web\n"
 	"  sudo pyebpf record -a -o flame.svg           open flame.svg in a browser\n"
 	"  sudo pyebpf record --mode wall -p 1234 -o wall.svg   where the wall time goes\n"
 	"  sudo pyebpf record -a --continuous /var/lib/pyebpf --interval 15s --max-disk 1G \\\n"
@@ -99,6 +103,7 @@ static const struct option long_opts[] = {
 	{ "processes", required_argument, NULL, 'P' },
 	{ "cgroup", required_argument, NULL, 'g' },
 	{ "container", required_argument, NULL, 'c' },
+	{ "pod", required_argument, NULL, OPT_RECORD_POD },
 	{ "continuous", required_argument, NULL, 'R' },
 	{ "interval", required_argument, NULL, 'I' },
 	{ "keep", required_argument, NULL, 'k' },
@@ -195,12 +200,13 @@ int record_args__shared_option(struct record_opts *o, int c, const char *arg)
 		o->no_children = true;
 		break;
 	case 'g':
-	case 'c': {
-		const char ***v = c == 'g' ? &o->cgroups : &o->container_ids;
-		size_t *n = c == 'g' ? &o->ncgroups : &o->ncontainers, cap = *n;
+	case 'c':
+	case OPT_RECORD_POD: {
+		const char ***v = c == 'g' ? &o->cgroups : c == 'c' ? &o->container_ids : &o->pods;
+		size_t *n = c == 'g' ? &o->ncgroups : c == 'c' ? &o->ncontainers : &o->npods, cap = *n;
 
 		if (!*arg) {
-			err_msg("empty value for %s", c == 'g' ? "--cgroup" : "--container");
+			err_msg("empty value for %s", c == 'g' ? "--cgroup" : c == 'c' ? "--container" : "--pod");
 			return -1;
 		}
 		xgrow(v, &cap, *n + 1, sizeof(**v));
@@ -457,6 +463,9 @@ void record_args__free(struct record_opts *o)
 	free(o->container_ids);
 	o->container_ids = NULL;
 	o->ncontainers = 0;
+	free(o->pods);
+	o->pods = NULL;
+	o->npods = 0;
 	free(o->debug_dirs);
 	o->debug_dirs = NULL;
 	o->ndebug_dirs = 0;

@@ -38,8 +38,10 @@ struct record_opts {
 	bool containers;               /* --containers: a frame per container */
 	const char **cgroups;          /* --cgroup PATH, repeatable (point into argv) */
 	size_t ncgroups;
-	const char **container_ids; /* --container ID, repeatable */
+	const char **container_ids; /* --container NAME|ID, repeatable */
 	size_t ncontainers;
+	const char **pods; /* --pod NAMESPACE/NAME, repeatable */
+	size_t npods;
 	const char *continuous;  /* --continuous DIR: one pprof per interval there */
 	double interval;         /* --interval, seconds */
 	size_t keep;             /* --keep N interval files; 0: no limit */
@@ -52,6 +54,11 @@ struct record_opts {
 	size_t ndebug_dirs;
 	struct filter filter;  /* --tid, --thread, --exclude-thread, --gil, --no-kernel, ... */
 	struct push_opts push; /* --push, --otlp and how (with --continuous: its files are the spool) */
+};
+
+/* Option codes of record's and top's long options that have no letter. */
+enum record_opt {
+	OPT_RECORD_POD = 1200,
 };
 
 #define RECORD_DEFAULT_FREQ 99
@@ -70,7 +77,7 @@ void record_args__free(struct record_opts *o);
 /* What `top` shares with record. The defaults (filters initialized). */
 void record_args__defaults(struct record_opts *o);
 /* The target and sampling options (-a, -p, -F, -d, --mode, --cgroup,
- * --container, --no-children, -v, by record's option codes): 0 applied;
+ * --container, --pod, --no-children, -v, by record's option codes): 0 applied;
  * 1: not one of them; -1 after one error line. */
 int record_args__shared_option(struct record_opts *o, int c, const char *arg);
 /* After the options: targets that exclude each other, --comm alone as the

@@ -73,72 +73,6 @@ int cgroup_resolve(const char *mount, const char *arg, char *dir, size_t dirlen,
 	return 0;
 }
 
-struct search {
-	const char *needle;
-	char best[4096];
-	int best_depth;
-	int matches; /* distinct matches at best_depth */
-};
-
-static void walk(struct search *s, const char *dir, int depth)
-{
-	DIR *d;
-	struct dirent *e;
-
-	if (s->matches && depth > s->best_depth)
-		return; /* nothing deeper can be shallower */
-	d = opendir(dir);
-	if (!d)
-		return;
-	while ((e = readdir(d))) {
-		char *sub;
-
-		if (e->d_type != DT_DIR || e->d_name[0] == '.')
-			continue;
-		sub = xasprintf("%s/%s", dir, e->d_name);
-		if (strstr(e->d_name, s->needle)) {
-			if (!s->matches || depth < s->best_depth) {
-				snprintf(s->best, sizeof(s->best), "%s", sub);
-				s->best_depth = depth;
-				s->matches = 1;
-			} else if (depth == s->best_depth) {
-				s->matches++;
-			}
-		} else {
-			walk(s, sub, depth + 1);
-		}
-		free(sub);
-	}
-	closedir(d);
-}
-
-int cgroup_find_container(const char *mount, const char *container_id, char *dir, size_t dirlen, uint64_t *id,
-			  char *why, size_t whylen)
-{
-	struct search s = { .needle = container_id };
-
-	if (strlen(container_id) < 4) {
-		snprintf(why, whylen, "container id '%s' is too short (give at least 4 characters)", container_id);
-		return -1;
-	}
-	walk(&s, mount, 0);
-	if (!s.matches) {
-		snprintf(why, whylen, "no cgroup of container '%s' under %s", container_id, mount);
-		return -1;
-	}
-	if (s.matches > 1) {
-		snprintf(why, whylen, "container id '%s' matches %d cgroups (give more of the id)", container_id,
-			 s.matches);
-		return -1;
-	}
-	snprintf(dir, dirlen, "%s", s.best);
-	if (dir_id(dir, id)) {
-		snprintf(why, whylen, "the cgroup of container '%s' went away", container_id);
-		return -1;
-	}
-	return 0;
-}
-
 static bool all_hex(const char *s, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
@@ -147,10 +81,12 @@ static bool all_hex(const char *s, size_t n)
 	return n > 0;
 }
 
-/* The id in one path component: PREFIX-ID.scope for the runtimes, or a bare 64-hex id. */
+/* The id in one path component: PREFIX-ID.scope for the runtimes (systemd's driver), or a bare 64-hex
+ * id (cgroupfs's: /docker/ID, /NAMESPACE/ID for containerd, .../pod<UID>/ID for kubelet). */
 static bool component_id(const char *c, size_t n, const char **id, size_t *idn)
 {
-	static const char *const prefixes[] = { "docker-", "cri-containerd-", "crio-", "libpod-", "containerd-" };
+	static const char *const prefixes[] = { "docker-", "cri-containerd-", "crio-",
+						"libpod-", "containerd-",     "nerdctl-" };
 	const char *end = c + n;
 
 	if (n > 6 && !strncmp(end - 6, ".scope", 6))

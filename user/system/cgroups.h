@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
 /*
  * cgroup v2 and containers: where the cgroup2 hierarchy is mounted (beside
- * v1 controllers on hybrid systems), which cgroup a --cgroup or --container
- * argument names, the container id a cgroup path carries, and a process's
- * cgroup and in-namespace pid.
+ * v1 controllers on hybrid systems), which cgroup a --cgroup argument
+ * names, the container id and pod UID a cgroup path carries, and a
+ * process's cgroup and in-namespace pid. A --container argument:
+ * container_find.h; --pod: pod_find.h.
  */
 #ifndef PYEBPF_CGROUPS_H
 #define PYEBPF_CGROUPS_H
@@ -24,15 +25,6 @@ int cgroup2_mount(const char *mounts_file, char *out, size_t size);
  */
 int cgroup_resolve(const char *mount, const char *arg, char *dir, size_t dirlen, uint64_t *id, char *why,
 		   size_t whylen);
-
-/*
- * The cgroup of a container: the shallowest directory under mount whose name
- * contains `container_id` (docker-ID.scope, cri-containerd-ID.scope,
- * crio-ID.scope, libpod-ID.scope, .../ID). 0, or -1 with the reason in why
- * (none, or several containers match).
- */
-int cgroup_find_container(const char *mount, const char *container_id, char *dir, size_t dirlen, uint64_t *id,
-			  char *why, size_t whylen);
 
 /*
  * The container id in a cgroup path (the deepest component naming one), or
