@@ -3,7 +3,10 @@
  * thread blocked on a Lock, one in time.sleep and one spinning
  * (tests/fixtures/dumpme.py); each thread's name, state, innermost line and
  * locals exactly, the kernel stack where the blocked ones wait; on 3.11+,
- * the pending asyncio tasks, each with its coroutines and awaiters.
+ * the pending asyncio tasks, each with its coroutines and awaiters. Locals
+ * of a busy thread are those of the frames shown (dump_consistency.py), and
+ * `dump --container NAME` finds a docker container's process, with its id
+ * and its pid inside.
  */
 #include "integ.h"
 
@@ -255,4 +258,266 @@ Test(dump, not_python)
 	cr_assert(strstr(r.out, " (busy"), "no native frame of busy in:\n%s", r.out);
 	run_result_free(&r);
 	kill_wait(pid);
+}
+
+/* ---- --locals of a busy thread: the values of the frames shown ------------ */
+
+#define CONSISTENCY "../tests/fixtures/dump_consistency.py"
+#define CONSISTENCY_DUMPS 30
+/* Dumps of 30 whose spin frame may say "changed while read": a machine
+ * busy enough to stall pyebpf through every try of a thread. */
+#define CONSISTENCY_CHANGED_MAX 5
+
+/* The interpreters the check runs on: each frame layout (2.7's and 3.8's
+ * objects, 3.12's and 3.14's interpreter frames, 3.13t's free-threaded). */
+static bool consistency_python(const struct python *py)
+{
+	if (py->major == 2)
+		return true;
+	return py->free_threaded ? py->minor == 13 : py->minor == 8 || py->minor == 12 || py->minor == 14;
+}
+
+enum verdict {
+	V_NO_SPIN,
+	V_OK,
+	V_CHANGED,
+	V_WRONG
+};
+
+/* One dump's spin frame: its sec beside the caller the dump shows (caller_a passes 1111, caller_b 2222). */
+static enum verdict spin_verdict(const char *out, char *why, size_t size)
+{
+	const char *spin = strstr(out, ", in spin\n"), *next, *caller, *changed, *sec;
+	int want;
+
+	next = spin ? strstr(spin, "\n    File ") : NULL; /* the caller's frame */
+	caller = next ? strstr(next, ", in ") : NULL;
+	if (!caller || strncmp(caller, ", in caller_", 12))
+		return V_NO_SPIN;
+	want = caller[12] == 'a' ? 1111 : 2222;
+	changed = strstr(spin, "(locals changed while read)");
+	if (changed && changed < next)
+		return V_CHANGED;
+	sec = strstr(spin, "\n        sec = ");
+	if (!sec || sec > next) {
+		snprintf(why, size, "no sec in spin's frame");
+		return V_WRONG;
+	}
+	if (atoi(sec + 15) != want) {
+		snprintf(why, size, "spin's sec = %d under caller_%c", atoi(sec + 15), caller[12]);
+		return V_WRONG;
+	}
+	return V_OK;
+}
+
+/*
+ * 30 dumps --locals of a process that calls spin(1111) from caller_a and
+ * spin(2222) from caller_b in a hot loop: each dump's spin frame shows
+ * the sec its caller passed, or says its locals changed while read (a
+ * few at most). Before the check, 10 to 18 of 30 showed the other
+ * caller's value.
+ */
+Test(dump, locals_consistent_with_frames, .timeout = 900)
+{
+	char cscript[PATH_MAX];
+	int tested = 0;
+
+	cr_assert(realpath(CONSISTENCY, cscript));
+	for (int i = 0; i < npys; i++) {
+		const struct python *py = &pys[i];
+		const char *dir = temp_dir();
+		char *err = temp_path(dir, "err"), pidarg[16], why[128];
+		const char *argv[] = { py->path, cscript, "600", NULL };
+		int n[4] = { 0 };
+		pid_t pid;
+
+		if (!consistency_python(py))
+			continue;
+		pid = spawn_capture(argv, err);
+		wait_for_text(err, "ready", 30);
+		snprintf(pidarg, sizeof(pidarg), "%d", pid);
+		for (int k = 0; k < CONSISTENCY_DUMPS; k++) {
+			const char *dargv[] = { PYEBPF, "dump", "-p", pidarg, "--locals", NULL };
+			struct run_result r;
+			enum verdict v;
+
+			run(dargv, 60, &r);
+			cr_assert_eq(r.status, 0, "%s: dump failed: %s", py->path, r.err);
+			v = spin_verdict(r.out, why, sizeof(why));
+			cr_assert_neq(v, V_WRONG, "%s: dump %d: %s:\n%s", py->path, k + 1, why, r.out);
+			n[v]++;
+			run_result_free(&r);
+		}
+		cr_log_info("%s: %d of %d consistent, %d changed while read, %d without spin\n", py->path, n[V_OK],
+			    CONSISTENCY_DUMPS, n[V_CHANGED], n[V_NO_SPIN]);
+		cr_assert_leq(n[V_CHANGED], CONSISTENCY_CHANGED_MAX, "%s: %d of %d changed while read", py->path,
+			      n[V_CHANGED], CONSISTENCY_DUMPS);
+		/* spin is where the loop spends its time: most dumps catch it. */
+		cr_assert_geq(n[V_OK], CONSISTENCY_DUMPS / 2, "%s: only %d of %d dumps in spin", py->path, n[V_OK],
+			      CONSISTENCY_DUMPS);
+		kill_wait(pid);
+		unlink(err);
+		free(err);
+		rmdir(dir);
+		tested++;
+	}
+	cr_assert_geq(tested, 3, "only %d of the interpreters the check needs are installed", tested);
+}
+
+/* ---- dump --container, under a private dockerd ---------------------------- */
+
+/* tests/engines/docker.sh and its image, as tests/integ/test_containers.c uses them. */
+#define ENGINE "../tests/engines/docker.sh"
+#define DOCKER_IMAGE "pyebpf-integ-python:trixie"
+#define DOCKER_DATA_DEFAULT "/var/cache/pyebpf/docker-integ"
+
+static char engine_dir[64];
+
+static void engine_stop(void)
+{
+	struct run_result r;
+
+	if (!*engine_dir)
+		return;
+	run((const char *const[]){ "bash", ENGINE, "stop", engine_dir, NULL }, 120, &r);
+	run_result_free(&r);
+	run((const char *const[]){ "rm", "-rf", engine_dir, NULL }, 60, &r);
+	run_result_free(&r);
+}
+
+/* A private dockerd and the python image; skipped where Debian's docker.io is not installed. */
+static void engine_start(void)
+{
+	const char *data = getenv("PYEBPF_INTEG_DOCKER_DATA");
+	struct run_result r;
+	const char *host;
+	char env[256];
+
+	if (system("{ command -v dockerd && command -v containerd && command -v docker && command -v runc; } "
+		   ">/dev/null 2>&1") != 0 ||
+	    access(ENGINE, R_OK)) {
+		fprintf(stderr, "[SKIP] needs docker.io (dockerd, containerd, docker, runc) and " ENGINE "\n");
+		cr_skip_test("no docker.io");
+	}
+	snprintf(engine_dir, sizeof(engine_dir), "/tmp/pyebpf-dd-%d", (int)getpid()); /* short: sockets in it */
+	/* A containerd that exited at start is started again (see test_containers.c). */
+	for (int attempt = 1;; attempt++) {
+		run((const char *const[]){ "bash", ENGINE, "start", engine_dir, data ? data : DOCKER_DATA_DEFAULT,
+					   NULL },
+		    150, &r);
+		if (r.status == 0 || attempt == 3 || !strstr(r.err, "containerd exited at start"))
+			break;
+		run_result_free(&r);
+		engine_stop();
+	}
+	if (r.status != 0) {
+		engine_stop();
+		cr_assert_fail("docker.sh start: %s", r.err);
+	}
+	host = strstr(r.out, "DOCKER_HOST=");
+	cr_assert(host, "%s", r.out);
+	snprintf(env, sizeof(env), "%.*s", (int)strcspn(host + 12, "\n"), host + 12);
+	setenv("DOCKER_HOST", env, 1);
+	run_result_free(&r);
+	run((const char *const[]){ "bash", ENGINE, "image", DOCKER_IMAGE, "trixie", NULL }, 400, &r);
+	if (r.status != 0) {
+		engine_stop();
+		cr_assert_fail("docker.sh image: %s", r.err);
+	}
+	run_result_free(&r);
+}
+
+/* docker ARGS...: its stdout (malloc'd, first line); the command must succeed. */
+static char *docker(const char *const argv[])
+{
+	struct run_result r;
+	char *out;
+
+	run(argv, 120, &r);
+	cr_assert_eq(r.status, 0, "docker %s %s: %s", argv[1], argv[2] ? argv[2] : "", r.err);
+	out = r.out;
+	out[strcspn(out, "\n")] = '\0';
+	free(r.err);
+	return out;
+}
+
+/* CPU seconds of a process (0 when gone). */
+static double proc_cpu(pid_t pid)
+{
+	char path[64], stat[1024], *p = NULL;
+	unsigned long ut = 0, st = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "r");
+	if (f) {
+		p = fgets(stat, sizeof(stat), f) ? strrchr(stat, ')') : NULL;
+		fclose(f);
+	}
+	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st) != 2)
+		return 0;
+	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+}
+
+/*
+ * `dump --container NAME`: the container's python3 (pid 1 inside, another
+ * pid on the host), with the container's short id and name, its stack and
+ * consistent locals; the same in JSON; an unknown name refused in one line.
+ */
+Test(dump, container_by_name, .init = engine_start, .fini = engine_stop, .timeout = 600)
+{
+	char script[PATH_MAX], mount[PATH_MAX + 32], name[64], want[256], pidarg[16];
+	char *id, *hostpid;
+	struct run_result r;
+	pid_t pid;
+
+	cr_assert(realpath(CONSISTENCY, script));
+	snprintf(mount, sizeof(mount), "%s:/consistency.py:ro", script);
+	snprintf(name, sizeof(name), "dumpbox-%d", (int)getpid());
+	id = docker((const char *const[]){ "docker", "run", "-d", "--name", name, "--network", "none", "-v", mount,
+					   DOCKER_IMAGE, "python3", "/consistency.py", "300", NULL });
+	hostpid = docker((const char *const[]){ "docker", "inspect", "-f", "{{.State.Pid}}", name, NULL });
+	pid = (pid_t)atoi(hostpid);
+	for (int i = 0; i < 600 && proc_cpu(pid) < 0.5; i++)
+		sleep_s(0.05);
+	cr_assert_geq(proc_cpu(pid), 0.5, "%s's python3 (pid %d) did not start", name, (int)pid);
+
+	run((const char *const[]){ PYEBPF, "dump", "--container", name, "--locals", NULL }, 60, &r);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	snprintf(want, sizeof(want), "Process %d \"python3\", Python 3.", (int)pid);
+	cr_assert(!strncmp(r.out, want, strlen(want)), "not %s... in:\n%s", want, r.out);
+	snprintf(want, sizeof(want), "\nContainer %.12s \"%s\", pid 1 inside\n", id, name);
+	cr_assert(strstr(r.out, want), "no '%s' in:\n%s", want + 1, r.out);
+	cr_log_info("dump --container %s:\n%s", name, r.out);
+	cr_assert(strstr(r.out, "File \"/consistency.py\", line "), "%s", r.out);
+	cr_assert_eq(occurrences(r.out, "\nProcess ") + !strncmp(r.out, "Process ", 8), 1, "%s", r.out);
+	char why[128];
+	cr_assert_neq(spin_verdict(r.out, why, sizeof(why)), V_WRONG, "%s:\n%s", why, r.out);
+	run_result_free(&r);
+
+	/* By id too, as JSON: one document around the container's processes. */
+	run((const char *const[]){ PYEBPF, "dump", "--container", id, "--json", NULL }, 60, &r);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	snprintf(want, sizeof(want), "{\"container\": \"%.12s\", \"name\": \"%s\", \"processes\": [\n{\"pid\": %d,", id,
+		 name, (int)pid);
+	cr_assert(!strncmp(r.out, want, strlen(want)), "not %s... in:\n%s", want, r.out);
+	snprintf(want, sizeof(want), "\"container\": \"%.12s\", \"container_name\": \"%s\", \"ns_pid\": 1,", id, name);
+	cr_assert(strstr(r.out, want), "no '%s' in:\n%s", want, r.out);
+	run_result_free(&r);
+
+	/* -p of the same process: the same container line. */
+	snprintf(pidarg, sizeof(pidarg), "%d", (int)pid);
+	run((const char *const[]){ PYEBPF, "dump", "-p", pidarg, NULL }, 60, &r);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	snprintf(want, sizeof(want), "\nContainer %.12s, pid 1 inside\n", id);
+	cr_assert(strstr(r.out, want), "no '%s' in:\n%s", want + 1, r.out);
+	run_result_free(&r);
+
+	free(docker((const char *const[]){ "docker", "rm", "-f", name, NULL }));
+	run((const char *const[]){ PYEBPF, "dump", "--container", name, NULL }, 60, &r);
+	cr_assert_eq(r.status, 1, "%s", r.err);
+	cr_assert(!strncmp(r.err, "pyebpf: --container: ", 21) && occurrences(r.err, "\n") == 1, "%s", r.err);
+	run_result_free(&r);
+	free(id);
+	free(hostpid);
 }

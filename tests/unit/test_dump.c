@@ -4,6 +4,8 @@
 
 #include "profile/offcpu.h"
 #include "profile/profile.h"
+#include "live/dump_args.h"
+#include "python/locals.h"
 #include "python/repr.h"
 #include "write/dump.h"
 
@@ -178,4 +180,120 @@ Test(dump, repr_float)
 	cr_assert_str_eq(out, "-1e+100");
 	py_repr_float(1.0 / 0.0, out, sizeof(out));
 	cr_assert_str_eq(out, "inf");
+}
+
+/* Where a process runs: its container (12 hex digits), its name, its pid inside; escaped, in both formats. */
+Test(dump, container_and_namespace_pid)
+{
+	struct dump_doc d = {
+		.pid = 4242, .comm = "python3", .container = "3f2a9c1b7d4e", .container_name = "web\x1b[2J", .ns_pid = 1
+	};
+	char *s = render(&d, false);
+
+	cr_assert_str_eq(s, "Process 4242 \"python3\", 0 threads\n"
+			    "Container 3f2a9c1b7d4e \"web\\x1b[2J\", pid 1 inside\n");
+	free(s);
+	s = render(&d, true);
+	cr_assert(strstr(s, "\"python\": null, \"container\": \"3f2a9c1b7d4e\", \"container_name\": "
+			    "\"web\\\\x1b[2J\", \"ns_pid\": 1, \"threads\""),
+		  "%s", s);
+	free(s);
+	/* The same pid inside: not repeated; no container, another pid: said so. */
+	d.ns_pid = 4242;
+	d.container_name = NULL;
+	s = render(&d, false);
+	cr_assert_str_eq(s, "Process 4242 \"python3\", 0 threads\nContainer 3f2a9c1b7d4e\n");
+	free(s);
+	d.container = NULL;
+	d.ns_pid = 7;
+	s = render(&d, false);
+	cr_assert_str_eq(s, "Process 4242 \"python3\", 0 threads\nPid 7 inside its pid namespace\n");
+	free(s);
+	d.ns_pid = 4242;
+	s = render(&d, false);
+	cr_assert_str_eq(s, "Process 4242 \"python3\", 0 threads\n");
+	free(s);
+	s = render(&d, true);
+	cr_assert(strstr(s, "\"container\": null, \"ns_pid\": 4242,"), "%s", s);
+	free(s);
+}
+
+/* A frame that kept changing while its locals were read shows no values, and says why. */
+Test(dump, locals_changed_while_read)
+{
+	struct dump_frame f[] = {
+		{ .kind = FRAME_PYTHON, .name = "spin", .file = "a.py", .line = 3, .locals_changed = true },
+		{ .kind = FRAME_PYTHON, .name = "caller_a", .file = "a.py", .line = 9, .locals = locals, .nlocals = 1 },
+	};
+	struct dump_thread t[] = { { .tid = 5, .name = "MainThread", .frames = f, .nframes = 2 } };
+	struct dump_doc d = { .pid = 5, .comm = "python3", .threads = t, .nthreads = 1 };
+	char *s = render(&d, false);
+
+	cr_assert(strstr(s, "    File \"a.py\", line 3, in spin\n"
+			    "        (locals changed while read)\n"
+			    "    File \"a.py\", line 9, in caller_a\n"
+			    "        count = 42\n"),
+		  "%s", s);
+	free(s);
+	s = render(&d, true);
+	cr_assert(strstr(s, "\"function\": \"spin\", \"file\": \"a.py\", \"line\": 3, \"locals\": \"changed while "
+			    "read\"}"),
+		  "%s", s);
+	free(s);
+}
+
+/* The capture's frames in the chain walked later: in a row, under frames called since; else from the root in. */
+Test(dump, chain_match)
+{
+	const uint64_t cap[] = { 10, 20, 30, 40 }; /* spin, caller_a, main, <module> */
+	size_t m[4];
+
+	cr_assert_eq(py_chain_match(cap, 4, (const uint64_t[]){ 10, 20, 30, 40 }, 4, false, m), 4);
+	cr_assert(m[0] == 0 && m[1] == 1 && m[2] == 2 && m[3] == 3);
+	/* Deeper now (spin called something): the same frames, one further. */
+	cr_assert_eq(py_chain_match(cap, 4, (const uint64_t[]){ 99, 10, 20, 30, 40 }, 5, false, m), 4);
+	cr_assert(m[0] == 1 && m[3] == 4);
+	/* Another caller now: only main and <module> are the captured ones. */
+	cr_assert_eq(py_chain_match(cap, 4, (const uint64_t[]){ 10, 21, 30, 40 }, 4, false, m), 2);
+	cr_assert(m[0] == PY_NO_MATCH && m[1] == PY_NO_MATCH && m[2] == 2 && m[3] == 3);
+	/* A cut walk has no root to start from. */
+	cr_assert_eq(py_chain_match(cap, 4, (const uint64_t[]){ 10, 21, 30 }, 3, true, m), 0);
+	cr_assert(m[0] == PY_NO_MATCH && m[2] == PY_NO_MATCH);
+	/* Shallower now: the thread returned from spin. */
+	cr_assert_eq(py_chain_match(cap, 4, (const uint64_t[]){ 20, 30, 40 }, 3, false, m), 3);
+	cr_assert(m[0] == PY_NO_MATCH && m[1] == 0);
+	cr_assert_eq(py_chain_match(cap, 4, NULL, 0, false, m), 0);
+}
+
+/* dump --container: the container's group and those below it, nothing beside it. */
+Test(dump, cgroup_within)
+{
+	const char *dir = "/sys/fs/cgroup/docker/3f2a";
+
+	cr_assert(dump_cgroup_within("/sys/fs/cgroup", dir, "/docker/3f2a"));
+	cr_assert(dump_cgroup_within("/sys/fs/cgroup/", dir, "/docker/3f2a/init.scope"));
+	cr_assert(dump_cgroup_within("/sys/fs/cgroup", "/sys/fs/cgroup/docker/3f2a/", "/docker/3f2a/x"));
+	cr_assert(!dump_cgroup_within("/sys/fs/cgroup", dir, "/docker/3f2ab"));
+	cr_assert(!dump_cgroup_within("/sys/fs/cgroup", dir, "/docker"));
+	cr_assert(!dump_cgroup_within("/sys/fs/cgroup", dir, "/"));
+	cr_assert(!dump_cgroup_within("/sys/fs/cgroup/unified", dir, "/docker/3f2a"));
+	cr_assert(dump_cgroup_within("/", "/docker/3f2a", "/docker/3f2a/a"));
+}
+
+/* -p or --container, one of them. */
+Test(dump, args_pid_or_container)
+{
+	struct dump_opts o;
+	char *a1[] = { "dump", "--container", "web", NULL };
+	char *a2[] = { "dump", "-p", "7", "--container", "web", NULL };
+	char *a3[] = { "dump", NULL };
+
+	cr_assert_eq(dump_args__parse(3, a1, &o), 0);
+	cr_assert_str_eq(o.container, "web");
+	cr_assert_eq(o.pid, 0);
+	dump_args__free(&o);
+	cr_assert_eq(dump_args__parse(5, a2, &o), -1);
+	dump_args__free(&o);
+	cr_assert_eq(dump_args__parse(1, a3, &o), -1);
+	dump_args__free(&o);
 }

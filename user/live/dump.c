@@ -6,13 +6,16 @@
  * what it waits on, within the same few microseconds and without stopping
  * or signalling the target; the records go through ingest as any sample
  * does (symbols, reasons, thread names, filters). --locals then reads each
- * Python frame's locals from userspace (python/locals.c), for frames whose
- * code objects are still those the capture saw.
+ * Python frame's locals from userspace (python/locals.c), only from the
+ * calls the capture saw, checked around the read (locals_try).
+ * --container ID|NAME: the same for every process of a container.
  */
 #include "live/dump.h"
 
+#include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "live/dump_args.h"
 #include "record/ingest.h"
@@ -23,7 +26,10 @@
 #include "python/locals.h"
 #include "sample_view.h"
 #include "record/sampler.h"
+#include "base/escape.h"
 #include "base/util.h"
+#include "system/cgroups.h"
+#include "system/container_find.h"
 #include "write/dump.h"
 
 /* What --locals needs of a thread's capture: its thread state and code objects, leaf first. */
@@ -44,6 +50,7 @@ struct dumper {
 	struct raw_thread *raw;
 	size_t nraw, raw_cap;
 	uint64_t records;
+	const char *container_name; /* --container: the name it was found by, if any */
 };
 
 static void hook_python(void *ctx, uint32_t pid, const struct py_interp *in)
@@ -110,9 +117,12 @@ static int capture(struct dumper *d)
 				      .forget_pid = hook_forget,
 				      .thread_beyond_walk = hook_beyond_walk };
 
-	d->sampler = sampler__new(&sc, on_event, d);
+	if (!d->sampler)
+		d->sampler = sampler__new(&sc, on_event, d);
 	if (!d->sampler)
 		return -1;
+	d->records = 0;
+	d->python = false;
 	d->prof = profile__new();
 	profile__meta(d->prof)->wall = 1;
 	d->ingest = ingest__new(d->prof, &ic, &hooks);
@@ -136,40 +146,121 @@ static const struct raw_thread *raw_of(const struct dumper *d, uint32_t tid)
 	return NULL;
 }
 
-/* --locals: each Python frame's, where the capture's code objects match the chain now. */
+/* Whole-thread reads of --locals before a frame that keeps changing is
+ * given up on, and the pause after a read that found another chain than the
+ * capture's: a busy thread comes back to the captured call within a few. */
+#define LOCALS_TRIES 100
+#define LOCALS_RETRY_NS 100000L
+
+/* One captured frame's locals: its slots as the last try read them. */
+struct frame_read {
+	struct py_local *l; /* PY_LOCALS_MAX of them, n set */
+	size_t n;
+	bool held; /* read from the captured call, and it did not change meanwhile */
+};
+
+/* A thread's tries: each captured frame's slot count (its code's, fixed), slots and verdict. */
+struct thread_read {
+	size_t n, *nvals;
+	uint64_t **vals;
+	bool *held;
+};
+
+/*
+ * One try at a thread's locals: walk its chain now, match it to the
+ * capture, then read every matched frame's local slots between two looks
+ * at it and its caller (py_frames_values_held). A frame whose code, caller
+ * link or (below another frame) instruction moved meanwhile may hold
+ * another call's values: not held. Whether every captured frame held;
+ * *same_chain: the walk found the captured frames at all.
+ */
+static bool locals_try(const struct dumper *d, const struct raw_thread *r, struct thread_read *tr, bool *same_chain)
+{
+	pid_t pid = (pid_t)d->opts.pid;
+	struct py_seen_frame *w = NULL;
+	bool more, all = true;
+	size_t nw = py_chain_read(pid, &d->interp, r->tstate, r->ncodes + PY_CHAIN_SLACK, &w, &more);
+	uint64_t *codes = xcalloc(nw ? nw : 1, sizeof(*codes));
+	size_t *match = xcalloc(tr->n ? tr->n : 1, sizeof(*match));
+
+	for (size_t j = 0; j < nw; j++)
+		codes[j] = w[j].look.code;
+	*same_chain = py_chain_match(r->codes, r->ncodes, codes, nw, more, match) == r->ncodes;
+	py_frames_values_held(pid, &d->interp, w, nw, match, tr->n, tr->nvals, tr->vals, tr->held);
+	for (size_t i = 0; i < tr->n; i++)
+		all &= tr->held[i];
+	free(match);
+	free(codes);
+	free(w);
+	return all;
+}
+
+/* A thread's locals, each frame's from the call the capture shows, or not held: changed. */
+static struct frame_read *locals_of_thread(const struct dumper *d, const struct raw_thread *r)
+{
+	size_t n = r->ncodes, one = n ? n : 1;
+	struct thread_read tr = { .n = n,
+				  .nvals = xcalloc(one, sizeof(size_t)),
+				  .vals = xcalloc(one, sizeof(uint64_t *)),
+				  .held = xcalloc(one, sizeof(bool)) };
+	struct frame_read *fr = xcalloc(one, sizeof(*fr));
+	bool same;
+
+	for (size_t i = 0; i < n; i++) {
+		tr.nvals[i] = py_code_nlocals((pid_t)d->opts.pid, &d->interp, r->codes[i]);
+		tr.vals[i] = xcalloc(tr.nvals[i] ? tr.nvals[i] : 1, sizeof(uint64_t));
+	}
+	for (int t = 0; t < LOCALS_TRIES; t++) {
+		if (locals_try(d, r, &tr, &same))
+			break;
+		if (!same)
+			nanosleep(&(struct timespec){ 0, LOCALS_RETRY_NS }, NULL);
+	}
+	for (size_t i = 0; i < n; i++) {
+		fr[i].held = tr.held[i];
+		if (tr.held[i]) { /* the objects are read after: a value freed meanwhile is <unreadable> */
+			fr[i].l = xcalloc(PY_LOCALS_MAX, sizeof(*fr[i].l));
+			fr[i].n = py_frame_locals((pid_t)d->opts.pid, &d->interp, tr.vals[i], tr.nvals[i], r->codes[i],
+						  fr[i].l);
+		}
+		free(tr.vals[i]);
+	}
+	free(tr.vals);
+	free(tr.nvals);
+	free(tr.held);
+	return fr;
+}
+
+/* --locals: each Python frame's, read under locals_try's check. */
 static void read_locals(struct dumper *d, const struct raw_thread *r, struct dump_frame *frames, size_t n,
 			struct py_local **owned, size_t *nowned)
 {
-	uint64_t *addrs;
+	struct frame_read *fr;
 	size_t k = 0, npy = 0;
 
 	for (size_t i = 0; i < n; i++)
 		npy += frames[i].kind == FRAME_PYTHON;
 	if (!r || !d->python || npy != r->ncodes)
 		return;
-	addrs = xcalloc(npy ? npy : 1, sizeof(*addrs));
-	py_frames_of_codes((pid_t)d->opts.pid, &d->interp, r->tstate, r->codes, r->ncodes, addrs);
+	fr = locals_of_thread(d, r);
 	for (size_t i = 0; i < n; i++) {
-		struct py_local *l;
-		size_t got;
-
 		if (frames[i].kind != FRAME_PYTHON)
 			continue;
-		if (addrs[k]) {
-			l = xcalloc(PY_LOCALS_MAX, sizeof(*l));
-			got = py_frame_locals((pid_t)d->opts.pid, &d->interp, addrs[k], r->codes[k], l);
-			struct dump_local *dl = xcalloc(got ? got : 1, sizeof(*dl));
-
-			for (size_t j = 0; j < got; j++)
-				dl[j] = (struct dump_local){ l[j].name, l[j].value };
-			frames[i].locals = dl;
-			frames[i].nlocals = got;
-			owned[*nowned] = l;
-			(*nowned)++;
+		if (!fr[k].held) {
+			frames[i].locals_changed = true;
+			k++;
+			continue;
 		}
+		struct dump_local *dl = xcalloc(fr[k].n ? fr[k].n : 1, sizeof(*dl));
+
+		for (size_t j = 0; j < fr[k].n; j++)
+			dl[j] = (struct dump_local){ fr[k].l[j].name, fr[k].l[j].value };
+		frames[i].locals = dl;
+		frames[i].nlocals = fr[k].n;
+		owned[(*nowned)++] = fr[k].l; /* freed with PY_LOCALS_MAX entries: the rest are zero */
 		k++;
 	}
-	free(addrs);
+	free(fr);
 }
 
 static int cmp_tid(const void *a, const void *b)
@@ -258,6 +349,7 @@ static int write_dump(struct dumper *d)
 	struct py_local **owned = NULL;
 	size_t owned_cap = 0;
 	struct dump_doc doc = { .pid = d->opts.pid, .comm = "" };
+	char cgroup[4096], cid[128];
 	struct dump_task *tasks = NULL;
 	size_t ntasks = 0, tasks_cap = 0;
 	struct profile_entry e;
@@ -299,6 +391,14 @@ static int write_dump(struct dumper *d)
 			read_locals(d, raw_of(d, th->tid), uf, nu, owned, &nowned);
 		}
 	}
+	/* Where it runs: its container (the id as `docker ps` shortens it) and its own pid there. */
+	if (proc_cgroup_path((pid_t)d->opts.pid, cgroup, sizeof(cgroup)) == 0 &&
+	    *container_id_of(cgroup, cid, sizeof(cid))) {
+		cid[12] = '\0';
+		doc.container = cid;
+		doc.container_name = d->container_name;
+	}
+	doc.ns_pid = proc_ns_pid((pid_t)d->opts.pid);
 	qsort(threads, t, sizeof(*threads), cmp_tid);
 	if (ntasks)
 		qsort(tasks, ntasks, sizeof(*tasks), cmp_task);
@@ -335,6 +435,118 @@ static int write_dump(struct dumper *d)
 	return 0;
 }
 
+/* Per process: what capture and write_dump made for the one before. */
+static void dumper_reset(struct dumper *d)
+{
+	ingest__free(d->ingest);
+	profile__free(d->prof);
+	d->ingest = NULL;
+	d->prof = NULL;
+	for (size_t i = 0; i < d->nraw; i++)
+		free(d->raw[i].codes);
+	d->nraw = 0;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The processes in cgroup directory dir (under mount) or below, by /proc, ascending; how many (at most max). */
+static size_t container_pids(const char *mount, const char *dir, uint32_t *pids, size_t max, bool *more)
+{
+	DIR *proc = opendir("/proc");
+	struct dirent *e;
+	size_t n = 0;
+
+	*more = false;
+	while (proc && (e = readdir(proc))) {
+		char cgroup[4096], *end;
+		unsigned long pid = strtoul(e->d_name, &end, 10);
+
+		if (*end || !pid || pid > UINT32_MAX || proc_cgroup_path((pid_t)pid, cgroup, sizeof(cgroup)) ||
+		    !dump_cgroup_within(mount, dir, cgroup))
+			continue;
+		if (n == max) {
+			*more = true;
+			break;
+		}
+		pids[n++] = (uint32_t)pid;
+	}
+	if (proc)
+		closedir(proc);
+	qsort(pids, n, sizeof(*pids), cmp_u32);
+	return n;
+}
+
+/* --container: the container's cgroup and name; 0, or -1 after one line. */
+static int find_container(const char *arg, char *mount, size_t msize, struct container_match *m)
+{
+	char why[2048];
+
+	if (cgroup2_mount("/proc/mounts", mount, msize)) {
+		err_msg("no cgroup v2 hierarchy is mounted (needed by --container)");
+		return -1;
+	}
+	if (container_find(&container_sources_host, mount, arg, m, why, sizeof(why))) {
+		err_msg("--container: %s", why);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Every process of the container, one dump each (text: one after the
+ * other; --json: one document, {"container", "name", "processes": [...]}).
+ * A process that exits between the listing and its dump is left out.
+ */
+static int dump_container(struct dumper *d)
+{
+	static struct container_match m; /* 4 KiB of paths: not on the stack */
+	uint32_t *pids = xcalloc(DUMP_CONTAINER_PROCS_MAX, sizeof(*pids));
+	char mount[1024], a[1024];
+	bool more;
+	size_t n, done = 0;
+	int rc = -1;
+
+	if (find_container(d->opts.container, mount, sizeof(mount), &m))
+		goto out;
+	n = container_pids(mount, m.dir, pids, DUMP_CONTAINER_PROCS_MAX, &more);
+	if (!n) {
+		err_msg("--container: container %.12s has no process", m.id);
+		goto out;
+	}
+	if (more)
+		err_msg("--container: more than %d processes: the first %d dumped", DUMP_CONTAINER_PROCS_MAX,
+			DUMP_CONTAINER_PROCS_MAX);
+	d->container_name = m.name[0] ? m.name : NULL;
+	if (d->opts.json) {
+		printf("{\"container\": \"%.12s\", \"name\": ", m.id);
+		json_str(stdout, text_escape(m.name, a, sizeof(a)));
+		fputs(", \"processes\": [\n", stdout);
+	}
+	for (size_t i = 0; i < n; i++) {
+		dumper_reset(d);
+		d->opts.pid = pids[i];
+		if (capture(d))
+			continue; /* gone since the listing: its line is printed */
+		if (done++)
+			fputs(d->opts.json ? ",\n" : "\n", stdout);
+		if (write_dump(d))
+			goto out;
+	}
+	if (d->opts.json)
+		fputs("]}\n", stdout);
+	rc = done ? 0 : -1;
+	if (stream_finish(stdout))
+		rc = -1;
+out:
+	free(pids);
+	return rc;
+}
+
 int dump_main(int argc, char **argv)
 {
 	struct dumper d = { 0 };
@@ -346,16 +558,17 @@ int dump_main(int argc, char **argv)
 		err_msg("needs root, or CAP_BPF, CAP_PERFMON and CAP_SYS_PTRACE (try: sudo pyebpf dump ...)");
 		goto out;
 	}
+	if (d.opts.container) {
+		rc = dump_container(&d) ? 1 : 0;
+		goto out;
+	}
 	if (preflight_targets(&d.opts.pid, 1))
 		goto out;
 	if (capture(&d) == 0 && write_dump(&d) == 0)
 		rc = 0;
 out:
-	ingest__free(d.ingest);
+	dumper_reset(&d);
 	sampler__free(d.sampler);
-	profile__free(d.prof);
-	for (size_t i = 0; i < d.nraw; i++)
-		free(d.raw[i].codes);
 	free(d.raw);
 	dump_args__free(&d.opts);
 	return rc;

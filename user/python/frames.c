@@ -59,3 +59,43 @@ uint64_t py_frame_step(pid_t pid, const struct py_layout *l, uint64_t frame, uin
 	memcpy(&code, buf + o->frame_code, 8);
 	return code & ~(uint64_t)o->executable_mask;
 }
+
+size_t py_frame_look_size(const struct py_layout *l)
+{
+	const struct pyebpf_py_offsets *o = &l->bpf;
+	/* <= 3.10: f_lasti is an int; 3.11+: a pointer. */
+	uint32_t isize = o->frame_kind == PYEBPF_FRAMES_OBJECT ? 4 : 8;
+	uint32_t end = (o->frame_code > o->frame_back ? o->frame_code : o->frame_back) + 8;
+
+	if (o->frame_lasti != PYEBPF_NO_OFFSET && o->frame_lasti + isize > end)
+		end = o->frame_lasti + isize;
+	if (o->frame_kind == PYEBPF_FRAMES_312 && o->frame_owner + 1 > end)
+		end = o->frame_owner + 1;
+	return end > FRAME_SPAN ? 0 : end;
+}
+
+void py_frame_look_parse(const struct py_layout *l, const uint8_t *buf, struct py_frame_look *out)
+{
+	const struct pyebpf_py_offsets *o = &l->bpf;
+
+	memset(out, 0, sizeof(*out));
+	memcpy(&out->back, buf + o->frame_back, 8);
+	if (o->frame_lasti != PYEBPF_NO_OFFSET)
+		memcpy(&out->instr, buf + o->frame_lasti, o->frame_kind == PYEBPF_FRAMES_OBJECT ? 4 : 8);
+	if (o->frame_kind == PYEBPF_FRAMES_312 && buf[o->frame_owner] >= 3)
+		return;
+	memcpy(&out->code, buf + o->frame_code, 8);
+	out->code &= ~(uint64_t)o->executable_mask;
+}
+
+int py_frame_look(pid_t pid, const struct py_layout *l, uint64_t frame, struct py_frame_look *out)
+{
+	size_t size = py_frame_look_size(l);
+	uint8_t buf[FRAME_SPAN];
+
+	memset(out, 0, sizeof(*out));
+	if (!frame || !size || procmem_read(pid, frame, buf, size))
+		return -1;
+	py_frame_look_parse(l, buf, out);
+	return 0;
+}

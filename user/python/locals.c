@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sys/uio.h>
+
 #include "base/util.h"
 #include "python/frames.h"
 #include "python/procmem.h"
@@ -30,21 +32,144 @@ static uint64_t rd(pid_t pid, uint64_t addr)
 	return v;
 }
 
-void py_frames_of_codes(pid_t pid, const struct py_interp *in, uint64_t tstate, const uint64_t *codes, size_t n,
-			uint64_t *frames)
+size_t py_chain_read(pid_t pid, const struct py_interp *in, uint64_t tstate, size_t max, struct py_seen_frame **out,
+		     bool *more)
 {
 	const struct py_layout *l = &in->layout;
 	uint64_t frame = py_frame_first(pid, l, tstate);
-	size_t j = 0;
+	size_t n = 0, cap = 0;
 
-	memset(frames, 0, n * sizeof(*frames));
-	for (int i = 0; frame && j < n && i < MAX_WALK; i++) {
-		uint64_t back, code = py_frame_step(pid, l, frame, &back);
+	*out = NULL;
+	*more = false;
+	for (int i = 0; frame && i < MAX_WALK; i++) {
+		struct py_frame_look look;
 
-		if (code && code == codes[j])
-			frames[j++] = frame;
-		frame = back;
+		if (py_frame_look(pid, l, frame, &look))
+			break;
+		if (look.code) {
+			if (n == max) {
+				*more = true;
+				break;
+			}
+			xgrow(out, &cap, n + 1, sizeof(**out));
+			(*out)[n++] = (struct py_seen_frame){ frame, look };
+		}
+		frame = look.back;
 	}
+	return n;
+}
+
+size_t py_chain_match(const uint64_t *captured, size_t ncap, const uint64_t *walked, size_t nwalk, bool more,
+		      size_t *match)
+{
+	size_t got = 0;
+
+	for (size_t i = 0; i < ncap; i++)
+		match[i] = PY_NO_MATCH;
+	for (size_t k = 0; ncap && k + ncap <= nwalk; k++) {
+		size_t i = 0;
+
+		while (i < ncap && walked[k + i] == captured[i])
+			i++;
+		if (i < ncap)
+			continue;
+		for (i = 0; i < ncap; i++)
+			match[i] = k + i;
+		return ncap;
+	}
+	/* Only a whole chain has its outermost frame: a cut walk's end is anywhere. */
+	for (size_t i = ncap, j = nwalk; !more && i > 0 && j > 0 && captured[i - 1] == walked[j - 1]; i--, j--) {
+		match[i - 1] = j - 1;
+		got++;
+	}
+	return got;
+}
+
+/* Captured frames per system call: each takes up to two looks before, its values and two looks after,
+ * under IOV_MAX (1024) iovecs. */
+#define HELD_CHUNK 200
+
+/* Whether a look now is the walk's: code and caller link, and the instruction of a frame below another. */
+static bool look_same(const struct py_layout *l, const uint8_t *buf, const struct py_seen_frame *w, size_t at)
+{
+	struct py_frame_look now;
+
+	py_frame_look_parse(l, buf, &now);
+	/* A running frame's instruction moves on within the same call; a caller's stays at its call. */
+	return now.code == w[at].look.code && now.back == w[at].look.back && (!at || now.instr == w[at].look.instr);
+}
+
+/* Walk indices looked at for frames idx[0 .. n): each and its caller, ascending, once each; how many. */
+static size_t looks_of(const size_t *idx, size_t n, size_t nw, size_t *at)
+{
+	size_t nl = 0;
+
+	for (size_t i = 0; i < n; i++)
+		for (size_t k = 0; idx[i] != PY_NO_MATCH && k < 2; k++)
+			if (idx[i] + k < nw && (!nl || at[nl - 1] < idx[i] + k))
+				at[nl++] = idx[i] + k;
+	return nl;
+}
+
+static void held_chunk(pid_t pid, const struct py_layout *l, const struct py_seen_frame *w, size_t nw,
+		       const size_t *idx, size_t n, const size_t *nvals, uint64_t *const *vals, bool *held)
+{
+	size_t span = py_frame_look_size(l), *at = xcalloc(2 * n + 1, sizeof(*at));
+	size_t nl = looks_of(idx, n, nw, at), niov = 0, want = 0;
+	uint8_t *pre = xcalloc(nl + 1, span), *post = xcalloc(nl + 1, span);
+	struct iovec *local = xcalloc(2 * nl + n + 1, sizeof(*local)),
+		     *remote = xcalloc(2 * nl + n + 1, sizeof(*remote));
+
+#define ADD_IOV(buf, addr, len)                                                      \
+	do {                                                                         \
+		local[niov] = (struct iovec){ (buf), (len) };                        \
+		remote[niov++] = (struct iovec){ (void *)(uintptr_t)(addr), (len) }; \
+		want += (len);                                                       \
+	} while (0)
+	for (size_t k = 0; k < nl; k++)
+		ADD_IOV(pre + k * span, w[at[k]].frame, span);
+	for (size_t i = 0; i < n; i++)
+		if (idx[i] != PY_NO_MATCH && nvals[i])
+			ADD_IOV(vals[i], w[idx[i]].frame + l->frame_localsplus, nvals[i] * 8);
+	for (size_t k = 0; k < nl; k++)
+		ADD_IOV(post + k * span, w[at[k]].frame, span);
+#undef ADD_IOV
+	if (nl && process_vm_readv(pid, local, niov, remote, niov, 0) == (ssize_t)want) {
+		for (size_t i = 0; i < n; i++) {
+			bool ok = idx[i] != PY_NO_MATCH;
+
+			/* Its own look and its caller's, both before and after the values. */
+			for (size_t c = 0; ok && c < 2 && idx[i] + c < nw; c++) {
+				size_t k = 0;
+
+				while (k < nl && at[k] != idx[i] + c)
+					k++;
+				ok = k < nl && look_same(l, pre + k * span, w, at[k]) &&
+				     look_same(l, post + k * span, w, at[k]);
+			}
+			held[i] = ok;
+		}
+	}
+	free(local);
+	free(remote);
+	free(pre);
+	free(post);
+	free(at);
+}
+
+void py_frames_values_held(pid_t pid, const struct py_interp *in, const struct py_seen_frame *w, size_t nw,
+			   const size_t *idx, size_t n, const size_t *nvals, uint64_t *const *vals, bool *held)
+{
+	const struct py_layout *l = &in->layout;
+	size_t span = py_frame_look_size(l);
+
+	for (size_t i = 0; i < n; i++)
+		held[i] = false;
+	if (!span || !l->frame_localsplus)
+		return;
+	for (size_t lo = 0; lo < n; lo += HELD_CHUNK)
+		held_chunk(pid, l, w, nw, idx + lo, n - lo < HELD_CHUNK ? n - lo : HELD_CHUNK, nvals + lo, vals + lo,
+			   held + lo);
 }
 
 /* The type's name (a C string in the target), or NULL; *heap: a class made in Python. */
@@ -209,20 +334,26 @@ static uint64_t names_of(pid_t pid, const struct py_interp *in, uint64_t code, u
 	return names;
 }
 
-size_t py_frame_locals(pid_t pid, const struct py_interp *in, uint64_t frame, uint64_t code, struct py_local *out)
+size_t py_code_nlocals(pid_t pid, const struct py_interp *in, uint64_t code)
+{
+	uint64_t n = 0;
+
+	return names_of(pid, in, code, &n) ? (size_t)n : 0;
+}
+
+size_t py_frame_locals(pid_t pid, const struct py_interp *in, const uint64_t *values, size_t nvalues, uint64_t code,
+		       struct py_local *out)
 {
 	const struct py_layout *l = &in->layout;
 	uint64_t n = 0, names = names_of(pid, in, code, &n), mask = l->bpf.executable_mask;
-	uint64_t *items, *values;
+	uint64_t *items;
 	uint8_t *kinds = NULL;
 	size_t nkinds = 0, got = 0;
 
-	if (!names || !n || !frame || !l->frame_localsplus)
+	if (!names || !n || n != nvalues)
 		return 0;
 	items = xcalloc(n, 8);
-	values = xcalloc(n, 8);
-	if (procmem_read(pid, names + l->tuple_items, items, n * 8) ||
-	    procmem_read(pid, frame + l->frame_localsplus, values, n * 8))
+	if (procmem_read(pid, names + l->tuple_items, items, n * 8))
 		goto out;
 	if (l->co_varnames == PYEBPF_NO_OFFSET) {
 		kinds = py_read_bytes(pid, l, rd(pid, code + l->co_localspluskinds), MAX_NAMES, &nkinds);
@@ -268,7 +399,6 @@ size_t py_frame_locals(pid_t pid, const struct py_interp *in, uint64_t frame, ui
 out:
 	free(kinds);
 	free(items);
-	free(values);
 	return got;
 }
 

@@ -60,6 +60,8 @@ static void text_frame(FILE *out, const struct dump_frame *f)
 	switch (f->kind) {
 	case FRAME_PYTHON:
 		fprintf(out, "    File \"%s\", line %u, in %s\n", esc(f->file, a), f->line, esc(f->name, b));
+		if (f->locals_changed)
+			fputs("        (locals changed while read)\n", out);
 		for (size_t i = 0; i < f->nlocals; i++)
 			fprintf(out, "        %s = %s\n", esc(f->locals[i].name, a), esc(f->locals[i].value, b));
 		break;
@@ -86,6 +88,29 @@ static void awaited_by(FILE *out, const char *mark)
 	fprintf(out, "  awaited by task \"%s\":\n", esc(name, a));
 }
 
+/* The pid inside the process's namespace, when it is another number than the host's. */
+static bool ns_pid_differs(const struct dump_doc *d)
+{
+	return d->ns_pid && d->ns_pid != d->pid;
+}
+
+/* "Container 3f2a9c1b7d4e "web", pid 1 inside", or the pid in a namespace of no container. */
+static void text_container(FILE *out, const struct dump_doc *d)
+{
+	char a[NAME_MAX_OUT];
+
+	if (d->container && d->container[0]) {
+		fprintf(out, "Container %s", esc(d->container, a));
+		if (d->container_name && d->container_name[0])
+			fprintf(out, " \"%s\"", esc(d->container_name, a));
+		if (ns_pid_differs(d))
+			fprintf(out, ", pid %u inside", d->ns_pid);
+		fputc('\n', out);
+	} else if (ns_pid_differs(d)) {
+		fprintf(out, "Pid %u inside its pid namespace\n", d->ns_pid);
+	}
+}
+
 void dump_write_text(FILE *out, const struct dump_doc *d)
 {
 	char a[NAME_MAX_OUT], st[64];
@@ -94,6 +119,7 @@ void dump_write_text(FILE *out, const struct dump_doc *d)
 	if (d->python)
 		fprintf(out, ", Python %s", esc(d->python, a));
 	fprintf(out, ", %zu thread%s\n", d->nthreads, d->nthreads == 1 ? "" : "s");
+	text_container(out, d);
 	for (size_t i = 0; i < d->nthreads; i++) {
 		const struct dump_thread *t = &d->threads[i];
 
@@ -153,7 +179,9 @@ static void json_frame(FILE *out, const struct dump_frame *f)
 		fprintf(out, ", \"line\": %u", f->line);
 	else if (f->kind == FRAME_NATIVE && (!f->name || !f->name[0]))
 		fprintf(out, ", \"offset\": %" PRIu64, f->offset);
-	if (f->nlocals) {
+	if (f->locals_changed)
+		fputs(", \"locals\": \"changed while read\"", out);
+	else if (f->nlocals) {
 		fputs(", \"locals\": {", out);
 		for (size_t i = 0; i < f->nlocals; i++) {
 			fputs(i ? ", " : "", out);
@@ -173,6 +201,20 @@ void dump_write_json(FILE *out, const struct dump_doc *d)
 	fputs(", \"python\": ", out);
 	if (d->python)
 		json_name(out, d->python);
+	else
+		fputs("null", out);
+	fputs(", \"container\": ", out);
+	if (d->container && d->container[0])
+		json_name(out, d->container);
+	else
+		fputs("null", out);
+	if (d->container_name && d->container_name[0]) {
+		fputs(", \"container_name\": ", out);
+		json_name(out, d->container_name);
+	}
+	fputs(", \"ns_pid\": ", out);
+	if (d->ns_pid)
+		fprintf(out, "%u", d->ns_pid);
 	else
 		fputs("null", out);
 	fputs(", \"threads\": [", out);

@@ -25,6 +25,9 @@ struct dump_frame {
 	uint64_t offset;  /* native without a symbol: address in the module */
 	const struct dump_local *locals;
 	size_t nlocals;
+	/* --locals: the frame changed while its locals were read (every try), so
+	 * none are shown: values of another call would be worse than none. */
+	bool locals_changed;
 };
 
 struct dump_thread {
@@ -50,8 +53,11 @@ struct dump_task {
 
 struct dump_doc {
 	uint32_t pid;
-	const char *comm;   /* process name */
-	const char *python; /* "3.12.1", or NULL: not Python */
+	const char *comm;           /* process name */
+	const char *container;      /* its container's id, 12 hex digits as `docker ps` shows; NULL: none */
+	const char *container_name; /* that container's name (dump --container), or NULL */
+	uint32_t ns_pid;            /* its pid inside its pid namespace; 0: unknown */
+	const char *python;         /* "3.12.1", or NULL: not Python */
 	const struct dump_thread *threads;
 	size_t nthreads;
 	const struct dump_task *tasks; /* CPython 3.11+ (not free-threaded) */
