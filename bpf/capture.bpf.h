@@ -110,7 +110,9 @@ static __always_inline __u32 capture_current(void *ctx, struct pyebpf_sample *s)
 static __always_inline int send_sample(struct pyebpf_sample *s, __u32 size)
 {
 	if (bpf_ringbuf_output(&events, s, size, sample_wakeup_flag(s->h.pid, s->flags))) {
-		count(PYEBPF_CNT_RB_FULL);
+		/* Lost: every tick the record stood for (a wait's, or a tick and
+		 * those the timer skipped before it), as the summary counts samples. */
+		count_n(PYEBPF_CNT_RB_FULL, s->off.weight);
 		return -1;
 	}
 	count(PYEBPF_CNT_SAMPLES);

@@ -281,7 +281,7 @@ struct pyebpf_py_proc {
  */
 enum pyebpf_counter {
 	PYEBPF_CNT_SAMPLES,         /* samples handed to the ring buffer */
-	PYEBPF_CNT_RB_FULL,         /* sample dropped: ring buffer full */
+	PYEBPF_CNT_RB_FULL,         /* samples dropped (ticks: a record's weight): ring buffer full */
 	PYEBPF_CNT_KSTACK_ERR,      /* kernel stack unreadable (sample kept) */
 	PYEBPF_CNT_USTACK_ERR,      /* user stack unreadable (sample kept) */
 	PYEBPF_CNT_SCRATCH_ERR,     /* per-CPU scratch lookup failed (sample dropped) */

@@ -115,6 +115,7 @@ static int open_and_load(struct top *t)
 		.cgroup_ids = t->cgroup_ids,
 		.ncgroup_ids = t->ncgroup_ids,
 		.verbose = o->verbose,
+		.freq = o->freq, /* the ring buffer sized to the rate, as record's */
 		.on_cpu = o->mode != MODE_OFFCPU,
 		.off_cpu = o->mode != MODE_CPU,
 	};

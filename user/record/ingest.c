@@ -59,9 +59,12 @@ struct ingest {
 	struct ingest_hooks hooks;
 	struct kallsyms *ksyms;
 	const char *kallsyms_path;               /* read at the first kernel frame to name, then NULL */
-	struct kallsyms_loader *kallsyms_loader; /* ... or waited for then */
-	struct procs *procs;                     /* the files' symbols, shared by the processes */
-	struct processes *table;                 /* all known of each process */
+	struct kallsyms_loader *kallsyms_loader; /* ... being read in a thread (kernel_frames_later) */
+	bool kernel_frames_later;
+	struct waiting_sample **waiting; /* for the kernel's symbols, in arrival order */
+	size_t nwaiting, waiting_cap;
+	struct procs *procs;     /* the files' symbols, shared by the processes */
+	struct processes *table; /* all known of each process */
 	struct pyprocs *py;
 	struct threads *threads;
 	struct native_stacks *native; /* --native */
@@ -109,7 +112,7 @@ struct ingest *ingest__new(struct profile *prof, const struct ingest_config *c, 
 	if (c->native)
 		in->native = native_stacks__new(prof, in->procs, in->py);
 	in->kallsyms_path = c->kallsyms;
-	in->kallsyms_loader = c->kallsyms_loader;
+	in->kernel_frames_later = c->kernel_frames_later;
 	if (c->task_period_ns || c->running_tasks) {
 		in->tasks = task_sampler__new(prof);
 		in->task_period_ns = c->task_period_ns;
@@ -123,6 +126,9 @@ void ingest__free(struct ingest *in)
 		return;
 	kallsyms__free(kallsyms__wait(in->kallsyms_loader));
 	kallsyms__free(in->ksyms);
+	for (size_t i = 0; i < in->nwaiting; i++)
+		free(in->waiting[i]);
+	free(in->waiting);
 	processes__free(in->table);
 	pyprocs__free(in->py);
 	task_sampler__free(in->tasks);
@@ -181,6 +187,7 @@ static void forget_in_bpf(uint32_t pid, void *ctx)
 
 void ingest__gc(struct ingest *in, uint64_t now)
 {
+	ingest__name_waiting(in, false);
 	processes__gc(in->table, now, forget_in_bpf, in); /* exited, and the grace period passed */
 }
 
@@ -290,7 +297,8 @@ static void base_labels(struct ingest *in, const struct pyebpf_sample *s, struct
 
 /* Kernel symbols, read when a kernel frame first needs a name (reading
  * /proc/kallsyms is the largest part of a start-up, and many recordings
- * never need it), or when ingest__kernel_symbols asks. */
+ * never need it); with kernel_frames_later, taken from the thread that read
+ * them (kernel_symbols_pending). */
 static const struct kallsyms *ksyms(struct ingest *in)
 {
 	if (in->kallsyms_path || in->kallsyms_loader) {
@@ -304,9 +312,24 @@ static const struct kallsyms *ksyms(struct ingest *in)
 	return in->ksyms;
 }
 
-void ingest__kernel_symbols(struct ingest *in)
+/*
+ * Are the kernel's symbols still being read? With kernel_frames_later the
+ * first kernel frame to name starts a thread that reads them, and samples
+ * with kernel frames wait for it (waiting_sample) rather than the reader:
+ * read in the reader, they held the ring up 135 ms (250 ms on a loaded
+ * machine), and with it the registration of a Python process starting then
+ * (its first 0.25 s had no Python frames). Without a thread: read at once.
+ */
+static bool kernel_symbols_pending(struct ingest *in)
 {
-	ksyms(in);
+	if (!in->kernel_frames_later)
+		return false;
+	if (in->kallsyms_path && !in->kallsyms_loader) {
+		in->kallsyms_loader = kallsyms__load_async(in->kallsyms_path);
+		if (in->kallsyms_loader)
+			in->kallsyms_path = NULL;
+	}
+	return in->kallsyms_loader && !kallsyms__ready(in->kallsyms_loader);
 }
 
 static uint32_t kernel_frame(struct ingest *in, uint64_t addr, bool leaf)
@@ -427,23 +450,23 @@ static bool native_gil_wait(struct ingest *in, const uint32_t *frames, uint32_t 
 	return false;
 }
 
-/* Kernel frames, root first; an off-CPU stack leaves out the scheduler at its
- * leaf (every one of them ends in schedule -> __schedule -> finish_task_switch). */
-static uint32_t kernel_frames(struct ingest *in, const struct sample_view *v, uint32_t *out)
+/* Kernel frames (nk of them, leaf first) root first; an off-CPU stack leaves
+ * out the scheduler at its leaf (every one of them ends in schedule ->
+ * __schedule -> finish_task_switch). */
+static uint32_t kernel_frames(struct ingest *in, const __u64 *kstack, uint32_t nk, bool offcpu, uint32_t *out)
 {
 	uint32_t skip = 0, n = 0;
 
-	if (v->s->flags & PYEBPF_SAMPLE_OFFCPU)
-		while (skip < v->nkstack && ksyms(in)) {
-			const char *name = kallsyms__lookup(in->ksyms, skip ? v->kstack[skip] - 1 : v->kstack[skip],
-							    NULL);
+	if (offcpu)
+		while (skip < nk && ksyms(in)) {
+			const char *name = kallsyms__lookup(in->ksyms, skip ? kstack[skip] - 1 : kstack[skip], NULL);
 
 			if (!name || !offcpu_scheduler_function(name))
 				break;
 			skip++;
 		}
-	for (uint32_t i = v->nkstack; i-- > skip;)
-		out[n++] = kernel_frame(in, v->kstack[i], i == 0);
+	for (uint32_t i = nk; i-- > skip;)
+		out[n++] = kernel_frame(in, kstack[i], i == 0);
 	return n;
 }
 
@@ -559,16 +582,22 @@ static uint32_t with_running_task(struct ingest *in, uint32_t n)
 	return n;
 }
 
-/* Name a sample's stack: user frames (nuser of them already in in->frames,
- * or -1), kernel frames, the filters, the off-CPU reason as the leaf. */
-static uint32_t name_stack(struct ingest *in, const struct sample_view *v, struct process *pr, struct py_proc *py,
-			   int nuser, uint32_t offcpu, uint64_t now)
+/* A sample's user frames in in->frames (nuser of them there already, or
+ * -1), with its running task's: how many. */
+static uint32_t user_part(struct ingest *in, const struct sample_view *v, struct process *pr, struct py_proc *py,
+			  int nuser, uint64_t now)
 {
 	uint32_t n = nuser >= 0 ? (uint32_t)nuser : user_frames(in, v, pr, py, now, in->frames);
 
-	if (in->run_task_set)
-		n = with_running_task(in, n);
-	n += kernel_frames(in, v, in->frames + n);
+	return in->run_task_set ? with_running_task(in, n) : n;
+}
+
+/* Name a stack whose n user frames are in in->frames: kernel frames, the
+ * filters, the off-CPU reason (offcpu) as the leaf. */
+static uint32_t finish_stack(struct ingest *in, uint32_t n, const __u64 *kstack, uint32_t nk, bool offcpu_sample,
+			     uint32_t offcpu)
+{
+	n += kernel_frames(in, kstack, nk, offcpu_sample, in->frames + n);
 	n = filter__frames(in->filter, in->prof, in->frames, n);
 	filter__functions(in->filter, in->prof, in->frames, n);
 	if (!n && in->filter->python_only)
@@ -579,6 +608,16 @@ static uint32_t name_stack(struct ingest *in, const struct sample_view *v, struc
 
 	note_stack_bits(in, id, in->frames, n);
 	return id;
+}
+
+/* Name a sample's stack: user frames (nuser of them already in in->frames,
+ * or -1), then finish_stack. */
+static uint32_t name_stack(struct ingest *in, const struct sample_view *v, struct process *pr, struct py_proc *py,
+			   int nuser, uint32_t offcpu, uint64_t now)
+{
+	uint32_t n = user_part(in, v, pr, py, nuser, now);
+
+	return finish_stack(in, n, v->kstack, v->nkstack, v->s->flags & PYEBPF_SAMPLE_OFFCPU, offcpu);
 }
 
 /* The profile's stack id of a sample, or STACK_FILTERED: named once per raw
@@ -620,6 +659,91 @@ static bool note_delay(struct ingest_stats *st, const struct sample_view *v, uin
 	if (behind > INGEST_LATE_NS)
 		st->late++;
 	return behind > BEHIND_NS;
+}
+
+/* A named sample into the profile (or counted filtered); false when filtered. */
+static bool add_named(struct ingest *in, const struct sample_labels *l, uint32_t stack, uint32_t weight, uint64_t t,
+		      bool oncpu)
+{
+	if (stack == STACK_FILTERED) {
+		in->stats.filtered++;
+		return false;
+	}
+	count_stack(in, stack, weight);
+	if (oncpu)
+		in->stats.oncpu_extra += weight - 1;
+	profile__add_stack_at(in->prof, l, stack, weight, t);
+	return true;
+}
+
+/*
+ * A sample whose kernel frames wait for the kernel's symbols: everything
+ * else of it is named on arrival (its process's Python code, maps and
+ * labels may be gone later), its kernel addresses are kept.
+ */
+struct waiting_sample {
+	struct sample_labels l;
+	uint64_t t;
+	uint32_t weight, nuser, nkstack;
+	bool offcpu;
+	__u64 kstack[]; /* nkstack addresses, leaf first; then nuser user frames, root first */
+};
+
+/* Samples held at most: beyond, the reader waits for the symbols (a
+ * recorder starved of CPU must not grow without bound meanwhile). */
+#define WAITING_MAX 16384
+
+static uint32_t *waiting_frames(struct waiting_sample *w)
+{
+	return (uint32_t *)(w->kstack + w->nkstack);
+}
+
+/* Name and add a waiting sample now that the kernel's symbols are here. */
+static void name_waiting(struct ingest *in, struct waiting_sample *w)
+{
+	uint32_t stack;
+
+	memcpy(in->frames, waiting_frames(w), w->nuser * sizeof(uint32_t));
+	stack = finish_stack(in, w->nuser, w->kstack, w->nkstack, w->offcpu, w->l.offcpu);
+	add_named(in, &w->l, stack, w->weight, w->t, !w->offcpu);
+}
+
+void ingest__kernel_symbols(struct ingest *in)
+{
+	ksyms(in);
+	ingest__name_waiting(in, true);
+}
+
+void ingest__name_waiting(struct ingest *in, bool wait)
+{
+	if (!in->nwaiting || (!wait && !kallsyms__ready(in->kallsyms_loader)))
+		return;
+	ksyms(in); /* waits for the thread: it has ended unless `wait` */
+	for (size_t i = 0; i < in->nwaiting; i++) {
+		name_waiting(in, in->waiting[i]);
+		free(in->waiting[i]);
+	}
+	in->nwaiting = 0;
+}
+
+/* Hold a sample (its nuser user frames in in->frames) until the kernel's symbols are read. */
+static void wait_for_kernel_symbols(struct ingest *in, const struct sample_view *v, uint32_t nuser,
+				    const struct sample_labels *l, uint64_t t, uint32_t weight)
+{
+	struct waiting_sample *w = xmalloc(sizeof(*w) + v->nkstack * sizeof(__u64) + (size_t)nuser * sizeof(uint32_t));
+
+	*w = (struct waiting_sample){ .l = *l,
+				      .t = t,
+				      .weight = weight,
+				      .nuser = nuser,
+				      .nkstack = v->nkstack,
+				      .offcpu = v->s->flags & PYEBPF_SAMPLE_OFFCPU };
+	memcpy(w->kstack, v->kstack, v->nkstack * sizeof(__u64));
+	memcpy(waiting_frames(w), in->frames, (size_t)nuser * sizeof(uint32_t));
+	xgrow(&in->waiting, &in->waiting_cap, in->nwaiting + 1, sizeof(*in->waiting));
+	in->waiting[in->nwaiting++] = w;
+	if (in->nwaiting >= WAITING_MAX)
+		ingest__name_waiting(in, true);
 }
 
 static void ingest_sample(struct ingest *in, const void *data, size_t size)
@@ -675,16 +799,16 @@ static void ingest_sample(struct ingest *in, const void *data, size_t size)
 	in->run_task_set = py && in->tasks && v.s->running_task &&
 			   task_sampler__running(in->tasks, in->py, py, &pr->tasks, v.s->running_task,
 						 v.s->flags & PYEBPF_SAMPLE_RUNNING_CORO, now, &in->run_task);
+	if (v.nkstack && kernel_symbols_pending(in)) {
+		wait_for_kernel_symbols(in, &v, user_part(in, &v, pr, py, nuser, now), &l, t, weight);
+		in->run_task_set = false;
+		return;
+	}
 	/* Samples the filters leave out are never named. */
 	stack = sample_stack(in, &v, pr, py, nuser, l.offcpu, now);
 	in->run_task_set = false;
-	if (stack == STACK_FILTERED) {
-		in->stats.filtered++;
+	if (!add_named(in, &l, stack, weight, t, !(v.s->flags & PYEBPF_SAMPLE_OFFCPU)))
 		return;
-	}
-	count_stack(in, stack, weight);
-	if (!(v.s->flags & PYEBPF_SAMPLE_OFFCPU))
-		in->stats.oncpu_extra += weight - 1;
 	/* A multiprocessing child: its name, read once its main thread shows it
 	 * (labels from the next sample on; writers use it for the whole pid). */
 	if ((stack_bits(in, stack) & STACK_MP_BOOT) && l.tid == l.pid && py && v.s->tstate &&
@@ -694,7 +818,6 @@ static void ingest_sample(struct ingest *in, const void *data, size_t size)
 		procs__set_process_name(pr->maps, name ? profile__str(in->prof, name) : 0);
 		free(name);
 	}
-	profile__add_stack_at(in->prof, &l, stack, weight, t);
 }
 
 /* ---- asyncio tasks ------------------------------------------------------ */
@@ -816,6 +939,7 @@ int ingest__event(void *ctx, void *data, size_t size)
 		in->stats.bad++;
 		return 0;
 	}
+	ingest__name_waiting(in, false); /* before this sample: in the order they came */
 	switch (h->type) {
 	case PYEBPF_EVENT_SAMPLE:
 		in->stats.samples++;

@@ -32,16 +32,14 @@ struct ingest_hooks {
 	void (*thread_beyond_walk)(void *ctx, uint32_t pid);
 };
 
-struct kallsyms_loader;
-
 struct ingest_config {
 	const struct filter
 		*filter;      /* kept, not copied, not to change: stacks are cached filtered; NULL: keep everything */
 	bool native;          /* --native: samples may carry registers and a stack copy */
-	const char *kallsyms; /* kernel symbols file; NULL: kernel frames read [unknown] */
-	/* ... being read already (kallsyms.h), from before the first sample:
-	 * taken over; NULL: read at the first kernel frame to name. */
-	struct kallsyms_loader *kallsyms_loader;
+	const char *kallsyms; /* kernel symbols file, read at the first kernel frame to name; NULL: [unknown] */
+	/* ... in a thread, while samples with kernel frames wait for it, not the
+	 * reader (ingest__name_waiting); false: the reader waits. */
+	bool kernel_frames_later;
 	const char *const *debug_dirs; /* --debug-dir, NULL-terminated; NULL: the default */
 	uint64_t task_period_ns;       /* --mode wall: asyncio tasks sampled at this period (task_sampler.h); 0: not */
 	/* Thread samples get `[task NAME]` above the coroutine of the asyncio
@@ -72,9 +70,15 @@ struct ingest_stats {
 struct ingest;
 
 struct ingest *ingest__new(struct profile *prof, const struct ingest_config *c, const struct ingest_hooks *h);
-/* Read the kernel symbols now (waiting for the config's loader), not at the
- * first kernel frame to name: that wait would hold up every sample behind
- * it, and the registration of a Python process starting then. */
+/* kernel_frames_later: name and add the samples waiting for the kernel's
+ * symbols if they are read (when wait: once they are). Before the profile
+ * is written or its time base moves. ingest__event and ingest__gc call it
+ * without waiting. */
+void ingest__name_waiting(struct ingest *in, bool wait);
+/* The kernel's symbols now (read here if no thread reads them), and the
+ * samples waiting for them named: before a burst of samples with kernel
+ * frames (--mode wall's stop flush), which would each wait, and be named one
+ * by one, bypassing the stack cache. */
 void ingest__kernel_symbols(struct ingest *in);
 void ingest__free(struct ingest *in); /* accepts NULL */
 

@@ -12,6 +12,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,7 +33,6 @@
 #include "record/record_targets.h"
 #include "record/sampler.h"
 #include "record/summary.h"
-#include "symbols/kallsyms.h"
 #include "base/util.h"
 
 #define STATUS_INTERVAL_NS (500 * 1000000ULL)
@@ -53,11 +53,10 @@ struct recorder {
 	int64_t start_epoch_ns;                 /* wall clock at start, for pprof's time_nanos */
 	int64_t since_epoch_ns, until_epoch_ns; /* --since/--until as wall-clock times */
 	uint64_t elapsed_ns;
-	size_t running_at_start;       /* -p's children and --comm's processes found at the start */
-	double setup_cpu;              /* seconds of our CPU before sampling began */
-	bool failed;                   /* a step after the start failed: exit non-zero */
-	FILE *raw;                     /* PYEBPF_RAW_OUT: every record as it came, for bench/replay */
-	struct kallsyms_loader *ksyms; /* kernel symbols being read until ingest takes them */
+	size_t running_at_start; /* -p's children and --comm's processes found at the start */
+	double setup_cpu;        /* seconds of our CPU before sampling began */
+	bool failed;             /* a step after the start failed: exit non-zero */
+	FILE *raw;               /* PYEBPF_RAW_OUT: every record as it came, for bench/replay */
 };
 
 static volatile sig_atomic_t exiting;
@@ -148,6 +147,7 @@ static int open_and_load(struct recorder *r)
 		.cgroup_ids = r->cgroup_ids,
 		.ncgroup_ids = r->ncgroup_ids,
 		.verbose = o->verbose,
+		.freq = o->freq,
 		.on_cpu = o->mode != MODE_OFFCPU,
 		.off_cpu = o->mode != MODE_CPU,
 	};
@@ -155,6 +155,11 @@ static int open_and_load(struct recorder *r)
 		.filter = &o->filter,
 		.native = o->native,
 		.kallsyms = record_kernel(o) ? "/proc/kallsyms" : NULL,
+		/* Read only if a kernel frame is to be named (a busy Python
+		 * process may never show one), in a thread: a Python process
+		 * starting then (its first sample in execve) is registered at once,
+		 * not after the 60-250 ms the kernel takes to format the file. */
+		.kernel_frames_later = true,
 		.debug_dirs = (const char *const *)o->debug_dirs,
 		.task_period_ns = o->mode == MODE_WALL && !o->no_tasks ? 1000000000ULL / o->freq : 0,
 		.running_tasks = !o->no_tasks,
@@ -164,14 +169,6 @@ static int open_and_load(struct recorder *r)
 	struct ingest_hooks hooks;
 	long running;
 
-	/* Kernel symbols are read while BPF loads, and ready before sampling
-	 * starts (start()). Read at the first kernel frame to name (a command's
-	 * execve, its first sample), they held the ring up 135 ms (250 ms on a
-	 * loaded machine), and with it the registration of a Python process
-	 * starting then: up to its first 0.25 s of Python code had no Python
-	 * frames (tests/integ/test_realworld.c, short-lived). */
-	if (ic.kallsyms)
-		r->ksyms = kallsyms__load_async(ic.kallsyms);
 	/* BPF first: a refused load is the one error line, before any other work. */
 	r->sampler = sampler__new(&sc, on_event, r);
 	if (!r->sampler)
@@ -179,8 +176,6 @@ static int open_and_load(struct recorder *r)
 	r->prof = profile__new();
 	profile__meta(r->prof)->wall = o->mode != MODE_CPU; /* every interval's too */
 	hooks = record_targets__hooks(r->sampler);
-	ic.kallsyms_loader = r->ksyms;
-	r->ksyms = NULL; /* ingest's now */
 	r->ingest = ingest__new(r->prof, &ic, &hooks);
 	if (raw_out && !(r->raw = fopen(raw_out, "wxe"))) {
 		err_msg("PYEBPF_RAW_OUT %s: %s", raw_out, strerror(errno));
@@ -214,7 +209,6 @@ static const char *const mode_note[] = {
 
 static int start(struct recorder *r)
 {
-	ingest__kernel_symbols(r->ingest); /* open_and_load() says why */
 	if (sampler__start(r->sampler, r->opts.freq))
 		return -1;
 	r->start_ns = now_ns();
@@ -278,6 +272,7 @@ static void rate_limit(struct recorder *r, uint64_t now)
 
 static void next_interval(struct recorder *r, uint64_t now)
 {
+	ingest__name_waiting(r->ingest, true); /* the interval's own samples, in its file */
 	intervals__write(&r->iv, r->prof, r->opts.freq, now);
 	rate_limit(r, now);
 	intervals__begin(&r->iv, now);
@@ -344,10 +339,16 @@ static int stop(struct recorder *r)
 	char line[512];
 	int status = 0;
 
+	/* The stop flush sends every thread still off the CPU with its kernel
+	 * stack at once (10,000 blocked threads: 10,000 samples). Still within
+	 * the recording: what is sampled meanwhile is in its time. */
+	if (r->opts.mode != MODE_CPU && record_kernel(&r->opts))
+		ingest__kernel_symbols(r->ingest);
 	r->elapsed_ns = now_ns() - r->start_ns;
 	ingest__tasks_tick(r->ingest, r->start_ns + r->elapsed_ns); /* the ticks since the last poll */
 	sampler__stop(r->sampler);
 	sampler__drain(r->sampler);
+	ingest__name_waiting(r->ingest, true);
 	summary_of(r, r->start_ns + r->elapsed_ns, counters, &s);
 	summary_print(stderr, &s);
 	summary_tasks(stderr, ingest__task_stats(r->ingest), r->opts.freq);
@@ -444,7 +445,6 @@ static void recorder_free(struct recorder *r)
 	if (r->raw && fclose(r->raw))
 		err_msg("PYEBPF_RAW_OUT: %s", strerror(errno));
 	ingest__free(r->ingest);
-	kallsyms__free(kallsyms__wait(r->ksyms));
 	profile__free(r->prof);
 	free(r->cgroup_ids);
 	outfile__abort(&r->out);
@@ -452,11 +452,25 @@ static void recorder_free(struct recorder *r)
 	cleanup_out = NULL;
 }
 
+/*
+ * glibc raises its mmap threshold to the largest block freed (up to 32 MiB),
+ * and its trim threshold to twice that: once libbpf freed the kernel's BTF
+ * (5.5 MB, read twice while loading), every later block below that size came
+ * from the heap, and what was freed of it stayed resident (16 MB of heap in
+ * a 5 s recording of a machine building software). At the default, fixed,
+ * large blocks are mapped and unmapped whole.
+ */
+static void lean_malloc(void)
+{
+	mallopt(M_MMAP_THRESHOLD, 128 << 10);
+}
+
 int record_main(int argc, char **argv)
 {
 	struct recorder r = { .child = { .go_w = -1, .err_r = -1 } };
 	int ret = 1, perr, child_status;
 
+	lean_malloc();
 	perr = record_args__parse(argc, argv, &r.opts);
 	if (perr)
 		return perr > 0 ? 0 : 2;

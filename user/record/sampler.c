@@ -32,25 +32,67 @@
 
 #define MAX_CPUS 4096
 /*
- * The ring buffer holds what the CPUs send while the consumer is busy (a
- * pprof being written at an interval's end): 16 MiB, or per possible CPU
- * 256 KiB (a Python sample is ~3 KiB: ~80 samples) and with --native 1 MiB
- * (stack copies of up to 32 KiB), up to 256 MiB; a power of two, as the
- * kernel wants.
+ * The ring buffer holds what the CPUs send while the reader is busy (a
+ * pprof written at an interval's end, a large binary's symbols read, a
+ * loaded machine): a quarter second of the worst case, every CPU sampled at
+ * the highest rate, each record the largest one (1,024 Python frames, 27 KB,
+ * and with --native the stack copy), where most records are a tenth of
+ * that or less. In wall mode the threads' waits come on top, planned as
+ * OFFCPU_RECORDS_PER_TICK records a CPU and tick. A power of two (the
+ * kernel wants one), from RINGBUF_MIN (well above the batch that wakes the
+ * reader, bpf/shared.bpf.h) up to RINGBUF_MAX. The process maps it twice
+ * (the kernel's wrap-around view), so its size counts double in RSS: a
+ * fixed 16 MiB was 32 MB of a 2-CPU recorder's 50 MB; sized so, it is 2 MiB
+ * there at 99 Hz. A sample the ring has no room for is counted lost.
  */
-#define RINGBUF_MIN (16u << 20)
-#define RINGBUF_MAX (256u << 20)
-#define RINGBUF_PER_CPU (256u << 10)
-#define RINGBUF_PER_CPU_NATIVE (1u << 20)
+#define RING_SECONDS_DIVISOR 4 /* a quarter second */
+#define OFFCPU_RECORDS_PER_TICK 4
+#define RINGBUF_MIN (1u << 20)
+/* The fixed per-CPU sizes' at 128 CPUs (256 KiB and 1 MiB a CPU), which held
+ * 0.8 s of 50-frame Python stacks there at 99 Hz (bench/replay.sh soak): no
+ * host up to 128 CPUs gets a larger ring than those gave. */
+#define RINGBUF_MAX (32u << 20)
+#define RINGBUF_MAX_NATIVE (128u << 20)
+#define RINGBUF_RECORD_HEADER 8 /* the kernel's, before each record */
+#define RINGBUF_ASSUMED_HZ 1000 /* callers that do not say their rate */
 
-static uint32_t ringbuf_bytes(int ncpus, bool native)
+/* The largest record BPF sends with these settings, its header included. */
+static uint64_t ringbuf_record_max(const struct sampler_config *c)
 {
-	uint64_t want = (uint64_t)ncpus * (native ? RINGBUF_PER_CPU_NATIVE : RINGBUF_PER_CPU);
-	uint32_t size = RINGBUF_MIN;
+	uint64_t bytes = PYEBPF_PY_SAMPLE_SIZE(PYEBPF_MAX_PY_FRAMES);
 
-	while (size < want && size < RINGBUF_MAX)
+	if (c->ustack_copy)
+		bytes += sizeof(struct pyebpf_uregs) + c->ustack_copy;
+	return RINGBUF_RECORD_HEADER + ((bytes + 7) & ~7ULL);
+}
+
+static uint32_t ringbuf_bytes(const struct sampler_config *c, int ncpus)
+{
+	uint64_t hz = c->freq ? c->freq : RINGBUF_ASSUMED_HZ;
+	uint64_t per_tick = (c->on_cpu ? 1 : 0) + (c->off_cpu ? OFFCPU_RECORDS_PER_TICK : 0);
+	uint64_t want = (uint64_t)ncpus * hz * per_tick * ringbuf_record_max(c) / RING_SECONDS_DIVISOR;
+	uint32_t max = c->ustack_copy ? RINGBUF_MAX_NATIVE : RINGBUF_MAX, size = RINGBUF_MIN;
+
+	while (size < want && size < max)
 		size <<= 1;
 	return size;
+}
+
+/*
+ * The stop flush and the dump iterator send records as they are read, a
+ * byte of the read each: a read of flush_chunk bytes returns after that
+ * many records, which are consumed before the next read. As many as half
+ * the ring holds at the largest record, at most FLUSH_CHUNK_MAX: thousands
+ * of blocked threads never fill it, and a second Ctrl-C is seen between
+ * reads.
+ */
+#define FLUSH_CHUNK_MAX 64
+
+static unsigned flush_chunk(const struct sampler_config *c, uint32_t ring_bytes)
+{
+	uint64_t fit = ring_bytes / 2 / ringbuf_record_max(c);
+
+	return fit < 1 ? 1 : fit > FLUSH_CHUNK_MAX ? FLUSH_CHUNK_MAX : (unsigned)fit;
 }
 
 struct sampler {
@@ -75,6 +117,7 @@ struct sampler {
 	unsigned batch;                                       /* records since the clock was last read */
 	struct pyebpf_py_offsets offsets[PYEBPF_MAX_OFFSETS]; /* registered in py_offsets */
 	uint32_t noffsets;
+	unsigned flush_chunk;            /* records an iterator's read hands over (flush_chunk()) */
 	struct py_tstate_entry *tstates; /* sampler__index_threads' buffer (PY_TSTATES_MAX) */
 	struct {
 		uint32_t pid;
@@ -242,7 +285,7 @@ fail:
 
 static int load(struct sampler *s, const struct sampler_config *c)
 {
-	uint32_t slots;
+	uint32_t slots, ring = ringbuf_bytes(c, s->ncpus_possible);
 	int err;
 
 	s->skel = open_build(s->plan.build);
@@ -260,7 +303,8 @@ static int load(struct sampler *s, const struct sampler_config *c)
 	s->skel->rodata->flush_slot = (uint32_t)s->ncpus_possible;
 	s->skel->rodata->offcpu_slot_base = (uint32_t)s->ncpus_possible + 1;
 	s->skel->rodata->offcpu_empty_hook = getenv_flag("PYEBPF_BENCH_EMPTY_HOOK");
-	bpf_map__set_max_entries(s->skel->maps.events, ringbuf_bytes(s->ncpus_possible, c->ustack_copy));
+	bpf_map__set_max_entries(s->skel->maps.events, ring);
+	s->flush_chunk = flush_chunk(c, ring);
 	/* Sample buffers: one per CPU, the stop flush's, and with the off-CPU
 	 * hooks one more per CPU (see bpf/shared.bpf.h). */
 	slots = (uint32_t)s->ncpus_possible * (c->off_cpu ? 2 : 1) + 1;
@@ -523,23 +567,16 @@ int sampler__start(struct sampler *s, uint64_t freq)
 	return 0;
 }
 
-/*
- * The program runs as the iterator is read, and writes a byte into it for
- * each record it sends: a read of FLUSH_CHUNK bytes returns after that many
- * records, which are consumed before the next read. Thousands of blocked
- * threads never fill the ring buffer, and a second Ctrl-C is seen between
- * reads.
- */
-#define FLUSH_CHUNK 64
-
+/* The program runs as the iterator is read, and writes a byte into it for
+ * each record it sends (flush_chunk()). */
 static int run_iter(struct sampler *s, struct bpf_program *p)
 {
 	struct bpf_link *link = bpf_program__attach_iter(p, NULL);
 	int fd = link ? bpf_iter_create(bpf_link__fd(link)) : -1;
-	char buf[FLUSH_CHUNK];
+	char buf[FLUSH_CHUNK_MAX];
 
 	if (fd >= 0) {
-		while (read(fd, buf, sizeof(buf)) > 0)
+		while (read(fd, buf, s->flush_chunk) > 0)
 			sampler__drain(s);
 		close(fd);
 	}
@@ -552,7 +589,7 @@ int sampler__dump(struct sampler *s, uint32_t pid)
 	DECLARE_LIBBPF_OPTS(bpf_iter_attach_opts, opts);
 	union bpf_iter_link_info linfo;
 	struct bpf_link *link;
-	char buf[FLUSH_CHUNK];
+	char buf[FLUSH_CHUNK_MAX];
 	int fd;
 
 	s->skel->bss->dump_pid = pid;
@@ -571,7 +608,7 @@ int sampler__dump(struct sampler *s, uint32_t pid)
 		bpf_link__destroy(link);
 		return -1;
 	}
-	while (read(fd, buf, sizeof(buf)) > 0)
+	while (read(fd, buf, s->flush_chunk) > 0)
 		sampler__drain(s);
 	close(fd);
 	bpf_link__destroy(link);

@@ -25,6 +25,10 @@ struct sampler_config {
 	const uint64_t *cgroup_ids; /* only these cgroups (and below); none: no cgroup filter */
 	size_t ncgroup_ids;
 	bool verbose; /* libbpf's debug output and the verifier log */
+	/* The highest rate sampler__start will be given, in Hz: it sizes the
+	 * ring buffer (a higher one may lose samples, counted); 0: not known,
+	 * sized for 1,000 Hz. */
+	uint64_t freq;
 	bool on_cpu;  /* the timer samples running threads (--mode cpu, wall) */
 	bool off_cpu; /* the switch hooks weigh time off the CPU (--mode wall, off-cpu) */
 	bool dump;    /* `pyebpf dump`: only the dump iterator (sampler__dump), no tracepoints */

@@ -180,9 +180,17 @@ struct task_sampler *task_sampler__new(struct profile *prof)
 	ts->running = hashmap__new();
 	ts->coros = hashmap__new();
 	ts->index = hashmap__new();
+	return ts;
+}
+
+/* The walks' buffers (5 MB), made at the first walk: most recordings have
+ * no asyncio program to walk, and every recording made them up front. */
+static void walk_buffers(struct task_sampler *ts)
+{
+	if (ts->tasks)
+		return;
 	ts->tasks = xcalloc(MAX_TASKS, sizeof(*ts->tasks));
 	ts->pages = page_cache__new(WALK_PAGES);
-	return ts;
 }
 
 void task_sampler__free(struct task_sampler *ts)
@@ -589,6 +597,7 @@ void task_sampler__sample(struct task_sampler *ts, struct pyprocs *py, struct py
 	age_names(ts, now);
 	if (procmem_u64((pid_t)pid, in->interp_head_addr, &interp) || !interp)
 		return;
+	walk_buffers(ts);
 	walk_start = now_ns();
 	pages = page_cache__stats(ts->pages)->page_reads;
 	page_cache__reset(ts->pages, read_mem, (void *)(uintptr_t)pid);
@@ -668,6 +677,7 @@ static uint64_t task_of_coro(struct task_sampler *ts, struct task_proc *tp, uint
 	if (now < tp->coro_walk_ns)
 		return 0;
 	tp->coro_walk_ns = now + CORO_WALK_NS;
+	walk_buffers(ts);
 	page_cache__reset(ts->pages, read_mem, (void *)(uintptr_t)pid);
 	n = asyncio_walk_sets(&tp->l, read_cached, ts->pages, &tp->s, ts->tasks, MAX_TASKS, &st);
 	for (size_t i = 0; i < n; i++)

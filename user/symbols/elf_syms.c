@@ -9,21 +9,28 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "symbols/eh_frame.h"
 #include "symbols/elf_lookup.h"
 #include "system/target_fs.h"
+#include "base/hashmap.h"
 #include "base/util.h"
 
 /* From libstdc++: the Itanium C++ ABI demangler every C++ toolchain uses. */
 extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
 
+/*
+ * A function: 16 bytes, for the hundred thousand a large C++ library
+ * exports (32 before: half the memory a build machine's compilers cost a
+ * whole-host recording).
+ */
 struct sym {
-	uint64_t start, size;
-	char *name;     /* points into the name pool until demangled */
-	uint8_t bind;   /* STB_* */
-	bool demangled; /* name is its own allocation */
+	uint64_t start;
+	uint32_t size; /* bytes; 0: unknown (no function is 4 GiB: clamped) */
+	uint32_t name; /* in the pool, after the byte of its binding's rank */
 };
 
 struct segment {
@@ -33,7 +40,8 @@ struct segment {
 struct elf_syms {
 	struct sym *syms;
 	size_t n;
-	char *pool; /* all raw names, NUL separated */
+	char *pool;                /* each raw name: its binding's rank, the name, NUL */
+	struct hashmap *demangled; /* symbol index → its demangled name, as looked up */
 	struct segment *segs;
 	size_t nsegs;
 	struct fde_range *fdes; /* function extents from .eh_frame, sorted */
@@ -46,16 +54,17 @@ static int bind_rank(uint8_t bind)
 	return bind == STB_GLOBAL ? 2 : bind == STB_WEAK ? 1 : 0;
 }
 
-static int cmp_sym(const void *a, const void *b)
+static int cmp_sym(const void *a, const void *b, void *pool)
 {
 	const struct sym *x = a, *y = b;
+	const char *nx = (const char *)pool + x->name, *ny = (const char *)pool + y->name;
 
 	if (x->start != y->start)
 		return x->start < y->start ? -1 : 1;
 	/* Aliases: the global name first, then the shorter one. */
-	if (bind_rank(x->bind) != bind_rank(y->bind))
-		return bind_rank(y->bind) - bind_rank(x->bind);
-	return (int)strlen(x->name) - (int)strlen(y->name);
+	if (nx[-1] != ny[-1])
+		return ny[-1] - nx[-1];
+	return (int)strlen(nx) - (int)strlen(ny);
 }
 
 /* Symbols are appended while the name pool grows. */
@@ -63,19 +72,81 @@ struct builder {
 	size_t cap, pool_len, pool_cap;
 };
 
+static const char *sym_name(const struct elf_syms *s, const struct sym *y)
+{
+	return s->pool + y->name;
+}
+
 static void add_sym(struct elf_syms *s, struct builder *b, uint64_t start, uint64_t size, const char *name,
 		    const char *suffix, uint8_t bind)
 {
-	size_t len = strlen(name), slen = strlen(suffix);
+	size_t len = strlen(name), slen = strlen(suffix), need = b->pool_len + 1 + len + slen + 1;
 
-	xgrow(&s->pool, &b->pool_cap, b->pool_len + len + slen + 1, 1);
-	memcpy(s->pool + b->pool_len, name, len);
-	memcpy(s->pool + b->pool_len + len, suffix, slen + 1);
+	if (need > UINT32_MAX) /* offsets are 32 bits: a 4 GiB name pool is no ELF's */
+		return;
+	xgrow(&s->pool, &b->pool_cap, need, 1);
+	s->pool[b->pool_len] = (char)bind_rank(bind);
+	memcpy(s->pool + b->pool_len + 1, name, len);
+	memcpy(s->pool + b->pool_len + 1 + len, suffix, slen + 1);
 	xgrow(&s->syms, &b->cap, s->n + 1, sizeof(*s->syms));
-	/* The pool may move while growing: keep offsets, fix up later. */
-	s->syms[s->n++] =
-		(struct sym){ .start = start, .size = size, .name = (char *)(uintptr_t)b->pool_len, .bind = bind };
-	b->pool_len += len + slen + 1;
+	s->syms[s->n++] = (struct sym){ .start = start,
+					.size = size > UINT32_MAX ? UINT32_MAX : (uint32_t)size,
+					.name = (uint32_t)b->pool_len + 1 };
+	b->pool_len = need;
+}
+
+/*
+ * An ELF file mapped here, not by libelf: each page its sections' reads
+ * touch counts in our RSS until it is unmapped, a large library's
+ * .eh_frame, symbols and names at once (13 MB of libLLVM's, for 3 MB kept).
+ * After each step they are given back (image_forget); a later step that
+ * looks again reads them from the page cache.
+ */
+struct image {
+	Elf *elf;
+	void *map; /* NULL: libelf reads the file itself */
+	size_t len;
+};
+
+static Elf *image_open(struct image *im, int fd)
+{
+	struct stat st;
+
+	*im = (struct image){ 0 };
+	if (!fstat(fd, &st) && S_ISREG(st.st_mode) && st.st_size > 0) {
+		/* Writable (copy on write): libelf may convert data in place. */
+		im->map = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+		im->len = (size_t)st.st_size;
+		if (im->map == MAP_FAILED)
+			im->map = NULL;
+	}
+	im->elf = im->map ? elf_memory(im->map, im->len) : elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	return im->elf;
+}
+
+static void image_forget(const struct image *im)
+{
+	if (im->map)
+		madvise(im->map, im->len, MADV_DONTNEED);
+}
+
+/* Entries read between two image_forget within one table: a library's
+ * 335,000 relocations (8 MB) and its symbols' names are read in one go. */
+#define FORGET_EVERY 4096
+
+static void image_forget_every(const struct image *im, size_t i)
+{
+	if (i && i % FORGET_EVERY == 0)
+		image_forget(im);
+}
+
+static void image_close(struct image *im)
+{
+	if (im->elf)
+		elf_end(im->elf);
+	if (im->map)
+		munmap(im->map, im->len);
+	*im = (struct image){ 0 };
 }
 
 static Elf_Scn *section_named(Elf *elf, const char *want, GElf_Shdr *sh)
@@ -113,8 +184,9 @@ static int cmp_slot(const void *a, const void *b)
 }
 
 /* The named GOT slots of every relocation section (.rela.plt, .rela.dyn). */
-static void read_got_slots(Elf *elf, struct got_slots *g)
+static void read_got_slots(const struct image *im, struct got_slots *g)
 {
+	Elf *elf = im->elf;
 	Elf_Scn *scn = NULL;
 
 	while ((scn = elf_nextscn(elf, scn))) {
@@ -132,6 +204,7 @@ static void read_got_slots(Elf *elf, struct got_slots *g)
 			uint32_t type;
 			const char *name;
 
+			image_forget_every(im, i);
 			if (!gelf_getrela(rd, (int)i, &r))
 				continue;
 			type = (uint32_t)GELF_R_TYPE(r.r_info);
@@ -193,8 +266,9 @@ static void add_stubs(struct elf_syms *s, struct builder *b, Elf_Scn *scn, const
  * .plt.sec where IBT builds put them, and of .plt.got (functions whose
  * address is also taken; libpython's own _PyEval_EvalFrameDefault).
  */
-static void add_plt(struct elf_syms *s, Elf *elf, struct builder *b)
+static void add_plt(struct elf_syms *s, const struct image *im, struct builder *b)
 {
+	Elf *elf = im->elf;
 	GElf_Shdr plt_sh, sec_sh, got_sh;
 	Elf_Scn *plt = section_named(elf, ".plt", &plt_sh), *sec = section_named(elf, ".plt.sec", &sec_sh);
 	Elf_Scn *got = section_named(elf, ".plt.got", &got_sh);
@@ -202,7 +276,7 @@ static void add_plt(struct elf_syms *s, Elf *elf, struct builder *b)
 
 	if (!plt && !sec && !got)
 		return;
-	read_got_slots(elf, &g);
+	read_got_slots(im, &g);
 	if (plt && sec) /* .plt holds the header and the lazy stubs only */
 		add_sym(s, b, plt_sh.sh_addr, plt_sh.sh_size, "[plt]", "", STB_LOCAL);
 	else if (plt) {
@@ -218,8 +292,9 @@ static void add_plt(struct elf_syms *s, Elf *elf, struct builder *b)
 }
 
 /* The function symbols of .symtab and .dynsym; true if there was a .symtab. */
-static bool collect(struct elf_syms *s, Elf *elf, struct builder *b)
+static bool collect(struct elf_syms *s, const struct image *im, struct builder *b)
 {
+	Elf *elf = im->elf;
 	Elf_Scn *scn = NULL;
 	bool symtab = false;
 
@@ -237,6 +312,7 @@ static bool collect(struct elf_syms *s, Elf *elf, struct builder *b)
 			GElf_Sym sym;
 			const char *name;
 
+			image_forget_every(im, i);
 			if (!gelf_getsym(data, (int)i, &sym))
 				continue;
 			int type = GELF_ST_TYPE(sym.st_info);
@@ -266,6 +342,7 @@ static void add_debug_file(struct elf_syms *s, struct builder *b, const char *co
 	for (size_t k = 0; debug_dirs[k / 2]; k++) {
 		char path[4096], id[41 * 2] = "";
 		uint32_t in = k % 2 ? 0 : root_pid;
+		struct image im;
 		int fd;
 		Elf *elf;
 
@@ -274,14 +351,13 @@ static void add_debug_file(struct elf_syms *s, struct builder *b, const char *co
 				     s->build_id + 2) >= sizeof(path) ||
 		    (fd = target_open(in, path)) < 0)
 			continue;
-		elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+		elf = image_open(&im, fd);
 		if (elf && elf_kind(elf) == ELF_K_ELF)
 			elf_build_id(elf, id);
 		bool same = !strcmp(id, s->build_id);
 		if (same)
-			collect(s, elf, b); /* its .dynsym is an empty NOBITS section */
-		if (elf)
-			elf_end(elf);
+			collect(s, &im, b); /* its .dynsym is an empty NOBITS section */
+		image_close(&im);
 		close(fd);
 		if (same)
 			return;
@@ -327,7 +403,7 @@ static void add_eval_parts(struct elf_syms *s, Elf *elf, struct builder *b)
 	size_t nseen = 0;
 
 	for (size_t i = 0; i < s->n && !entry; i++)
-		if (!strcmp(s->pool + (uintptr_t)s->syms[i].name, EVAL_NAME))
+		if (!strcmp(sym_name(s, &s->syms[i]), EVAL_NAME))
 			entry = &s->syms[i];
 	if (!entry || !entry->size || entry->size > EVAL_SCAN_MAX ||
 	    !(raw = (const uint8_t *)elf_rawfile(elf, &raw_len)))
@@ -380,10 +456,67 @@ static void read_fdes(struct elf_syms *s, Elf *elf)
 		s->nfdes = eh_frame_ranges(d->d_buf, d->d_size, sh.sh_addr, &s->fdes);
 }
 
+/* By address, one symbol per address (the first after sorting); the
+ * arrays' room to grow given back. */
+static void sort_syms(struct elf_syms *s)
+{
+	size_t w = 1, pool_len = 0;
+
+	if (!s->n)
+		return;
+	qsort_r(s->syms, s->n, sizeof(*s->syms), cmp_sym, s->pool);
+	for (size_t r = 1; r < s->n; r++)
+		if (s->syms[r].start != s->syms[w - 1].start)
+			s->syms[w++] = s->syms[r];
+		else if (s->syms[r].size > s->syms[w - 1].size && !s->syms[w - 1].size)
+			s->syms[w - 1].size = s->syms[r].size;
+	s->n = w;
+	s->syms = xrealloc(s->syms, s->n * sizeof(*s->syms));
+	for (size_t i = 0; i < s->n; i++) { /* the pool's end: after its last name */
+		size_t end = s->syms[i].name + strlen(sym_name(s, &s->syms[i])) + 1;
+
+		pool_len = end > pool_len ? end : pool_len;
+	}
+	s->pool = xrealloc(s->pool, pool_len);
+}
+
+/* Would elf_syms__lookup name every address of r? */
+static bool fde_named(const struct elf_syms *s, const struct fde_range *r, size_t next)
+{
+	const struct sym *y = next ? &s->syms[next - 1] : NULL;
+
+	if (!y || (next < s->n && s->syms[next].start < r->end))
+		return false;
+	return !y->size || r->end <= y->start + y->size;
+}
+
+/* Functions are looked up by FDE only where no symbol names them
+ * (elf_syms__function_start): the FDEs of named ones go (two thirds of
+ * a large C++ library's, 16 bytes each). */
+static void keep_unnamed_fdes(struct elf_syms *s)
+{
+	size_t w = 0, next = 0; /* the first symbol after the FDE's start */
+
+	for (size_t i = 0; i < s->nfdes; i++) {
+		while (next < s->n && s->syms[next].start <= s->fdes[i].start)
+			next++;
+		if (!fde_named(s, &s->fdes[i], next))
+			s->fdes[w++] = s->fdes[i];
+	}
+	s->nfdes = w;
+	if (!w) {
+		free(s->fdes);
+		s->fdes = NULL;
+	} else {
+		s->fdes = xrealloc(s->fdes, w * sizeof(*s->fdes));
+	}
+}
+
 struct elf_syms *elf_syms__load_fd(int fd, const char *const *debug_dirs, uint32_t root_pid)
 {
 	struct elf_syms *s;
 	struct builder b = { 0 };
+	struct image im;
 	size_t nph;
 	Elf *elf;
 
@@ -391,10 +524,9 @@ struct elf_syms *elf_syms__load_fd(int fd, const char *const *debug_dirs, uint32
 		errno = ENOSYS;
 		return NULL;
 	}
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	elf = image_open(&im, fd);
 	if (!elf || elf_kind(elf) != ELF_K_ELF) {
-		if (elf)
-			elf_end(elf);
+		image_close(&im);
 		errno = ENOEXEC;
 		return NULL;
 	}
@@ -409,28 +541,20 @@ struct elf_syms *elf_syms__load_fd(int fd, const char *const *debug_dirs, uint32
 		}
 	}
 	read_fdes(s, elf);
-	bool symtab = collect(s, elf, &b);
-	add_plt(s, elf, &b);
+	image_forget(&im);
+	bool symtab = collect(s, &im, &b);
+	image_forget(&im);
+	add_plt(s, &im, &b);
+	image_forget(&im);
 	if (!symtab)
 		add_eval_parts(s, elf, &b);
 	elf_build_id(elf, s->build_id);
-	elf_end(elf);
+	image_close(&im);
 	if (!symtab && s->build_id[0] && debug_dirs)
 		add_debug_file(s, &b, debug_dirs, root_pid);
 
-	for (size_t i = 0; i < s->n; i++)
-		s->syms[i].name = s->pool + (uintptr_t)s->syms[i].name;
-	if (s->n) {
-		qsort(s->syms, s->n, sizeof(*s->syms), cmp_sym);
-		/* Keep one symbol per address (the first after sorting). */
-		size_t w = 1;
-		for (size_t r = 1; r < s->n; r++)
-			if (s->syms[r].start != s->syms[w - 1].start)
-				s->syms[w++] = s->syms[r];
-			else if (s->syms[r].size > s->syms[w - 1].size && !s->syms[w - 1].size)
-				s->syms[w - 1].size = s->syms[r].size;
-		s->n = w;
-	}
+	sort_syms(s);
+	keep_unnamed_fdes(s);
 	return s;
 }
 
@@ -453,9 +577,7 @@ void elf_syms__free(struct elf_syms *s)
 {
 	if (!s)
 		return;
-	for (size_t i = 0; i < s->n; i++)
-		if (s->syms[i].demangled)
-			free(s->syms[i].name);
+	hashmap__free_values(s->demangled, free);
 	free(s->syms);
 	free(s->pool);
 	free(s->segs);
@@ -476,6 +598,28 @@ int elf_syms__offset_to_vaddr(const struct elf_syms *s, uint64_t off, uint64_t *
 	return -1;
 }
 
+/* Symbol i's name, demangled once (C++: _Z...), as it is first looked up. */
+static const char *demangled(struct elf_syms *s, uint32_t i)
+{
+	const char *raw = sym_name(s, &s->syms[i]), *done;
+	int status;
+	char *d;
+
+	if (raw[0] != '_' || raw[1] != 'Z')
+		return raw;
+	if (s->demangled && (done = hashmap__get_ptr(s->demangled, &i, sizeof(i))))
+		return done;
+	d = __cxa_demangle(raw, NULL, NULL, &status);
+	if (!d || status != 0) {
+		free(d);
+		return raw;
+	}
+	if (!s->demangled)
+		s->demangled = hashmap__new();
+	*hashmap__put_ptr(s->demangled, &i, sizeof(i), NULL) = d;
+	return d;
+}
+
 const char *elf_syms__lookup(struct elf_syms *s, uint64_t vaddr, uint64_t *sym_off)
 {
 	size_t lo = 0, hi = s->n;
@@ -491,29 +635,18 @@ const char *elf_syms__lookup(struct elf_syms *s, uint64_t vaddr, uint64_t *sym_o
 	}
 	if (!lo)
 		return NULL;
-	struct sym *y = &s->syms[lo - 1];
+	const struct sym *y = &s->syms[lo - 1];
 	if (y->size && vaddr >= y->start + y->size)
 		return NULL;
-	if (!y->demangled && y->name[0] == '_' && y->name[1] == 'Z') {
-		int status;
-		char *d = __cxa_demangle(y->name, NULL, NULL, &status);
-
-		if (d && status == 0) {
-			y->name = d;
-			y->demangled = true;
-		} else {
-			free(d);
-		}
-	}
 	if (sym_off)
 		*sym_off = vaddr - y->start;
-	return y->name;
+	return demangled(s, (uint32_t)(lo - 1));
 }
 
 uint64_t elf_syms__find(const struct elf_syms *s, const char *name)
 {
 	for (size_t i = 0; i < s->n; i++)
-		if (!s->syms[i].demangled && strcmp(s->syms[i].name, name) == 0)
+		if (strcmp(sym_name(s, &s->syms[i]), name) == 0)
 			return s->syms[i].start;
 	return 0;
 }

@@ -3,6 +3,7 @@
 #ifndef PYEBPF_KALLSYMS_H
 #define PYEBPF_KALLSYMS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 struct kallsyms;
@@ -17,6 +18,8 @@ const char *kallsyms__lookup(const struct kallsyms *k, uint64_t addr, uint64_t *
  * could start; load when needed). */
 struct kallsyms_loader;
 struct kallsyms_loader *kallsyms__load_async(const char *path);
+/* Has the thread finished (kallsyms__wait will not wait)? True for NULL. */
+bool kallsyms__ready(const struct kallsyms_loader *l);
 /* What the thread read, waiting for it (NULL with errno, as kallsyms__load);
  * frees the loader (accepts NULL: returns NULL). */
 struct kallsyms *kallsyms__wait(struct kallsyms_loader *l);
