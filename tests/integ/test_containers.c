@@ -10,6 +10,7 @@
  * without its API, and refuses what names no container or several.
  */
 #include "integ.h"
+#include "docker_engine.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -340,89 +341,6 @@ Test(containers, wall_mode_follows_a_process_moved_into_the_cgroup)
 
 /* ---- Docker ------------------------------------------------------------- */
 
-#define ENGINE "../tests/engines/docker.sh"
-#define DOCKER_IMAGE "pyebpf-integ-python:trixie"
-/* The engine's image store, kept between runs (the image is imported once
- * per build of the root); not the dist tests' (/var/cache/pyebpf/docker):
- * one dockerd at a time holds a data root. */
-#define DOCKER_DATA_DEFAULT "/var/cache/pyebpf/docker-integ"
-
-static char engine_dir[64];
-
-static void engine_stop(void)
-{
-	struct run_result r;
-
-	if (!*engine_dir)
-		return;
-	run((const char *const[]){ "bash", ENGINE, "stop", engine_dir, NULL }, 120, &r);
-	run_result_free(&r);
-	run((const char *const[]){ "rm", "-rf", engine_dir, NULL }, 60, &r);
-	run_result_free(&r);
-}
-
-/* A private dockerd and the python image; the test is skipped where Debian's docker.io is not installed. */
-static void engine_start(void)
-{
-	const char *data = getenv("PYEBPF_INTEG_DOCKER_DATA");
-	struct run_result r;
-	const char *host;
-	char env[256];
-	double t0 = mono();
-
-	if (system("{ command -v dockerd && command -v containerd && command -v docker && command -v runc; } "
-		   ">/dev/null 2>&1") != 0 ||
-	    access(ENGINE, R_OK)) {
-		fprintf(stderr, "[SKIP] needs docker.io (dockerd, containerd, docker, runc) and " ENGINE "\n");
-		cr_skip_test("no docker.io");
-	}
-	/* Short: the engine's sockets live in it. */
-	snprintf(engine_dir, sizeof(engine_dir), "/tmp/pyebpf-dk-%d", (int)getpid());
-	/* docker.sh start can take a containerd it has just forked, not yet
-	 * exec'd, for one that exited (its command line is still the shell's),
-	 * and give up leaving it running: stopped, and started again. */
-	for (int attempt = 1;; attempt++) {
-		run((const char *const[]){ "bash", ENGINE, "start", engine_dir, data ? data : DOCKER_DATA_DEFAULT,
-					   NULL },
-		    150, &r);
-		if (r.status == 0 || attempt == 3 || !strstr(r.err, "containerd exited at start"))
-			break;
-		cr_log_warn("docker.sh start, attempt %d: %s", attempt, r.err);
-		run_result_free(&r);
-		engine_stop();
-	}
-	if (r.status != 0) {
-		engine_stop(); /* a failed set-up has no tear-down */
-		cr_assert_fail("docker.sh start: %s", r.err);
-	}
-	host = strstr(r.out, "DOCKER_HOST=");
-	cr_assert(host, "%s", r.out);
-	snprintf(env, sizeof(env), "%.*s", (int)strcspn(host + 12, "\n"), host + 12);
-	setenv("DOCKER_HOST", env, 1);
-	run_result_free(&r);
-	run((const char *const[]){ "bash", ENGINE, "image", DOCKER_IMAGE, "trixie", NULL }, 400, &r);
-	if (r.status != 0) {
-		engine_stop();
-		cr_assert_fail("docker.sh image: %s", r.err);
-	}
-	run_result_free(&r);
-	cr_log_info("engine and image ready in %.1f s\n", mono() - t0);
-}
-
-/* docker ARGS...: its stdout (malloc'd, trailing newline removed); the command must succeed. */
-static char *docker(const char *const argv[])
-{
-	struct run_result r;
-	char *out;
-
-	run(argv, 120, &r);
-	cr_assert_eq(r.status, 0, "docker %s %s: %s", argv[1], argv[2] ? argv[2] : "", r.err);
-	out = r.out;
-	out[strcspn(out, "\n")] = '\0';
-	free(r.err);
-	return out;
-}
-
 /* The host pid of a running container's first process. */
 static pid_t docker_pid(const char *name)
 {
@@ -489,7 +407,7 @@ static void refused(const char *const argv[], int status, const char *want)
  * `report --container NAME` finds its samples by the id the name stands for
  * while the container exists, and says why it cannot once it is gone.
  */
-Test(containers, docker_container_by_name, .init = engine_start, .fini = engine_stop, .timeout = 600)
+Test(containers, docker_container_by_name, .init = docker_engine_start, .fini = docker_engine_stop, .timeout = 600)
 {
 	const char *dir = temp_dir();
 	char name[64], decoy[64], id[128], decoy_id[128], frame[64], alpha[PATH_MAX], want[512];
@@ -577,7 +495,7 @@ Test(containers, docker_container_by_name, .init = engine_start, .fini = engine_
  * old trap "dock" (a part of the /docker parent group, which is no
  * container), a container that exists but does not run.
  */
-Test(containers, docker_names_refused, .init = engine_start, .fini = engine_stop, .timeout = 600)
+Test(containers, docker_names_refused, .init = docker_engine_start, .fini = docker_engine_stop, .timeout = 600)
 {
 	char name[64], stopped[64], id[128], prefix[16], twin[2048], want[2048];
 	char *sid;

@@ -9,6 +9,7 @@
  * and its pid inside.
  */
 #include "integ.h"
+#include "docker_engine.h"
 
 #include <limits.h>
 #include <stdio.h>
@@ -366,81 +367,6 @@ Test(dump, locals_consistent_with_frames, .timeout = 900)
 
 /* ---- dump --container, under a private dockerd ---------------------------- */
 
-/* tests/engines/docker.sh and its image, as tests/integ/test_containers.c uses them. */
-#define ENGINE "../tests/engines/docker.sh"
-#define DOCKER_IMAGE "pyebpf-integ-python:trixie"
-#define DOCKER_DATA_DEFAULT "/var/cache/pyebpf/docker-integ"
-
-static char engine_dir[64];
-
-static void engine_stop(void)
-{
-	struct run_result r;
-
-	if (!*engine_dir)
-		return;
-	run((const char *const[]){ "bash", ENGINE, "stop", engine_dir, NULL }, 120, &r);
-	run_result_free(&r);
-	run((const char *const[]){ "rm", "-rf", engine_dir, NULL }, 60, &r);
-	run_result_free(&r);
-}
-
-/* A private dockerd and the python image; skipped where Debian's docker.io is not installed. */
-static void engine_start(void)
-{
-	const char *data = getenv("PYEBPF_INTEG_DOCKER_DATA");
-	struct run_result r;
-	const char *host;
-	char env[256];
-
-	if (system("{ command -v dockerd && command -v containerd && command -v docker && command -v runc; } "
-		   ">/dev/null 2>&1") != 0 ||
-	    access(ENGINE, R_OK)) {
-		fprintf(stderr, "[SKIP] needs docker.io (dockerd, containerd, docker, runc) and " ENGINE "\n");
-		cr_skip_test("no docker.io");
-	}
-	snprintf(engine_dir, sizeof(engine_dir), "/tmp/pyebpf-dd-%d", (int)getpid()); /* short: sockets in it */
-	/* A containerd that exited at start is started again (see test_containers.c). */
-	for (int attempt = 1;; attempt++) {
-		run((const char *const[]){ "bash", ENGINE, "start", engine_dir, data ? data : DOCKER_DATA_DEFAULT,
-					   NULL },
-		    150, &r);
-		if (r.status == 0 || attempt == 3 || !strstr(r.err, "containerd exited at start"))
-			break;
-		run_result_free(&r);
-		engine_stop();
-	}
-	if (r.status != 0) {
-		engine_stop();
-		cr_assert_fail("docker.sh start: %s", r.err);
-	}
-	host = strstr(r.out, "DOCKER_HOST=");
-	cr_assert(host, "%s", r.out);
-	snprintf(env, sizeof(env), "%.*s", (int)strcspn(host + 12, "\n"), host + 12);
-	setenv("DOCKER_HOST", env, 1);
-	run_result_free(&r);
-	run((const char *const[]){ "bash", ENGINE, "image", DOCKER_IMAGE, "trixie", NULL }, 400, &r);
-	if (r.status != 0) {
-		engine_stop();
-		cr_assert_fail("docker.sh image: %s", r.err);
-	}
-	run_result_free(&r);
-}
-
-/* docker ARGS...: its stdout (malloc'd, first line); the command must succeed. */
-static char *docker(const char *const argv[])
-{
-	struct run_result r;
-	char *out;
-
-	run(argv, 120, &r);
-	cr_assert_eq(r.status, 0, "docker %s %s: %s", argv[1], argv[2] ? argv[2] : "", r.err);
-	out = r.out;
-	out[strcspn(out, "\n")] = '\0';
-	free(r.err);
-	return out;
-}
-
 /* CPU seconds of a process (0 when gone). */
 static double proc_cpu(pid_t pid)
 {
@@ -464,7 +390,7 @@ static double proc_cpu(pid_t pid)
  * pid on the host), with the container's short id and name, its stack and
  * consistent locals; the same in JSON; an unknown name refused in one line.
  */
-Test(dump, container_by_name, .init = engine_start, .fini = engine_stop, .timeout = 600)
+Test(dump, container_by_name, .init = docker_engine_start, .fini = docker_engine_stop, .timeout = 600)
 {
 	char script[PATH_MAX], mount[PATH_MAX + 32], name[64], want[256], pidarg[16];
 	char *id, *hostpid;

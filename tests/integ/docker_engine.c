@@ -1,0 +1,78 @@
+/* A private Docker engine for the integration tests (docker_engine.h). */
+#include "integ.h"
+#include "docker_engine.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define ENGINE "../tests/engines/docker.sh"
+/* The engine's image store, kept between runs (the image is imported once
+ * per build of the root); not the dist tests' (/var/cache/pyebpf/docker):
+ * one dockerd at a time holds a data root. */
+#define DOCKER_DATA_DEFAULT "/var/cache/pyebpf/docker-integ"
+
+static char engine_dir[64];
+
+void docker_engine_stop(void)
+{
+	struct run_result r;
+
+	if (!*engine_dir)
+		return;
+	run((const char *const[]){ "bash", ENGINE, "stop", engine_dir, NULL }, 120, &r);
+	run_result_free(&r);
+	run((const char *const[]){ "rm", "-rf", engine_dir, NULL }, 60, &r);
+	run_result_free(&r);
+	*engine_dir = '\0';
+}
+
+void docker_engine_start(void)
+{
+	const char *data = getenv("PYEBPF_INTEG_DOCKER_DATA");
+	struct run_result r;
+	const char *host;
+	char env[256];
+	double t0 = mono();
+
+	if (system("{ command -v dockerd && command -v containerd && command -v docker && command -v runc; } "
+		   ">/dev/null 2>&1") != 0 ||
+	    access(ENGINE, R_OK)) {
+		fprintf(stderr, "[SKIP] needs docker.io (dockerd, containerd, docker, runc) and " ENGINE "\n");
+		cr_skip_test("no docker.io");
+	}
+	/* Short: the engine's sockets live in it. */
+	snprintf(engine_dir, sizeof(engine_dir), "/tmp/pyebpf-dk-%d", (int)getpid());
+	run((const char *const[]){ "bash", ENGINE, "start", engine_dir, data ? data : DOCKER_DATA_DEFAULT, NULL }, 150,
+	    &r);
+	if (r.status != 0) {
+		docker_engine_stop(); /* a failed set-up has no tear-down */
+		cr_assert_fail("docker.sh start: %s", r.err);
+	}
+	host = strstr(r.out, "DOCKER_HOST=");
+	cr_assert(host, "%s", r.out);
+	snprintf(env, sizeof(env), "%.*s", (int)strcspn(host + 12, "\n"), host + 12);
+	setenv("DOCKER_HOST", env, 1);
+	run_result_free(&r);
+	run((const char *const[]){ "bash", ENGINE, "image", DOCKER_IMAGE, "trixie", NULL }, 400, &r);
+	if (r.status != 0) {
+		docker_engine_stop();
+		cr_assert_fail("docker.sh image: %s", r.err);
+	}
+	run_result_free(&r);
+	cr_log_info("engine and image ready in %.1f s\n", mono() - t0);
+}
+
+char *docker(const char *const argv[])
+{
+	struct run_result r;
+	char *out;
+
+	run(argv, 120, &r);
+	cr_assert_eq(r.status, 0, "docker %s %s: %s", argv[1], argv[2] ? argv[2] : "", r.err);
+	out = r.out;
+	out[strcspn(out, "\n")] = '\0';
+	free(r.err);
+	return out;
+}
