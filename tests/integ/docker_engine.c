@@ -76,3 +76,21 @@ char *docker(const char *const argv[])
 	free(r.err);
 	return out;
 }
+
+/* CPU seconds of a process (0 when gone). */
+double proc_cpu(pid_t pid)
+{
+	char path[64], stat[1024], *p = NULL;
+	unsigned long ut = 0, st = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "r");
+	if (f) {
+		p = fgets(stat, sizeof(stat), f) ? strrchr(stat, ')') : NULL;
+		fclose(f);
+	}
+	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st) != 2)
+		return 0;
+	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+}

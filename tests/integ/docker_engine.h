@@ -6,6 +6,8 @@
 #ifndef PYEBPF_TESTS_DOCKER_ENGINE_H
 #define PYEBPF_TESTS_DOCKER_ENGINE_H
 
+#include <sys/types.h>
+
 /* The image docker_engine_start() leaves in the engine: trixie's python3. */
 #define DOCKER_IMAGE "pyebpf-integ-python:trixie"
 
@@ -18,5 +20,8 @@ void docker_engine_stop(void);
 
 /* docker ARGS...: its stdout (malloc'd, trailing newline removed); the command must succeed. */
 char *docker(const char *const argv[]);
+
+/* CPU seconds of a process (0 when gone): a container's python3 has started. */
+double proc_cpu(pid_t pid);
 
 #endif

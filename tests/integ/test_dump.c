@@ -367,24 +367,6 @@ Test(dump, locals_consistent_with_frames, .timeout = 900)
 
 /* ---- dump --container, under a private dockerd ---------------------------- */
 
-/* CPU seconds of a process (0 when gone). */
-static double proc_cpu(pid_t pid)
-{
-	char path[64], stat[1024], *p = NULL;
-	unsigned long ut = 0, st = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	f = fopen(path, "r");
-	if (f) {
-		p = fgets(stat, sizeof(stat), f) ? strrchr(stat, ')') : NULL;
-		fclose(f);
-	}
-	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st) != 2)
-		return 0;
-	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
-}
-
 /*
  * `dump --container NAME`: the container's python3 (pid 1 inside, another
  * pid on the host), with the container's short id and name, its stack and

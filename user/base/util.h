@@ -56,4 +56,16 @@ size_t utf8_valid_len(const char *s);
  * gave, made safe for a label value or a terminal line. Returns out. */
 char *utf8_clean(const char *s, char *out, size_t size);
 
+/* The value of one hexadecimal digit (either case), or -1. */
+static inline int hex_digit(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
 #endif

@@ -87,17 +87,6 @@ static int cmp_ksym(const void *a, const void *b)
 	return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
-static int hex_digit(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* One line "ADDR TYPE NAME[\t[module]]" from p to end: its text symbol's
  * address and name (not terminated), or false. */
 static bool parse_line(const char *p, const char *end, uint64_t *addr, const char **name, size_t *len)

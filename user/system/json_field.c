@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 #include "system/json_field.h"
+#include "base/util.h"
 
 #include <string.h>
 
@@ -13,17 +14,6 @@ static size_t skip_ws(const char *s, size_t n, size_t i)
 	while (i < n && is_ws(s[i]))
 		i++;
 	return i;
-}
-
-static int hex_digit(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
 }
 
 /* Four hex digits at s[i..]: their value, or -1. */
