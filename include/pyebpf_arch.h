@@ -99,8 +99,8 @@ enum pyebpf_syscall_nr {
 #define PYEBPF_USER_PC_MASK ((1ULL << 48) - 1)
 /* libdw newer than 0.188 (trixie's 0.192) strips that code from the return
  * addresses the unwind tables mark signed, told the bits to clear as its
- * register -2; bookworm's 0.188 refuses that register (its interpreters sign
- * nothing), and a walk there would end at the first signed address. */
+ * register -2; bookworm's 0.188 (the static binary's) refuses that register,
+ * and user/native/unwind.c then clears the bits from every stack word read. */
 #define PYEBPF_LIBDW_PAC_MASK_REG (-2)
 
 /* The generic table (asm-generic/unistd.h). arm64 has no open, poll,

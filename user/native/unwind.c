@@ -27,6 +27,10 @@ static struct {
 	bool read_past_copy; /* a read beyond the copied bytes: the copy was too short */
 	bool read_failed;    /* any read failed: libdw then ends as if at the root */
 	bool handed_thread;
+	/* libdw refused the pointer-authentication mask (0.188, the static
+	 * binary's): the stack's words lose the bits above a user address as
+	 * they are read, so signed return addresses come out as addresses. */
+	bool strip_pac;
 	uint64_t *pcs;
 	size_t n, max;
 } cur;
@@ -88,6 +92,14 @@ static bool memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *a
 		return false;
 	}
 	memcpy(result, cur.stack + (addr - sp), sizeof(*result));
+#ifdef PYEBPF_LIBDW_PAC_MASK_REG
+	/* What an unwind reads from the stack is a saved frame pointer or
+	 * return address (user addresses: the mask changes nothing else of
+	 * them) or a callee-saved register, which no caller's frame address
+	 * is computed from in the code compilers emit. */
+	if (cur.strip_pac)
+		*result &= PYEBPF_USER_PC_MASK;
+#endif
 	return true;
 }
 
@@ -106,8 +118,10 @@ static bool set_initial_registers(Dwfl_Thread *thread, void *thread_arg)
 	if (PYEBPF_DWARF_PC >= 0)
 		ok = ok && dwfl_thread_state_registers(thread, PYEBPF_DWARF_PC, 1, &pc);
 #ifdef PYEBPF_LIBDW_PAC_MASK_REG
-	/* Its result is not ok's: a libdw without it still unwinds unsigned code. */
-	dwfl_thread_state_registers(thread, PYEBPF_LIBDW_PAC_MASK_REG, 1, &(Dwarf_Word){ ~PYEBPF_USER_PC_MASK });
+	/* Its result is not ok's: a libdw without it still unwinds unsigned
+	 * code, and signed code through memory_read's mask. */
+	cur.strip_pac = !dwfl_thread_state_registers(thread, PYEBPF_LIBDW_PAC_MASK_REG, 1,
+						     &(Dwarf_Word){ ~PYEBPF_USER_PC_MASK });
 #endif
 	dwfl_thread_state_register_pc(thread, pc);
 	return ok;
