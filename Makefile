@@ -323,7 +323,7 @@ FUZZ_INGEST_SRCS := tests/fuzz/fuzz_ingest.c $(PURE_SRCS)
 # names: interval file names, the text escaper, id lists, --since/--until times,
 # /etc/passwd and /etc/group, container runtimes' state files.
 FUZZ_NAMES_SRCS := tests/fuzz/fuzz_names.c user/archive/rotation.c user/base/escape.c user/base/util.c user/base/wallclock.c \
-	user/system/accounts.c user/system/json_field.c user/system/runtime_state.c
+	user/system/accounts.c user/system/target_fs.c user/system/json_field.c user/system/runtime_state.c
 # asyncio: a target's memory through the walk's page cache and the task walker.
 FUZZ_ASYNCIO_SRCS := tests/fuzz/fuzz_asyncio.c user/python/asyncio_tasks.c user/python/page_cache.c user/base/util.c
 FUZZ_SECONDS ?= 30

@@ -1,39 +1,19 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 #include "system/accounts.h"
+#include "system/target_fs.h"
 
-#include <errno.h>
-#include <fcntl.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 char *accounts__read(const char *path, size_t *len)
 {
-	struct stat st;
-	char *buf = NULL;
-	size_t n = 0;
-	ssize_t r;
-	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	/* pyebpf's own view of the host (pid 0): a regular file, not blocking. */
+	char *buf = target_read(0, path, ACCOUNTS_FILE_MAX, len);
 
-	if (fd < 0)
-		return NULL;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-		close(fd);
-		errno = EINVAL;
-		return NULL;
+	if (buf && *len == ACCOUNTS_FILE_MAX) { /* cut: keep whole lines only */
+		while (*len && buf[*len - 1] != '\n')
+			(*len)--;
+		buf[*len] = '\0';
 	}
-	buf = malloc(ACCOUNTS_FILE_MAX + 1);
-	while (buf && n < ACCOUNTS_FILE_MAX && (r = read(fd, buf + n, ACCOUNTS_FILE_MAX - n)) > 0)
-		n += (size_t)r;
-	close(fd);
-	if (!buf)
-		return NULL;
-	if (n == ACCOUNTS_FILE_MAX) /* cut: keep whole lines only */
-		while (n && buf[n - 1] != '\n')
-			n--;
-	buf[n] = '\0';
-	*len = n;
 	return buf;
 }
 
