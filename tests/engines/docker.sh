@@ -66,9 +66,32 @@ end_process() {
 	kill -KILL "$pid" 2>/dev/null || true
 }
 
+# DIR NAME WHAT CHECK...: wait until CHECK succeeds; if NAME (DIR/NAME.pid)
+# ends first, or START_TIMEOUT passes, stop everything and die saying so.
+# Whether it still runs is asked by its pid alone: just after the fork the
+# child may not have exec'd the daemon yet, so its command line is still
+# this shell's (`ours` would call a starting daemon gone); one that exited
+# is a zombie of this shell until it ends, which `running` tells apart.
+await() {
+	local dir=$1 name=$2 what=$3 i
+	shift 3
+	for ((i = 0; i < START_TIMEOUT * 10; i++)); do
+		"$@" >/dev/null 2>&1 && return 0
+		if ! running "$(cat "$dir/$name.pid")"; then
+			tail -n 20 "$dir/$name.log" >&2
+			stop "$dir"
+			die "$name exited at start"
+		fi
+		sleep 0.1
+	done
+	tail -n 20 "$dir/$name.log" >&2
+	stop "$dir"
+	die "$name $what in ${START_TIMEOUT}s"
+}
+
 start() {
 	if [ $# -lt 1 ] || [ $# -gt 2 ]; then usage; fi
-	local dir data sock i c ids
+	local dir data sock c ids
 	mkdir -p "$1"
 	dir=$(realpath "$1")
 	data=${2:-$dir/data}
@@ -100,24 +123,7 @@ EOF
 	echo "$data" >"$dir/data-root"
 	setsid containerd --config "$dir/containerd.toml" </dev/null >"$dir/containerd.log" 2>&1 &
 	echo $! >"$dir/containerd.pid"
-	# Whether it still runs, by its pid alone: just after the fork the child
-	# may not have exec'd containerd yet, so its command line is still this
-	# shell's (`ours` would call a starting containerd gone). A daemon that
-	# exited is a zombie of this shell until it ends: `running` says so.
-	for ((i = 0; i < START_TIMEOUT * 10; i++)); do
-		[ -S "$dir/containerd.sock" ] && break
-		if ! running "$(cat "$dir/containerd.pid")"; then
-			tail -n 20 "$dir/containerd.log" >&2
-			stop "$dir"
-			die "containerd exited at start"
-		fi
-		sleep 0.1
-	done
-	if [ ! -S "$dir/containerd.sock" ]; then
-		tail -n 20 "$dir/containerd.log" >&2
-		stop "$dir"
-		die "containerd made no socket in ${START_TIMEOUT}s"
-	fi
+	await "$dir" containerd "made no socket" test -S "$dir/containerd.sock"
 	# The data root's lock: fd 9 stays open in dockerd, so the lock is held
 	# exactly as long as that dockerd runs, and a killed one frees it.
 	exec 9>>"$data/.pyebpf-engine.lock"
@@ -132,29 +138,16 @@ EOF
 		--ip-masq=false --bridge=none --userland-proxy=false </dev/null >"$dir/dockerd.log" 2>&1 &
 	echo $! >"$dir/dockerd.pid"
 	exec 9>&-
-	for ((i = 0; i < START_TIMEOUT * 10; i++)); do
-		if docker -H "unix://$sock" version >/dev/null 2>&1; then
-			# A cached store starts with no container: any there is a
-			# killed run's (its names would be taken).
-			ids=$(timeout 20 docker -H "unix://$sock" ps -aq 2>/dev/null || true)
-			if [ -n "$ids" ]; then
-				# shellcheck disable=SC2086 # one id a word
-				timeout 60 docker -H "unix://$sock" rm -f $ids >/dev/null 2>&1 || true
-			fi
-			echo "DOCKER_HOST=unix://$sock"
-			echo "CONTAINERD_ADDRESS=$dir/containerd.sock"
-			return 0
-		fi
-		if ! running "$(cat "$dir/dockerd.pid")"; then
-			tail -n 20 "$dir/dockerd.log" >&2
-			stop "$dir"
-			die "dockerd exited at start"
-		fi
-		sleep 0.1
-	done
-	tail -n 20 "$dir/dockerd.log" >&2
-	stop "$dir"
-	die "dockerd did not answer in ${START_TIMEOUT}s"
+	await "$dir" dockerd "did not answer" docker -H "unix://$sock" version
+	# A cached store starts with no container: any there is a killed run's
+	# (its names would be taken).
+	ids=$(timeout 20 docker -H "unix://$sock" ps -aq 2>/dev/null || true)
+	if [ -n "$ids" ]; then
+		# shellcheck disable=SC2086 # one id a word
+		timeout 60 docker -H "unix://$sock" rm -f $ids >/dev/null 2>&1 || true
+	fi
+	echo "DOCKER_HOST=unix://$sock"
+	echo "CONTAINERD_ADDRESS=$dir/containerd.sock"
 }
 
 stop() {
