@@ -30,6 +30,9 @@ enum pyebpf_event_type {
 	 * userspace registers it at once (a forked Python is Python from its
 	 * first instruction), not at its first sample. A pyebpf_proc_event. */
 	PYEBPF_EVENT_FORK = 5,
+	/* --mode memory: a target gave address space back, or moved it (a
+	 * pyebpf_mem_event): what the samples of that range grew is held no more. */
+	PYEBPF_EVENT_MEM = 6,
 };
 
 struct pyebpf_event_header {
@@ -54,6 +57,7 @@ struct pyebpf_event_header {
 #define PYEBPF_SAMPLE_PY_LOOP 0x80       /* the frame chain led back into itself: cut there */
 #define PYEBPF_SAMPLE_OFFCPU 0x100       /* --mode wall/off-cpu: time off the CPU (see struct pyebpf_offcpu) */
 #define PYEBPF_SAMPLE_RUNNING_CORO 0x200 /* running_task holds a coroutine, not a task (3.11–3.13) */
+#define PYEBPF_SAMPLE_MEM 0x400          /* --mode memory: anonymous memory mapped in (see struct pyebpf_memgrow) */
 
 /*
  * A Python frame: the code object and the byte offset of its current
@@ -139,6 +143,36 @@ struct pyebpf_offcpu {
 #define PYEBPF_OFFCPU_STATE_UNKNOWN 0x1 /* off the CPU since before the recording: state not seen */
 #define PYEBPF_OFFCPU_AT_STOP 0x2       /* still off the CPU when recording stopped */
 
+/*
+ * --mode memory: the growth a sample was taken in. Memory is sampled by
+ * bytes (bpf/memory.bpf.c): a sample point falls every PYEBPF_MEM_* bytes
+ * on average of the anonymous memory a target maps in; a page (or huge
+ * page) that holds `points` of them is one sample, worth points x the
+ * sampling bytes. `points` sits where an off-CPU sample's weight does:
+ * a lost record counts what it stood for either way.
+ */
+struct pyebpf_memgrow {
+	__u64 addr;   /* where the memory was mapped in (its page's start) */
+	__u64 bytes;  /* how much: a page, or a huge page */
+	__u32 points; /* sample points in it (>= 1) */
+	__u32 reserved[3];
+};
+
+/* PYEBPF_EVENT_MEM: what a target did to its address space. */
+enum pyebpf_mem_op {
+	PYEBPF_MEM_UNMAP = 1,  /* munmap(start, len) */
+	PYEBPF_MEM_ADVISE = 2, /* madvise(start, len, MADV_DONTNEED and kin): the pages are dropped */
+	PYEBPF_MEM_BRK = 3,    /* brk moved down: [start, start + len) given back */
+	PYEBPF_MEM_MOVE = 4,   /* mremap: [start, start + len) is now at `to`, to_len long */
+};
+struct pyebpf_mem_event {
+	struct pyebpf_event_header h;
+	__u64 start, len;
+	__u64 to, to_len; /* PYEBPF_MEM_MOVE */
+	__u32 op;         /* enum pyebpf_mem_op */
+	__u32 reserved;
+};
+
 struct pyebpf_sample {
 	struct pyebpf_event_header h;
 	__u64 cgroup_id;
@@ -160,7 +194,10 @@ struct pyebpf_sample {
 	__u64 running_task;
 	__u32 py_error; /* enum pyebpf_py_error */
 	__u32 py_cycle; /* PYEBPF_SAMPLE_PY_LOOP: frames in the loop the chain ends in */
-	struct pyebpf_offcpu off;
+	union {
+		struct pyebpf_offcpu off;   /* on and off the CPU */
+		struct pyebpf_memgrow mem; /* PYEBPF_SAMPLE_MEM */
+	};
 	/* Only the used part travels: the whole stack[] and py[0 .. py_len) for
 	 * a Python process, stack[0 .. kstack_len + ustack_len) otherwise. */
 	__u64 stack[2 * PYEBPF_MAX_STACK];
@@ -303,6 +340,10 @@ enum pyebpf_counter {
 	PYEBPF_CNT_TAKEN_NS,        /* nanoseconds of BPF those took (a sum, not a count) */
 	PYEBPF_CNT_SKIPPED,         /* timer ticks skipped: a sample's BPF outlasted the period */
 	PYEBPF_CNT_SKIPPED_LOST,    /* ... not given to the next sample (another thread ran next): lost */
+	PYEBPF_CNT_MEM_BYTES,       /* --mode memory: bytes of anonymous memory the targets mapped in (a sum) */
+	PYEBPF_CNT_MEM_TAKEN,       /* memory samples taken (sent or lost) */
+	PYEBPF_CNT_MEM_TAKEN_NS,    /* nanoseconds of BPF those took (a sum) */
+	PYEBPF_CNT_MEM_EVENT_LOST,  /* address space given back or moved, not told: ring buffer full */
 	PYEBPF_CNT__COUNT,
 };
 
@@ -316,6 +357,10 @@ _Static_assert(sizeof(struct pyebpf_sample) ==
 _Static_assert(sizeof(struct pyebpf_py_offsets) == 31UL * 4, "py offsets layout");
 _Static_assert(sizeof(struct pyebpf_py_proc) == 32, "py proc layout");
 _Static_assert(sizeof(struct pyebpf_proc_event) == 40, "proc event layout");
+_Static_assert(sizeof(struct pyebpf_memgrow) == sizeof(struct pyebpf_offcpu), "memgrow layout");
+_Static_assert(__builtin_offsetof(struct pyebpf_memgrow, points) == __builtin_offsetof(struct pyebpf_offcpu, weight),
+	       "a memory sample's points are where a sample's weight is");
+_Static_assert(sizeof(struct pyebpf_mem_event) == 64, "mem event layout");
 _Static_assert(sizeof(struct pyebpf_uregs) == 120, "uregs layout");
 #endif
 

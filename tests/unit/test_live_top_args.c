@@ -59,5 +59,5 @@ Test(live_top_args, refused, .init = cr_redirect_stderr)
 				"pyebpf: unknown option '-o' (see 'pyebpf top --help')\n"
 				"pyebpf: invalid count '0' for --rows (1 or more)\n"
 				"pyebpf: top takes no command (start it, then: pyebpf top -p PID)\n"
-				"pyebpf: invalid mode 'idle' for --mode (cpu, wall or off-cpu)\n");
+				"pyebpf: invalid mode 'idle' for --mode (cpu, wall, off-cpu or memory)\n");
 }

@@ -185,7 +185,7 @@ Test(pprof_read, heap_profile_is_refused_by_name)
 	buf = pack(&pp, &len);
 	expect_error(buf, len,
 		     "not a CPU profile: its sample types are alloc_objects/count, alloc_space/bytes (pyebpf reads "
-		     "samples/count or cpu/nanoseconds)");
+		     "samples/count, cpu/nanoseconds, or alloc_objects and inuse_objects)");
 	free(buf);
 }
 

@@ -201,7 +201,9 @@ static int cmp_start(const void *a, const void *b)
 
 static const char *kind_of(const struct profile *p)
 {
-	return profile__meta_of(p)->wall ? "wall-clock time (--mode wall or off-cpu)" : "CPU time";
+	return profile__meta_of(p)->mem_sample_bytes ? "memory (--mode memory)"
+	       : profile__meta_of(p)->wall	    ? "wall-clock time (--mode wall or off-cpu)"
+						    : "CPU time";
 }
 
 /* Interval names tell starts to the millisecond, rounded down. */
@@ -246,8 +248,9 @@ static void refine(struct merge *m, uint64_t period_ns)
 	m->period_ns = period_ns;
 }
 
+/* newest: the last file merged (what a memory recording holds is its newest interval's). */
 static int merge_one(struct merge *m, const char *path, const struct profile *in, const struct filter *f, int64_t since,
-		     int64_t until, uint32_t flags, struct archive_stats *st)
+		     int64_t until, uint32_t flags, bool newest, struct archive_stats *st)
 {
 	const struct profile_meta *im = profile__meta_of(in);
 	struct filter w;
@@ -265,7 +268,9 @@ static int merge_one(struct merge *m, const char *path, const struct profile *in
 		m->end_ns = im->start_epoch_ns + im->duration_ns;
 		m->period_ns = im->period_ns;
 		profile__meta(m->out)->wall = im->wall;
-	} else if (im->wall != profile__meta_of(m->out)->wall) {
+		profile__meta(m->out)->mem_sample_bytes = im->mem_sample_bytes;
+	} else if (im->wall != profile__meta_of(m->out)->wall ||
+		   !im->mem_sample_bytes != !profile__meta_of(m->out)->mem_sample_bytes) {
 		err_msg("cannot merge '%s' and '%s': one records %s, the other %s", m->first_path, path,
 			kind_of(m->out), kind_of(in));
 		return -1;
@@ -291,8 +296,17 @@ static int merge_one(struct merge *m, const char *path, const struct profile *in
 			INT64_MAX);
 		return -1;
 	}
+	if (im->mem_sample_bytes && im->mem_sample_bytes != profile__meta_of(m->out)->mem_sample_bytes) {
+		err_msg("cannot merge '%s' and '%s': their memory samples stand for %" PRIu64 " and %" PRIu64 " bytes",
+			m->first_path, path, profile__meta_of(m->out)->mem_sample_bytes, im->mem_sample_bytes);
+		return -1;
+	}
 	w = filter__for_window(f, im->start_epoch_ns, since, until);
 	w.timed = f->timed || since != INT64_MIN || until != INT64_MAX;
+	/* Each interval of a memory recording holds what was held at its end:
+	 * the newest one says what is held now, the others what grew. */
+	if (im->mem_sample_bytes && !newest)
+		w.mem_kind = FILTER_MEM_GROWN;
 	st->samples += profile__total(in);
 	st->other_time += filter__other_time(&w, in);
 	st->dropped += filter__copy(&w, in, m->out,
@@ -395,7 +409,7 @@ struct profile *archive__load(struct archive *a, const struct filter *f, uint32_
 		int64_t s = since_snapped ? INT64_MIN : since, u = until_snapped ? INT64_MAX : until;
 
 		af->read = NULL;
-		if (!in || merge_one(&m, af->path, in, f, s, u, flags, st)) {
+		if (!in || merge_one(&m, af->path, in, f, s, u, flags, i + 1 == nsel, st)) {
 			profile__free(in);
 			goto fail;
 		}

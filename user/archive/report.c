@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 #include "archive/report.h"
+#include "profile/mem_view.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -54,7 +55,12 @@ static int write_output(const struct report_opts *o, const struct profile *p, co
 	if (o->nbases)
 		fprintf(stderr, "pyebpf: wrote %s (a diff of %llu samples after and %llu before)\n", o->output,
 			(unsigned long long)count(p, 0), (unsigned long long)count(p, LABEL_BASE));
-	else
+	else if (profile__meta_of(p)->value_unit == PROFILE_UNIT_BYTES) {
+		char size[32];
+
+		fprintf(stderr, "pyebpf: wrote %s (%s, %zu stacks)\n", o->output,
+			human_bytes(profile__total(p), size, sizeof(size)), profile__nstacks(p));
+	} else
 		fprintf(stderr, "pyebpf: wrote %s (%llu samples, %zu stacks)\n", o->output,
 			(unsigned long long)profile__total(p), profile__nstacks(p));
 	return 0;
@@ -160,7 +166,9 @@ out:
 
 static const char *kind_name(const struct profile *p)
 {
-	return profile__meta_of(p)->wall ? "wall-clock time (--mode wall or off-cpu)" : "CPU time";
+	return profile__meta_of(p)->mem_sample_bytes ? "memory (--mode memory)"
+	       : profile__meta_of(p)->wall	    ? "wall-clock time (--mode wall or off-cpu)"
+						    : "CPU time";
 }
 
 /* Both sides in one profile: the base's samples labelled LABEL_BASE. */
@@ -195,6 +203,21 @@ int report_main(int argc, char **argv)
 		snprintf(title + used, sizeof(title) - used,
 			 ": asyncio task time, %.1f s of tasks pending (not thread time)",
 			 (double)profile__total(p) * (double)profile__meta_of(p)->period_ns / 1e9);
+	}
+	if (profile__meta_of(p)->mem_sample_bytes && (!o.output || o.format != FORMAT_PPROF)) {
+		/* A memory recording: the table and the other outputs show one of its values. */
+		struct profile *view = mem_view(p, (enum mem_value)o.sample_type);
+		size_t used = strlen(title);
+
+		profile__free(p);
+		p = view;
+		snprintf(title + used, sizeof(title) - used, ": %s", mem_value_name((enum mem_value)o.sample_type));
+		fprintf(stderr, "pyebpf: %s of a memory recording (--sample-type)\n",
+			mem_value_name((enum mem_value)o.sample_type));
+	} else if (o.sample_type_given && !profile__meta_of(p)->mem_sample_bytes) {
+		err_msg("--sample-type chooses what a memory recording (--mode memory) shows: '%s' records %s",
+			o.inputs[0], kind_name(p));
+		goto out;
 	}
 	if (o.nbases) {
 		char before[512];

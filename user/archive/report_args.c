@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 #include "archive/report_args.h"
+#include "profile/mem_view.h"
 
 #include <getopt.h>
 #include <stdio.h>
@@ -33,6 +34,9 @@ static const char usage[] = "Usage: pyebpf report RECORDING... [-o OUTPUT] [OPTI
 			    "      --tasks             asyncio task time (--mode wall, 3.11+) only: the table\n"
 			    "                          ranks what pending tasks await; without it the table\n"
 			    "                          leaves task time out (-o keeps both)\n"
+			    "      --sample-type TYPE  a memory recording (--mode memory): inuse_space\n"
+			    "                          (default), alloc_space, inuse_objects or alloc_objects\n"
+			    "                          (-o .pb.gz keeps all four)\n"
 			    "%s"
 			    "\n"
 			    "Output:\n"
@@ -65,6 +69,7 @@ static const struct option long_opts[] = {
 	{ "top", required_argument, NULL, 'N' },
 	{ "exclude-idle", no_argument, NULL, 'I' },
 	{ "tasks", no_argument, NULL, 'K' },
+	{ "sample-type", required_argument, NULL, 'Y' },
 	{ "diff-base", required_argument, NULL, 'B' },
 	{ "container", required_argument, NULL, OPT_FILTER_CONTAINER }, /* record's --container picks targets */
 	{ "base-since", required_argument, NULL, 'S' },
@@ -108,6 +113,17 @@ static int parse(int argc, char **argv, struct report_opts *o)
 		case 'K':
 			tasks = true;
 			break;
+		case 'Y': {
+			enum mem_value v;
+
+			if (mem_value_parse(optarg, &v)) {
+				err_msg("invalid type '%s' for --sample-type (%s)", optarg, MEM_VALUE_NAMES);
+				return -1;
+			}
+			o->sample_type = (int)v;
+			o->sample_type_given = true;
+			break;
+		}
 		case 'T':
 			o->threads = true;
 			break;

@@ -25,6 +25,8 @@ struct report_opts {
 	size_t top;                    /* --top N rows */
 	bool exclude_idle;             /* --exclude-idle: threads without an on-CPU sample left out */
 	struct filter filter;          /* --pid and the shared filters */
+	int sample_type;               /* --sample-type: enum mem_value, a memory recording's value shown */
+	bool sample_type_given;
 };
 
 #define REPORT_DEFAULT_TOP 20

@@ -185,6 +185,24 @@ int parse_id_list(const char *arg, uint32_t **v, size_t *n, char *bad, size_t ba
 	return 0;
 }
 
+const char *human_bytes(uint64_t bytes, char *out, size_t size)
+{
+	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+	double v = (double)bytes;
+	size_t u = 0;
+
+	while (v >= 1024 && u + 1 < sizeof(units) / sizeof(units[0])) {
+		v /= 1024;
+		u++;
+	}
+	/* Whole units as they are (512 KiB); others to 3 significant digits. */
+	if (v == (double)(uint64_t)v || u == 0)
+		snprintf(out, size, "%llu %s", (unsigned long long)v, units[u]);
+	else
+		snprintf(out, size, v < 10 ? "%.2f %s" : v < 100 ? "%.1f %s" : "%.0f %s", v, units[u]);
+	return out;
+}
+
 int parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 {
 	char *end;

@@ -44,6 +44,9 @@ double own_cpu_seconds(void); /* user + system CPU of this process so far */
 int parse_id_list(const char *arg, uint32_t **v, size_t *n, char *bad, size_t badlen);
 int parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out);
 
+/* A size for people: "512 KiB", "8.0 MiB", "1.25 GiB", "300 B"; returns out. */
+const char *human_bytes(uint64_t bytes, char *out, size_t size);
+
 /* Does s end with suffix? */
 bool str_ends_with(const char *s, const char *suffix);
 

@@ -96,8 +96,15 @@ void live_format_status(const struct live_status *s, char *buf, size_t size)
 	static char targets[1024];
 
 	text_escape(s->targets, targets, sizeof(targets));
-	snprintf(buf, size, "pyebpf top: %s | %s %llu Hz on %d CPUs | %.0f s | %llu samples (%.0f/s) | %llu lost",
-		 targets, s->mode, (unsigned long long)s->freq, s->ncpus, s->elapsed_s, (unsigned long long)s->samples,
+	char how[64];
+
+	/* Memory is sampled by bytes of growth, not by a timer. */
+	if (!strcmp(s->mode, "memory"))
+		snprintf(how, sizeof(how), "memory growth");
+	else
+		snprintf(how, sizeof(how), "%s %llu Hz on %d CPUs", s->mode, (unsigned long long)s->freq, s->ncpus);
+	snprintf(buf, size, "pyebpf top: %s | %s | %.0f s | %llu samples (%.0f/s) | %llu lost", targets, how,
+		 s->elapsed_s, (unsigned long long)s->samples,
 		 s->interval_s > 0 ? (double)s->samples_now / s->interval_s : 0.0, (unsigned long long)s->lost);
 	append(buf, size, " | cost: pyebpf %.1f%% of a core", s->own_cpu_pct);
 	if (s->bpf_pct >= 0)

@@ -105,7 +105,7 @@ static int preflight(struct top *t)
 static int open_and_load(struct top *t)
 {
 	const struct record_opts *o = &t->o.rec;
-	bool kernel = !o->filter.no_kernel && !o->filter.python_only;
+	bool kernel = !o->filter.no_kernel && !o->filter.python_only && o->mode != MODE_MEMORY;
 	struct sampler_config sc = {
 		.all = o->all,
 		.follow_forks = o->npids && !o->no_children,
@@ -116,8 +116,10 @@ static int open_and_load(struct top *t)
 		.ncgroup_ids = t->ncgroup_ids,
 		.verbose = o->verbose,
 		.freq = o->freq, /* the ring buffer sized to the rate, as record's */
-		.on_cpu = o->mode != MODE_OFFCPU,
-		.off_cpu = o->mode != MODE_CPU,
+		.on_cpu = o->mode == MODE_CPU || o->mode == MODE_WALL,
+		.off_cpu = o->mode == MODE_WALL || o->mode == MODE_OFFCPU,
+		/* --mode memory: the table's shares are of the memory that grew */
+		.mem_sample_bytes = o->mode == MODE_MEMORY ? o->mem_sample_bytes : 0,
 	};
 	struct ingest_config ic = {
 		.filter = &o->filter,
@@ -129,7 +131,7 @@ static int open_and_load(struct top *t)
 	if (!t->sampler)
 		return -1;
 	t->prof = profile__new();
-	profile__meta(t->prof)->wall = o->mode != MODE_CPU;
+	profile__meta(t->prof)->wall = o->mode == MODE_WALL || o->mode == MODE_OFFCPU;
 	profile__meta(t->prof)->period_ns = 1000000000ULL / o->freq;
 	hooks = record_targets__hooks(t->sampler);
 	t->ingest = ingest__new(t->prof, &ic, &hooks);
@@ -137,14 +139,16 @@ static int open_and_load(struct top *t)
 	return record_targets__add(t->sampler, t->ingest, o) < 0 ? -1 : 0;
 }
 
-static const char *const mode_name[] = { [MODE_CPU] = "cpu", [MODE_WALL] = "wall", [MODE_OFFCPU] = "off-cpu" };
+static const char *const mode_name[] = {
+	[MODE_CPU] = "cpu", [MODE_WALL] = "wall", [MODE_OFFCPU] = "off-cpu", [MODE_MEMORY] = "memory"
+};
 
 /* BPF's time so far: the timer program's samples, and the switch hooks' in wall mode. */
 static uint64_t bpf_ns(struct top *t, const uint64_t *counters)
 {
 	uint64_t runs = 0, ns = 0;
 
-	if (t->o.rec.mode != MODE_CPU)
+	if (t->o.rec.mode == MODE_WALL || t->o.rec.mode == MODE_OFFCPU)
 		sampler__switch_stats(t->sampler, &runs, &ns);
 	return counters[PYEBPF_CNT_TAKEN_NS] + ns;
 }
@@ -374,7 +378,7 @@ static void stop(struct top *t)
 		.cpu_seconds = own_cpu_seconds() - t->setup_cpu,
 		.counters = counters,
 		.ingest = t->ingest,
-		.off_cpu = t->o.rec.mode != MODE_CPU,
+		.off_cpu = t->o.rec.mode == MODE_WALL || t->o.rec.mode == MODE_OFFCPU,
 	};
 	if (!t->screen)
 		summary_print(stderr, &s);

@@ -117,6 +117,9 @@ bool filter__keep(const struct filter *f, const struct profile *p, const struct 
 
 	if ((f->time_kind == FILTER_TIME_THREADS && task) || (f->time_kind == FILTER_TIME_TASKS && !task))
 		return false;
+	if ((f->mem_kind == FILTER_MEM_GROWN && (l->flags & LABEL_MEM_HELD)) ||
+	    (f->mem_kind == FILTER_MEM_HELD && !(l->flags & LABEL_MEM_HELD)))
+		return false;
 	if (f->npids && !has_u32(f->pids, f->npids, l->pid))
 		return false;
 	if (f->ntids && !has_u32(f->tids, f->ntids, l->tid))
@@ -133,7 +136,9 @@ bool filter__keep(const struct filter *f, const struct profile *p, const struct 
 		return false;
 	if (f->reasons && !(f->reasons & (1u << (l->offcpu < 32 ? l->offcpu : 0))))
 		return false;
-	if (f->timed && (time_ns == PROFILE_NO_TIME || time_ns < f->since_ns || time_ns >= f->until_ns))
+	/* What a memory profile holds is as of its end: an interval's, in a window or not. */
+	if (f->timed && !(l->flags & LABEL_MEM_HELD) &&
+	    (time_ns == PROFILE_NO_TIME || time_ns < f->since_ns || time_ns >= f->until_ns))
 		return false;
 	if (f->ran) {
 		uint64_t k = filter__thread_key(l);

@@ -38,6 +38,7 @@ struct filter {
 	bool python_only;       /* --python-only: only Python frames; samples without any go */
 	bool functions;         /* --functions: Python frames by function (line 0), not by line */
 	int time_kind;          /* FILTER_TIME_*: threads' time, asyncio tasks' time (LABEL_TASK) or both */
+	int mem_kind;           /* FILTER_MEM_*: a memory profile's growth, what is held (LABEL_MEM_HELD), or both */
 	/* Threads ((pid << 32 | tid) keys) that ran on a CPU: only their samples
 	 * stay (--exclude-idle, filter_idle.c); NULL: every thread. Not owned. */
 	const struct hashmap *ran;
@@ -47,6 +48,12 @@ enum {
 	FILTER_TIME_ALL = 0,     /* every sample */
 	FILTER_TIME_THREADS = 1, /* threads' time: task time left out (report's table) */
 	FILTER_TIME_TASKS = 2,   /* only asyncio task time (report --tasks) */
+};
+
+enum {
+	FILTER_MEM_ALL = 0,   /* every sample */
+	FILTER_MEM_GROWN = 1, /* memory mapped in while recording */
+	FILTER_MEM_HELD = 2,  /* of that, what is still held at the end */
 };
 
 void filter__init(struct filter *f);

@@ -312,6 +312,16 @@ uint32_t profile__stack(struct profile *p, const uint32_t *frames, uint32_t n)
 	return (uint32_t)*v;
 }
 
+const uint32_t *profile__stack_frames(const struct profile *p, uint32_t stack, uint32_t *n)
+{
+	if (stack >= p->nstacks) {
+		*n = 0;
+		return NULL;
+	}
+	*n = p->stacks[stack]->n;
+	return p->stacks[stack]->frames;
+}
+
 uint64_t profile__stacks_gen(const struct profile *p)
 {
 	return p->stacks_gen;

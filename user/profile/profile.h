@@ -34,6 +34,10 @@ struct frame {
 #define LABEL_GIL_HELD 0x2  /* ... and the thread held it */
 #define LABEL_BASE 0x4      /* report --diff-base: a sample of the base (before) side */
 #define LABEL_TASK 0x8      /* task time of an asyncio task (task_sampler.h), not a thread's time */
+/* A memory profile's (profile_meta.mem_sample_bytes): sample points of
+ * memory still held at the profile's end, as at their growth; an entry
+ * without the flag counts points of growth during the profile. */
+#define LABEL_MEM_HELD 0x10
 
 /* Hashed as bytes: no padding allowed. */
 struct sample_labels {
@@ -58,6 +62,17 @@ struct profile_meta {
 	int64_t start_epoch_ns; /* when recording started, since the epoch */
 	int64_t duration_ns;
 	int wall; /* --mode wall/off-cpu: samples may be off-CPU time; writers show wall time */
+	/* --mode memory: a sample point stands for this many bytes (counts are
+	 * points of memory growth and, LABEL_MEM_HELD, of memory still held);
+	 * 0: a profile of time. */
+	uint64_t mem_sample_bytes;
+	int value_unit; /* enum profile_unit: what a count is (a memory profile's view, mem_view.h) */
+};
+
+enum profile_unit {
+	PROFILE_UNIT_SAMPLES = 0, /* samples, each period_ns of time */
+	PROFILE_UNIT_BYTES,       /* bytes */
+	PROFILE_UNIT_OBJECTS,     /* a count of things (memory's sample points) */
 };
 
 /* A mapped file, as far as it is known: for pprof's mappings. */
@@ -94,6 +109,8 @@ const struct frame *profile__frame_at(const struct profile *p, uint32_t id);
  */
 uint32_t profile__stack(struct profile *p, const uint32_t *frames, uint32_t n);
 uint64_t profile__stacks_gen(const struct profile *p);
+/* The frames of an interned stack (root first), n of them; NULL and 0 for no such stack. */
+const uint32_t *profile__stack_frames(const struct profile *p, uint32_t stack, uint32_t *n);
 /* Add `count` samples of an interned stack, at time_ns (or PROFILE_NO_TIME). */
 void profile__add_stack_at(struct profile *p, const struct sample_labels *l, uint32_t stack, uint32_t count,
 			   uint64_t time_ns);

@@ -34,6 +34,7 @@ struct reader {
 	uint64_t cut;    /* samples cut to PPROF_MAX_DEPTH */
 	uint64_t total;  /* samples counted so far: at most INT64_MAX, as pprof's values */
 	uint64_t splits; /* adds beyond one a sample: counts above UINT32_MAX take several */
+	int held_vi;     /* a memory profile's inuse_objects (the count index is alloc_objects); -1: not one */
 	char *why;
 	size_t whylen;
 	bool failed;
@@ -234,6 +235,19 @@ static int count_index(struct reader *r, bool *by_period)
 		*by_period = true;
 		return cpu;
 	}
+	/* pyebpf's memory profiles: a sample's points are of growth, or of memory still held. */
+	int alloc = -1;
+	for (size_t i = 0; i < pp->n_sample_type; i++) {
+		const char *type = str(r, pp->sample_type[i]->type), *unit = str(r, pp->sample_type[i]->unit);
+
+		if (!strcmp(unit, "count") && !strcmp(type, "alloc_objects"))
+			alloc = (int)i;
+		else if (!strcmp(unit, "count") && !strcmp(type, "inuse_objects"))
+			r->held_vi = (int)i;
+	}
+	if (alloc >= 0 && r->held_vi >= 0)
+		return alloc;
+	r->held_vi = -1;
 	/* A heap or contention profile: its values are not samples of time. */
 	char types[256] = "";
 	for (size_t i = 0; i < pp->n_sample_type && i < 4; i++) {
@@ -242,7 +256,7 @@ static int count_index(struct reader *r, bool *by_period)
 
 		snprintf(types + at, sizeof(types) - at, "%s%.40s/%.40s", i ? ", " : "", type, unit);
 	}
-	fail(r, "not a CPU profile: its sample types are %s (pyebpf reads samples/count or cpu/nanoseconds)", types);
+	fail(r, "not a CPU profile: its sample types are %s (pyebpf reads samples/count, cpu/nanoseconds, or alloc_objects and inuse_objects)", types);
 	return -1;
 }
 
@@ -342,6 +356,10 @@ static void read_samples(struct reader *r, int vi, bool by_period)
 			break;
 		}
 		v = s->value[vi];
+		if (r->held_vi >= 0 && !v && (size_t)r->held_vi < s->n_value && s->value[r->held_vi] > 0) {
+			v = s->value[r->held_vi];
+			l.flags |= LABEL_MEM_HELD;
+		}
 		if (by_period && v > 0) { /* rounded to the nearest period, without overflow */
 			uint64_t u = (uint64_t)v, per = (uint64_t)pp->period;
 
@@ -441,7 +459,12 @@ static struct profile *convert(const Profile *pp, char *why, size_t whylen)
 	m->period_ns = pp->period > 0 ? (uint64_t)pp->period : 0;
 	m->start_epoch_ns = pp->time_nanos;
 	m->duration_ns = pp->duration_nanos;
+	r.held_vi = -1;
 	vi = count_index(&r, &by_period);
+	if (r.held_vi >= 0) { /* its period is bytes a sample point stands for */
+		m->mem_sample_bytes = m->period_ns ? m->period_ns : 1;
+		m->period_ns = 0;
+	}
 	for (size_t i = 0; i < pp->n_sample_type && !r.failed; i++) {
 		const char *type = str(&r, pp->sample_type[i]->type);
 

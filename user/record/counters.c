@@ -30,6 +30,10 @@ static const char *const counter_names[] = {
 	[PYEBPF_CNT_TAKEN_NS] = "nanoseconds of BPF for the timer samples taken",
 	[PYEBPF_CNT_SKIPPED] = "timer ticks skipped while a sample's BPF ran",
 	[PYEBPF_CNT_SKIPPED_LOST] = "timer ticks skipped while a sample's BPF ran, lost (another thread ran next)",
+	[PYEBPF_CNT_MEM_BYTES] = "bytes of anonymous memory the targets mapped in",
+	[PYEBPF_CNT_MEM_TAKEN] = "memory samples taken",
+	[PYEBPF_CNT_MEM_TAKEN_NS] = "nanoseconds of BPF for the memory samples taken",
+	[PYEBPF_CNT_MEM_EVENT_LOST] = "memory given back or moved but not told (ring buffer full): still counted as held",
 };
 _Static_assert(sizeof(counter_names) / sizeof(counter_names[0]) == PYEBPF_CNT__COUNT,
 	       "every enum pyebpf_counter needs its line in counter_names");

@@ -15,6 +15,7 @@
 #include "symbols/kallsyms.h"
 #include "profile/offcpu.h"
 #include "symbols/procs.h"
+#include "record/mem_ledger.h"
 #include "record/processes.h"
 #include "python/symbolize.h"
 #include "python/threadname.h"
@@ -73,6 +74,7 @@ struct ingest {
 	struct ingest_stats stats;
 	uint64_t python_seen; /* processes found to be Python */
 	uint64_t time_base_ns;
+	struct mem_ledger *mem;       /* --mode memory: the memory still held, by the stack it grew under */
 	struct task_sampler *tasks;   /* --mode wall: asyncio tasks; running tasks */
 	struct running_task run_task; /* this sample's, if run_task_set */
 	bool run_task_set;
@@ -113,6 +115,8 @@ struct ingest *ingest__new(struct profile *prof, const struct ingest_config *c, 
 		in->native = native_stacks__new(prof, in->procs, in->py);
 	in->kallsyms_path = c->kallsyms;
 	in->kernel_frames_later = c->kernel_frames_later;
+	if (c->memory)
+		in->mem = mem_ledger__new();
 	if (c->task_period_ns || c->running_tasks) {
 		in->tasks = task_sampler__new(prof);
 		in->task_period_ns = c->task_period_ns;
@@ -132,6 +136,7 @@ void ingest__free(struct ingest *in)
 	processes__free(in->table);
 	pyprocs__free(in->py);
 	task_sampler__free(in->tasks);
+	mem_ledger__free(in->mem);
 	threads__free(in->threads);
 	stack_cache__free(in->stacks);
 	free(in->stack_bits);
@@ -807,8 +812,14 @@ static void ingest_sample(struct ingest *in, const void *data, size_t size)
 	/* Samples the filters leave out are never named. */
 	stack = sample_stack(in, &v, pr, py, nuser, l.offcpu, now);
 	in->run_task_set = false;
-	if (!add_named(in, &l, stack, weight, t, !(v.s->flags & PYEBPF_SAMPLE_OFFCPU)))
+	if (!add_named(in, &l, stack, weight, t, !(v.s->flags & (PYEBPF_SAMPLE_OFFCPU | PYEBPF_SAMPLE_MEM))))
 		return;
+	if ((v.s->flags & PYEBPF_SAMPLE_MEM) && in->mem) {
+		uint32_t n;
+		const uint32_t *frames = profile__stack_frames(in->prof, stack, &n);
+
+		mem_ledger__grow(in->mem, &l, v.s->mem.addr, v.s->mem.points, frames, n);
+	}
 	/* A multiprocessing child: its name, read once its main thread shows it
 	 * (labels from the next sample on; writers use it for the whole pid). */
 	if ((stack_bits(in, stack) & STACK_MP_BOOT) && l.tid == l.pid && py && v.s->tstate &&
@@ -930,6 +941,51 @@ static void exec_event(struct ingest *in, uint32_t pid)
 		python_of(in, pr, now_ns());
 }
 
+/* --mode memory: a target gave memory back or moved it. */
+static void mem_event(struct ingest *in, const void *data, size_t size)
+{
+	const struct pyebpf_mem_event *e = data;
+
+	if (size < sizeof(*e)) {
+		in->stats.bad++;
+		return;
+	}
+	if (!in->mem)
+		return;
+	if (e->op == PYEBPF_MEM_MOVE)
+		mem_ledger__move(in->mem, e->h.pid, e->start, e->len, e->to, e->to_len);
+	else
+		mem_ledger__release(in->mem, e->h.pid, e->start, e->len);
+}
+
+/* Sample points held now, into the profile: at most this many an add. */
+#define HELD_ADD_MAX UINT32_MAX
+
+static void add_held(void *ctx, const struct sample_labels *l, const uint32_t *frames, uint32_t nframes,
+		     uint64_t points)
+{
+	struct ingest *in = ctx;
+	struct sample_labels held = *l;
+
+	held.flags |= LABEL_MEM_HELD;
+	for (; points; points -= points > HELD_ADD_MAX ? HELD_ADD_MAX : points)
+		profile__add(in->prof, &held, frames, nframes, points > HELD_ADD_MAX ? HELD_ADD_MAX : (uint32_t)points);
+}
+
+void ingest__mem_held(struct ingest *in)
+{
+	if (!in->mem)
+		return;
+	mem_ledger__held(in->mem, add_held, in);
+	/* Shown held at their end: the next interval holds none of them. */
+	mem_ledger__drop_exited(in->mem);
+}
+
+const struct mem_ledger *ingest__mem_ledger(const struct ingest *in)
+{
+	return in->mem;
+}
+
 int ingest__event(void *ctx, void *data, size_t size)
 {
 	struct ingest *in = ctx;
@@ -946,10 +1002,17 @@ int ingest__event(void *ctx, void *data, size_t size)
 		ingest_sample(in, data, size);
 		break;
 	case PYEBPF_EVENT_EXEC:
+		if (in->mem) /* a new address space: the old one's memory is gone */
+			mem_ledger__forget(in->mem, h->pid);
 		exec_event(in, h->pid);
 		break;
 	case PYEBPF_EVENT_EXIT:
+		if (in->mem)
+			mem_ledger__exited(in->mem, h->pid);
 		processes__exit(in->table, h->pid, now_ns());
+		break;
+	case PYEBPF_EVENT_MEM:
+		mem_event(in, data, size);
 		break;
 	case PYEBPF_EVENT_BLOCKED: /* a process only off-CPU samples will name: is it Python? */
 	case PYEBPF_EVENT_FORK:    /* a new target: its first waits need its Python stacks */

@@ -45,6 +45,7 @@ struct ingest_config {
 	/* Thread samples get `[task NAME]` above the coroutine of the asyncio
 	 * task their thread runs (3.14+: read by BPF with the sample). */
 	bool running_tasks;
+	bool memory; /* --mode memory: memory samples' growth is kept in a ledger of what is held */
 };
 
 /* A sample named later than this after it was taken is counted late. */
@@ -101,6 +102,12 @@ const struct task_stats *ingest__task_stats(const struct ingest *in);
 /* `pyebpf dump`: every pending task now, one sample each (with running_tasks
  * or task_period_ns). */
 void ingest__tasks_now(struct ingest *in, uint64_t now);
+
+/* --mode memory: the memory held now, into the profile as LABEL_MEM_HELD
+ * entries, untimed (before a profile is written). */
+void ingest__mem_held(struct ingest *in);
+struct mem_ledger;
+const struct mem_ledger *ingest__mem_ledger(const struct ingest *in); /* NULL outside memory mode */
 
 const struct ingest_stats *ingest__stats(const struct ingest *in);
 size_t ingest__processes(const struct ingest *in); /* seen, alive or not */

@@ -26,6 +26,7 @@
 #include "base/outfile.h"
 #include "record/preflight.h"
 #include "profile/filter.h"
+#include "profile/mem_view.h"
 #include "profile/profile.h"
 #include "push/sender.h"
 #include "record/record_push.h"
@@ -128,10 +129,16 @@ static int preflight(struct recorder *r)
 	return 0;
 }
 
-/* Kernel stacks are taken unless no filter would keep them. */
+/* Kernel stacks are taken unless no filter would keep them. A memory
+ * sample's would be the page fault's path, the same every time: none. */
 static bool record_kernel(const struct record_opts *o)
 {
-	return !o->filter.no_kernel && !o->filter.python_only;
+	return !o->filter.no_kernel && !o->filter.python_only && o->mode != MODE_MEMORY;
+}
+
+static bool off_cpu_mode(const struct record_opts *o)
+{
+	return o->mode == MODE_WALL || o->mode == MODE_OFFCPU;
 }
 
 static int open_and_load(struct recorder *r)
@@ -148,8 +155,9 @@ static int open_and_load(struct recorder *r)
 		.ncgroup_ids = r->ncgroup_ids,
 		.verbose = o->verbose,
 		.freq = o->freq,
-		.on_cpu = o->mode != MODE_OFFCPU,
-		.off_cpu = o->mode != MODE_CPU,
+		.on_cpu = o->mode == MODE_CPU || o->mode == MODE_WALL,
+		.off_cpu = off_cpu_mode(o),
+		.mem_sample_bytes = o->mode == MODE_MEMORY ? o->mem_sample_bytes : 0,
 	};
 	struct ingest_config ic = {
 		.filter = &o->filter,
@@ -162,7 +170,8 @@ static int open_and_load(struct recorder *r)
 		.kernel_frames_later = true,
 		.debug_dirs = (const char *const *)o->debug_dirs,
 		.task_period_ns = o->mode == MODE_WALL && !o->no_tasks ? 1000000000ULL / o->freq : 0,
-		.running_tasks = !o->no_tasks,
+		.running_tasks = !o->no_tasks && o->mode != MODE_MEMORY,
+		.memory = o->mode == MODE_MEMORY,
 	};
 	/* For the replay benchmark (bench/replay.sh): a new file, never one that exists. */
 	const char *raw_out = getenv("PYEBPF_RAW_OUT");
@@ -174,7 +183,8 @@ static int open_and_load(struct recorder *r)
 	if (!r->sampler)
 		return -1;
 	r->prof = profile__new();
-	profile__meta(r->prof)->wall = o->mode != MODE_CPU; /* every interval's too */
+	profile__meta(r->prof)->wall = off_cpu_mode(o); /* every interval's too */
+	profile__meta(r->prof)->mem_sample_bytes = o->mode == MODE_MEMORY ? o->mem_sample_bytes : 0;
 	hooks = record_targets__hooks(r->sampler);
 	r->ingest = ingest__new(r->prof, &ic, &hooks);
 	if (raw_out && !(r->raw = fopen(raw_out, "wxe"))) {
@@ -205,10 +215,13 @@ static const char *const mode_note[] = {
 	[MODE_CPU] = "",
 	[MODE_WALL] = ", wall clock: on and off the CPU",
 	[MODE_OFFCPU] = ", off the CPU only",
+	[MODE_MEMORY] = "",
 };
 
 static int start(struct recorder *r)
 {
+	char size[32];
+
 	if (sampler__start(r->sampler, r->opts.freq))
 		return -1;
 	r->start_ns = now_ns();
@@ -222,12 +235,20 @@ static int start(struct recorder *r)
 	r->opts.filter = filter__for_window(&r->opts.filter, r->start_epoch_ns, r->since_epoch_ns, r->until_epoch_ns);
 	if (r->opts.cmd && child__release(&r->child, r->opts.cmd[0]))
 		return -1;
-	fprintf(stderr, "pyebpf: sampling %d CPUs at %llu Hz%s%s\n", sampler__ncpus(r->sampler),
-		(unsigned long long)r->opts.freq, mode_note[r->opts.mode],
-		r->opts.duration > 0 || r->opts.cmd ? "" : "; Ctrl-C to stop");
+	if (r->opts.mode == MODE_MEMORY)
+		fprintf(stderr, "pyebpf: sampling memory growth, a sample every %s on average%s\n",
+			human_bytes(r->opts.mem_sample_bytes, size, sizeof(size)),
+			r->opts.duration > 0 || r->opts.cmd ? "" : "; Ctrl-C to stop");
+	else
+		fprintf(stderr, "pyebpf: sampling %d CPUs at %llu Hz%s%s\n", sampler__ncpus(r->sampler),
+			(unsigned long long)r->opts.freq, mode_note[r->opts.mode],
+			r->opts.duration > 0 || r->opts.cmd ? "" : "; Ctrl-C to stop");
 	record_targets__note(stderr, &r->opts, r->running_at_start);
+	if (r->opts.mode == MODE_MEMORY && !strcmp(sampler__mem_hook(r->sampler), "mm_lru_insertion"))
+		fprintf(stderr, "pyebpf: this kernel refuses fentry: memory growth is seen as pages join the LRU "
+				"lists (tracepoint mm_lru_insertion), a few pages late at times\n");
 	const char *notes[3];
-	for (int i = 0, n = kernel_plan_notes(sampler__plan(r->sampler), r->opts.mode != MODE_CPU, notes); i < n; i++)
+	for (int i = 0, n = kernel_plan_notes(sampler__plan(r->sampler), off_cpu_mode(&r->opts), notes); i < n; i++)
 		fprintf(stderr, "pyebpf: %s\n", notes[i]);
 	return 0;
 }
@@ -242,7 +263,9 @@ static void summary_of(struct recorder *r, uint64_t now, uint64_t *counters, str
 		.cpu_seconds = own_cpu_seconds() - r->setup_cpu,
 		.counters = counters,
 		.ingest = r->ingest,
-		.off_cpu = r->opts.mode != MODE_CPU,
+		.off_cpu = off_cpu_mode(&r->opts),
+		.mem_sample_bytes = r->opts.mode == MODE_MEMORY ? r->opts.mem_sample_bytes : 0,
+		.prof = r->prof,
 	};
 	sampler__switch_stats(r->sampler, &s->switches, &s->switch_bpf_ns);
 	s->timer_stats = !sampler__sample_runs(r->sampler, &s->timer_runs, &s->timer_run_ns);
@@ -273,6 +296,7 @@ static void rate_limit(struct recorder *r, uint64_t now)
 static void next_interval(struct recorder *r, uint64_t now)
 {
 	ingest__name_waiting(r->ingest, true); /* the interval's own samples, in its file */
+	ingest__mem_held(r->ingest);           /* memory mode: what is held at its end, in it too */
 	intervals__write(&r->iv, r->prof, r->opts.freq, now);
 	rate_limit(r, now);
 	intervals__begin(&r->iv, now);
@@ -342,7 +366,7 @@ static int stop(struct recorder *r)
 	/* The stop flush sends every thread still off the CPU with its kernel
 	 * stack at once (10,000 blocked threads: 10,000 samples). Still within
 	 * the recording: what is sampled meanwhile is in its time. */
-	if (r->opts.mode != MODE_CPU && record_kernel(&r->opts))
+	if (off_cpu_mode(&r->opts) && record_kernel(&r->opts))
 		ingest__kernel_symbols(r->ingest);
 	r->elapsed_ns = now_ns() - r->start_ns;
 	ingest__tasks_tick(r->ingest, r->start_ns + r->elapsed_ns); /* the ticks since the last poll */
@@ -394,6 +418,15 @@ static struct profile *one_kind_of_time(const struct profile *p, enum output_for
 	return out;
 }
 
+/* A memory profile's outputs but pprof show one of its four values; NULL for pprof. */
+static struct profile *one_kind_of_memory(const struct profile *p, enum output_format format, enum mem_value v)
+{
+	if (format == FORMAT_PPROF)
+		return NULL;
+	fprintf(stderr, "pyebpf: this output shows %s (--sample-type; a .pb.gz keeps all four)\n", mem_value_name(v));
+	return mem_view(p, v);
+}
+
 static int write_output(struct recorder *r)
 {
 	struct write_opts wo = { .threads = r->opts.threads,
@@ -402,6 +435,7 @@ static int write_output(struct recorder *r)
 				 .title = "pyebpf record" };
 	struct profile_meta *m = profile__meta(r->prof);
 
+	ingest__mem_held(r->ingest); /* memory mode: what is held at the end */
 	if (r->opts.continuous) {
 		/* The last interval too: nothing recorded is lost on stop. */
 		intervals__write(&r->iv, r->prof, r->opts.freq, now_ns());
@@ -418,7 +452,9 @@ static int write_output(struct recorder *r)
 	m->start_epoch_ns = r->start_epoch_ns;
 	m->duration_ns = (int64_t)r->elapsed_ns;
 	FILE *f = outfile__file(&r->out);
-	struct profile *own = one_kind_of_time(r->prof, r->opts.format, r->opts.tasks);
+	struct profile *own = r->opts.mode == MODE_MEMORY
+				      ? one_kind_of_memory(r->prof, r->opts.format, (enum mem_value)r->opts.sample_type)
+				      : one_kind_of_time(r->prof, r->opts.format, r->opts.tasks);
 	int failed;
 
 	if (!f) {

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 #include "record/record_args.h"
+#include "profile/mem_view.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -39,7 +40,14 @@ static const char usage[] =
 	"      --mode MODE         cpu (default): time on a CPU; wall: every thread's time,\n"
 	"                          on a CPU or off it, off-CPU time ending in a frame\n"
 	"                          [off-cpu: REASON] (runqueue, sleep, io, lock, gil, other);\n"
-	"                          off-cpu: only the time off the CPU\n"
+	"                          off-cpu: only the time off the CPU; memory: where resident\n"
+	"                          memory grows, and what of it is still held at the end\n"
+	"      --sample-bytes SIZE memory mode: a sample every SIZE bytes of growth on\n"
+	"                          average (default 512K, as Go's heap profiler)\n"
+	"      --sample-type TYPE  memory mode, outputs other than pprof (which has all\n"
+	"                          four): inuse_space (default: held at the end, by the\n"
+	"                          stack it grew under), alloc_space (all growth),\n"
+	"                          inuse_objects, alloc_objects (in sample points)\n"
 	"      --no-tasks          wall mode, CPython 3.11+: no task time of asyncio tasks\n"
 	"                          (by default each pending task is sampled at -F Hz, its\n"
 	"                          stack its await chain, labelled task time: pprof keeps\n"
@@ -117,6 +125,8 @@ static const struct option long_opts[] = {
 	{ "no-children", no_argument, NULL, 'K' },
 	{ "no-tasks", no_argument, NULL, 'A' },
 	{ "tasks", no_argument, NULL, 'W' },
+	{ "sample-bytes", required_argument, NULL, OPT_RECORD_SAMPLE_BYTES },
+	{ "sample-type", required_argument, NULL, OPT_RECORD_SAMPLE_TYPE },
 	{ "help", no_argument, NULL, 'h' },
 	PUSH_LONG_OPTIONS,
 	FILTER_LONG_OPTIONS,
@@ -154,7 +164,7 @@ static int parse_duration(const char *arg, double *out)
 /* What the options said that only matters once they are all read. */
 struct parse_state {
 	const char *format;
-	bool output_given, rotation_given, stack_size_given;
+	bool output_given, rotation_given, stack_size_given, sample_bytes_given;
 };
 
 int record_args__shared_option(struct record_opts *o, int c, const char *arg)
@@ -176,6 +186,7 @@ int record_args__shared_option(struct record_opts *o, int c, const char *arg)
 				arg, RECORD_MAX_FREQ);
 			return -1;
 		}
+		o->freq_given = true;
 		break;
 	case 'd':
 		if (parse_duration(arg, &o->duration))
@@ -188,8 +199,10 @@ int record_args__shared_option(struct record_opts *o, int c, const char *arg)
 			o->mode = MODE_WALL;
 		} else if (!strcmp(arg, "off-cpu")) {
 			o->mode = MODE_OFFCPU;
+		} else if (!strcmp(arg, "memory")) {
+			o->mode = MODE_MEMORY;
 		} else {
-			err_msg("invalid mode '%s' for --mode (cpu, wall or off-cpu)", arg);
+			err_msg("invalid mode '%s' for --mode (cpu, wall, off-cpu or memory)", arg);
 			return -1;
 		}
 		break;
@@ -277,6 +290,26 @@ static int record_option(struct record_opts *o, int c, const char *arg, struct p
 	case 'N':
 		o->native = true;
 		break;
+	case OPT_RECORD_SAMPLE_BYTES:
+		/* A page is the least growth there is; a point per 1 GiB is none. */
+		if (parse_size(arg, &o->mem_sample_bytes) || o->mem_sample_bytes < 4096 ||
+		    o->mem_sample_bytes > (1ULL << 30)) {
+			err_msg("invalid size '%s' for --sample-bytes (4K to 1G)", arg);
+			return -1;
+		}
+		st->sample_bytes_given = true;
+		break;
+	case OPT_RECORD_SAMPLE_TYPE: {
+		enum mem_value v;
+
+		if (mem_value_parse(arg, &v)) {
+			err_msg("invalid type '%s' for --sample-type (%s)", arg, MEM_VALUE_NAMES);
+			return -1;
+		}
+		o->sample_type = (int)v;
+		o->sample_type_given = true;
+		break;
+	}
 	case 'S': {
 		uint64_t bytes;
 
@@ -345,6 +378,24 @@ int record_args__check_targets(struct record_opts *o)
 	return filter_args__check(&o->filter);
 }
 
+/* --mode memory's options, and the others' that do not apply to it. */
+static int check_memory(struct record_opts *o, const struct parse_state *st)
+{
+	if (o->mode != MODE_MEMORY) {
+		if (st->sample_bytes_given || o->sample_type_given) {
+			err_msg("--sample-bytes and --sample-type need --mode memory");
+			return -1;
+		}
+		return 0;
+	}
+	if (o->freq_given || o->rate_limit) {
+		err_msg("--mode memory samples by bytes of growth, not by time: -F and --rate-limit do not apply "
+			"(--sample-bytes sets its rate)");
+		return -1;
+	}
+	return 0;
+}
+
 /* Options that need or exclude each other, and the output format. */
 static int check_combinations(struct record_opts *o, const struct parse_state *st)
 {
@@ -370,6 +421,8 @@ static int check_combinations(struct record_opts *o, const struct parse_state *s
 		o->max_disk = RECORD_DEFAULT_SPOOL;
 		o->spool_default = true;
 	}
+	if (check_memory(o, st))
+		return -1;
 	if (o->tasks && o->mode != MODE_WALL) {
 		err_msg("--tasks needs --mode wall: asyncio task time is sampled in wall mode");
 		return -1;
@@ -394,6 +447,11 @@ static int check_combinations(struct record_opts *o, const struct parse_state *s
 	if (st->format ? output_format_from_name(st->format, &o->format)
 		       : output_format_from_path(o->output, &o->format))
 		return -1;
+	if (o->mode == MODE_MEMORY && o->format != FORMAT_PPROF && o->format != FORMAT_FOLDED &&
+	    o->format != FORMAT_SVG && o->format != FORMAT_SPEEDSCOPE) {
+		err_msg("--mode memory writes pprof, folded, SVG or speedscope: timelines and heat maps are of time");
+		return -1;
+	}
 	if (o->tasks && o->format == FORMAT_PPROF) {
 		err_msg("pprof keeps asyncio task time apart already (sample type task_wall): --tasks is for the other "
 			"outputs");
@@ -411,6 +469,7 @@ void record_args__defaults(struct record_opts *o)
 	o->output = RECORD_DEFAULT_OUTPUT;
 	o->interval = RECORD_DEFAULT_INTERVAL;
 	o->stack_size = RECORD_DEFAULT_STACK_SIZE;
+	o->mem_sample_bytes = RECORD_DEFAULT_SAMPLE_BYTES;
 }
 
 static int parse(int argc, char **argv, struct record_opts *o)

@@ -17,6 +17,7 @@ enum record_mode {
 	MODE_CPU = 0, /* time on a CPU (the timer samples running threads) */
 	MODE_WALL,    /* time alive: on a CPU, and off it (blocked, waiting) with the reason */
 	MODE_OFFCPU,  /* only the time off the CPU */
+	MODE_MEMORY,  /* where resident memory grows (anonymous memory mapped in), and what of it is held */
 };
 
 struct record_opts {
@@ -29,6 +30,10 @@ struct record_opts {
 	char **cmd;            /* -- CMD ARGS...: NULL-terminated, points into argv */
 	uint64_t freq;         /* -F, Hz */
 	enum record_mode mode; /* --mode */
+	bool freq_given;       /* -F was given */
+	uint64_t mem_sample_bytes;  /* --sample-bytes: --mode memory's sampling, one point per this many bytes */
+	int sample_type;            /* --sample-type: enum mem_value, what a memory profile's other outputs show */
+	bool sample_type_given;
 	double duration;       /* -d, seconds; 0: until stopped */
 	const char *output;    /* -o */
 	enum output_format format;
@@ -59,6 +64,8 @@ struct record_opts {
 /* Option codes of record's and top's long options that have no letter. */
 enum record_opt {
 	OPT_RECORD_POD = 1200,
+	OPT_RECORD_SAMPLE_BYTES,
+	OPT_RECORD_SAMPLE_TYPE,
 };
 
 #define RECORD_DEFAULT_FREQ 99
@@ -66,6 +73,9 @@ enum record_opt {
 #define RECORD_DEFAULT_OUTPUT "pyebpf.folded"
 #define RECORD_DEFAULT_INTERVAL 60.0
 #define RECORD_DEFAULT_STACK_SIZE 32768
+/* Go's heap profiler's rate (runtime.MemProfileRate): a busy allocating
+ * program sends a few hundred samples a second (bench/memory.sh). */
+#define RECORD_DEFAULT_SAMPLE_BYTES (512 * 1024)
 #define RECORD_DEFAULT_SPOOL (1ULL << 30) /* --max-disk when pushing and none is given */
 
 /* 0: run; 1: help was printed (exit 0); -1: one error line was printed (exit 2);

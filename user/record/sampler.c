@@ -31,6 +31,7 @@
 #include "base/util.h"
 
 #define MAX_CPUS 4096
+#define MEM_HOOK_LRU "mm_lru_insertion" /* memory_hook()'s tracepoint */
 /*
  * The ring buffer holds what the CPUs send while the reader is busy (a
  * pprof written at an interval's end, a large binary's symbols read, a
@@ -48,6 +49,10 @@
 #define RING_SECONDS_DIVISOR 4 /* a quarter second */
 #define OFFCPU_RECORDS_PER_TICK 4
 #define RINGBUF_MIN (1u << 20)
+/* --mode memory has no timer: its samples come as fast as memory grows (at
+ * the default rate a program mapping 1 GB/s sends 2,000 a second), planned
+ * as that many records a CPU and "tick" of the assumed rate. */
+#define MEM_RECORDS_PER_TICK 2
 /* The fixed per-CPU sizes' at 128 CPUs (256 KiB and 1 MiB a CPU), which held
  * 0.8 s of 50-frame Python stacks there at 99 Hz (bench/replay.sh soak): no
  * host up to 128 CPUs gets a larger ring than those gave. */
@@ -69,7 +74,8 @@ static uint64_t ringbuf_record_max(const struct sampler_config *c)
 static uint32_t ringbuf_bytes(const struct sampler_config *c, int ncpus)
 {
 	uint64_t hz = c->freq ? c->freq : RINGBUF_ASSUMED_HZ;
-	uint64_t per_tick = (c->on_cpu ? 1 : 0) + (c->off_cpu ? OFFCPU_RECORDS_PER_TICK : 0);
+	uint64_t per_tick = (c->on_cpu ? 1 : 0) + (c->off_cpu ? OFFCPU_RECORDS_PER_TICK : 0) +
+			    (c->mem_sample_bytes ? MEM_RECORDS_PER_TICK : 0);
 	uint64_t want = (uint64_t)ncpus * hz * per_tick * ringbuf_record_max(c) / RING_SECONDS_DIVISOR;
 	uint32_t max = c->ustack_copy ? RINGBUF_MAX_NATIVE : RINGBUF_MAX, size = RINGBUF_MIN;
 
@@ -106,6 +112,8 @@ struct sampler {
 	struct bpf_link *fork_link, *exec_link, *exit_link;
 	struct bpf_link *switch_link;      /* --mode wall/off-cpu */
 	struct bpf_link *switch_done_link; /* its finish_task_switch kprobe, where there is no task work */
+	struct bpf_link *mem_links[9];     /* --mode memory: the growth hook, the syscalls that give back */
+	const char *mem_hook;              /* the kernel function memory growth is seen in; NULL: none */
 	struct kernel_plan plan;
 	char switch_done[200]; /* finish_task_switch's name in kallsyms */
 	bool on_cpu, off_cpu;
@@ -220,6 +228,43 @@ static void probe_kernel(struct kernel_features *k, bool off_cpu, char *switch_d
 			 probe_switch_done(switch_done, len);
 }
 
+/* Does this kernel let a program run at fentry of fn? Some refuse fentry
+ * altogether (no ftrace direct calls, or a policy), with EPERM at load. */
+static bool fentry_allowed(const char *fn)
+{
+	/* r0 = 0; exit */
+	const struct bpf_insn insns[] = { { .code = 0xb7 }, { .code = 0x95 } };
+	int id = libbpf_find_vmlinux_btf_id(fn, BPF_TRACE_FENTRY), fd, link;
+	LIBBPF_OPTS(bpf_prog_load_opts, o, .expected_attach_type = BPF_TRACE_FENTRY);
+
+	if (id < 0)
+		return false;
+	o.attach_btf_id = (uint32_t)id;
+	fd = bpf_prog_load(BPF_PROG_TYPE_TRACING, "pyebpf_probe", "GPL", insns, 2, &o);
+	if (fd < 0)
+		return false;
+	link = bpf_link_create(fd, 0, BPF_TRACE_FENTRY, NULL);
+	if (link >= 0)
+		close(link);
+	close(fd);
+	return link >= 0;
+}
+
+/*
+ * Where --mode memory sees growth: at fentry of the function that maps a
+ * new anonymous page in (Linux 6.3 on, and before), else (fentry refused)
+ * at the tracepoint where it joins the LRU lists. NULL: none of them.
+ */
+static const char *memory_hook(void)
+{
+	static const char *const fentries[] = { "folio_add_new_anon_rmap", "page_add_new_anon_rmap" };
+
+	for (size_t i = 0; i < sizeof(fentries) / sizeof(fentries[0]); i++)
+		if (fentry_allowed(fentries[i]))
+			return fentries[i];
+	return libbpf_find_vmlinux_btf_id("mm_lru_insertion", BPF_TRACE_RAW_TP) >= 0 ? MEM_HOOK_LRU : NULL;
+}
+
 static int add_cgroups(struct sampler *s, const struct sampler_config *c)
 {
 	uint8_t one = 1;
@@ -283,6 +328,20 @@ fail:
 	return NULL;
 }
 
+/* --mode memory: the syscalls that give memory back or move it, as they begin and end. */
+#define MEM_SYSCALL_PROGS 8
+
+static struct bpf_program *mem_syscall_prog(struct sampler *s, size_t i)
+{
+	struct bpf_program *v[MEM_SYSCALL_PROGS] = {
+		s->skel->progs.on_munmap,	s->skel->progs.on_munmap_done, s->skel->progs.on_madvise,
+		s->skel->progs.on_madvise_done, s->skel->progs.on_brk,	       s->skel->progs.on_brk_done,
+		s->skel->progs.on_mremap,	s->skel->progs.on_mremap_done,
+	};
+
+	return v[i];
+}
+
 static int load(struct sampler *s, const struct sampler_config *c)
 {
 	uint32_t slots, ring = ringbuf_bytes(c, s->ncpus_possible);
@@ -318,6 +377,17 @@ static int load(struct sampler *s, const struct sampler_config *c)
 	bpf_program__set_autoload(s->skel->progs.on_switch_done, s->plan.wall == WALL_KPROBE);
 	bpf_program__set_autoload(s->skel->progs.flush_offcpu, c->off_cpu && s->plan.flush);
 	bpf_program__set_autoload(s->skel->progs.dump_threads, c->dump);
+	s->skel->rodata->mem_sample_bytes = c->mem_sample_bytes;
+	bpf_program__set_autoload(s->skel->progs.on_anon_folio,
+				  c->mem_sample_bytes && s->mem_hook && !strcmp(s->mem_hook, "folio_add_new_anon_rmap"));
+	bpf_program__set_autoload(s->skel->progs.on_anon_page,
+				  c->mem_sample_bytes && s->mem_hook && !strcmp(s->mem_hook, "page_add_new_anon_rmap"));
+	bpf_program__set_autoload(s->skel->progs.on_lru_add,
+				  c->mem_sample_bytes && s->mem_hook && !strcmp(s->mem_hook, MEM_HOOK_LRU));
+	for (size_t i = 0; i < MEM_SYSCALL_PROGS; i++)
+		bpf_program__set_autoload(mem_syscall_prog(s, i), c->mem_sample_bytes);
+	bpf_map__set_autocreate(s->skel->maps.mem_calls, c->mem_sample_bytes);
+	bpf_map__set_autocreate(s->skel->maps.mem_left, c->mem_sample_bytes);
 	bpf_map__set_autocreate(s->skel->maps.off_tasks, c->off_cpu && s->plan.build != BPF_BUILD_COMPAT);
 	bpf_map__set_autocreate(s->skel->maps.task_targets, c->off_cpu && s->plan.build != BPF_BUILD_COMPAT);
 	bpf_map__set_autocreate(s->skel->maps.off_since_by_tid, c->off_cpu && s->plan.build == BPF_BUILD_COMPAT);
@@ -371,6 +441,32 @@ static int attach_switch(struct sampler *s)
 	return 0;
 }
 
+/* The growth hook, then the syscalls. */
+static int attach_memory(struct sampler *s)
+{
+	struct bpf_program *grow = !strcmp(s->mem_hook, MEM_HOOK_LRU)		     ? s->skel->progs.on_lru_add
+				   : !strcmp(s->mem_hook, "folio_add_new_anon_rmap") ? s->skel->progs.on_anon_folio
+										     : s->skel->progs.on_anon_page;
+
+	s->mem_links[0] = bpf_program__attach(grow);
+	if (!s->mem_links[0]) {
+		err_msg("--mode memory: cannot attach to %s: %s", s->mem_hook, strerror(errno));
+		return -1;
+	}
+	for (size_t i = 0; i < MEM_SYSCALL_PROGS; i++) {
+		struct bpf_program *p = mem_syscall_prog(s, i);
+
+		s->mem_links[i + 1] = bpf_program__attach(p);
+		if (!s->mem_links[i + 1]) {
+			err_msg("--mode memory: cannot attach %s: %s (the kernel's syscall tracepoints, "
+				"CONFIG_FTRACE_SYSCALLS)",
+				bpf_program__section_name(p), strerror(errno));
+			return -1;
+		}
+	}
+	return 0;
+}
+
 static int attach(struct sampler *s, bool dump)
 {
 	if (dump)
@@ -383,6 +479,8 @@ static int attach(struct sampler *s, bool dump)
 		return -1;
 	}
 	if (s->off_cpu && attach_switch(s))
+		return -1;
+	if (s->mem_hook && attach_memory(s))
 		return -1;
 ring:
 	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.events), bounded_event, s, NULL);
@@ -427,6 +525,12 @@ struct sampler *sampler__new(const struct sampler_config *c, sampler_event_fn fn
 		err_msg("%s", why);
 		goto fail;
 	}
+	if (c->mem_sample_bytes && !(s->mem_hook = memory_hook())) {
+		err_msg("--mode memory needs fentry on folio_add_new_anon_rmap (Linux 6.3 on) or "
+			"page_add_new_anon_rmap, or the tracepoint mm_lru_insertion, in the kernel's BTF: this kernel "
+			"has none of them");
+		goto fail;
+	}
 	if (c->dump && (!k.task_from_pid || s->plan.build == BPF_BUILD_COMPAT)) {
 		err_msg("dump needs a sleepable task iterator and bpf_task_from_pid (Linux 6.2 or later)");
 		goto fail;
@@ -453,6 +557,8 @@ void sampler__free(struct sampler *s)
 	bpf_link__destroy(s->exit_link);
 	bpf_link__destroy(s->switch_link);
 	bpf_link__destroy(s->switch_done_link);
+	for (size_t i = 0; i < sizeof(s->mem_links) / sizeof(s->mem_links[0]); i++)
+		bpf_link__destroy(s->mem_links[i]);
 	ring_buffer__free(s->rb);
 	sample_bpf__destroy(s->skel);
 	if (s->stats_fd >= 0)
@@ -738,6 +844,11 @@ void sampler__stop(struct sampler *s)
 {
 	close_perf(s);
 	flush_offcpu(s);
+}
+
+const char *sampler__mem_hook(const struct sampler *s)
+{
+	return s->mem_hook;
 }
 
 int sampler__ncpus(const struct sampler *s)

@@ -32,6 +32,9 @@ struct sampler_config {
 	bool on_cpu;  /* the timer samples running threads (--mode cpu, wall) */
 	bool off_cpu; /* the switch hooks weigh time off the CPU (--mode wall, off-cpu) */
 	bool dump;    /* `pyebpf dump`: only the dump iterator (sampler__dump), no tracepoints */
+	/* --mode memory: a sample every this many bytes of anonymous memory the
+	 * targets map in, on average (bpf/memory.bpf.c); 0: not this mode. */
+	uint64_t mem_sample_bytes;
 };
 
 /* Called with each record read from the ring buffer. */
@@ -54,6 +57,9 @@ int sampler__start(struct sampler *s, uint64_t freq);
  * samples follow in the ring buffer: drain it next). */
 void sampler__stop(struct sampler *s);
 int sampler__ncpus(const struct sampler *s); /* CPUs sampled */
+/* --mode memory: where growth is seen (a kernel function at fentry, or the
+ * tracepoint "mm_lru_insertion" where fentry is refused); NULL in other modes. */
+const char *sampler__mem_hook(const struct sampler *s);
 /* The build of the BPF programs this kernel took, and how --mode wall sends its samples. */
 const struct kernel_plan *sampler__plan(const struct sampler *s);
 

@@ -1,7 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 #include "record/summary.h"
 
+#include <stdlib.h>
+#include <string.h>
+
 #include "record/counters.h"
+#include "record/mem_ledger.h"
+#include "base/escape.h"
+#include "base/util.h"
 
 uint64_t summary_lost(const uint64_t *counters)
 {
@@ -72,12 +78,75 @@ static void bpf_cost(FILE *f, const struct record_summary *s)
 			(unsigned long long)s->timer_runs);
 }
 
+/* Processes whose growth is told one by one; the rest are summed. */
+#define MEM_PROCS_LISTED 10
+
+static int by_growth(const void *a, const void *b)
+{
+	const struct mem_proc *x = a, *y = b;
+
+	return x->grown != y->grown ? (x->grown < y->grown ? 1 : -1) : (x->pid > y->pid) - (x->pid < y->pid);
+}
+
+/*
+ * --mode memory: what grew, what went back, what is held, from the samples
+ * (each point stands for mem_sample_bytes), beside the exact bytes BPF
+ * counted mapped in; per process, the largest growth first.
+ */
+static void memory_summary(FILE *f, const struct record_summary *s, const struct profile *p)
+{
+	const struct mem_ledger *m = ingest__mem_ledger(s->ingest);
+	uint64_t grown = 0, returned = 0, n = s->mem_sample_bytes;
+	char a[32], b[32], c[32], d[32], name[64];
+	struct mem_proc *v;
+	size_t np;
+
+	if (!m)
+		return;
+	const struct mem_proc *procs = mem_ledger__procs(m, &np);
+	v = xcalloc(np + 1, sizeof(*v));
+	memcpy(v, procs, np * sizeof(*v));
+	for (size_t i = 0; i < np; i++) {
+		grown += v[i].grown;
+		returned += v[i].returned;
+	}
+	fprintf(f,
+		"pyebpf: memory: the targets mapped in %s of anonymous memory; sampled every %s: %s grew, %s of it "
+		"went back, %s held at the end (a process that ended: at its end)\n",
+		human_bytes(s->counters[PYEBPF_CNT_MEM_BYTES], a, sizeof(a)), human_bytes(n, b, sizeof(b)),
+		human_bytes(grown * n, c, sizeof(c)), human_bytes(returned * n, d, sizeof(d)),
+		human_bytes((grown - returned) * n, name, sizeof(name)));
+	qsort(v, np, sizeof(*v), by_growth);
+	for (size_t i = 0; i < np && i < MEM_PROCS_LISTED && v[i].grown; i++)
+		fprintf(f, "pyebpf: memory: pid %u %s: %s grew, %s went back, %s held%s\n", v[i].pid,
+			text_escape(profile__str_at(p, v[i].comm), name, sizeof(name)),
+			human_bytes(v[i].grown * n, a, sizeof(a)), human_bytes(v[i].returned * n, b, sizeof(b)),
+			human_bytes((v[i].grown - v[i].returned) * n, c, sizeof(c)), v[i].exited ? " at its end" : "");
+	if (np > MEM_PROCS_LISTED)
+		fprintf(f, "pyebpf: memory: and %zu more processes\n", np - MEM_PROCS_LISTED);
+	free(v);
+}
+
 void summary_print(FILE *f, const struct record_summary *s)
 {
 	const struct ingest_stats *st = ingest__stats(s->ingest);
 
 	size_t nprocs = ingest__processes(s->ingest);
 
+	if (s->mem_sample_bytes) {
+		fprintf(f, "pyebpf: %llu memory samples from %zu process%s (%llu Python) in %.1f s, %llu lost\n",
+			(unsigned long long)st->samples, nprocs, nprocs == 1 ? "" : "es",
+			(unsigned long long)ingest__python_processes(s->ingest), (double)s->elapsed_ns / 1e9,
+			(unsigned long long)summary_lost(s->counters));
+		memory_summary(f, s, s->prof);
+		fprintf(f, "pyebpf: cost: pyebpf %.3f s CPU while recording", s->cpu_seconds);
+		if (s->counters[PYEBPF_CNT_MEM_TAKEN])
+			fprintf(f, ", BPF %.2f us per sample taken",
+				(double)s->counters[PYEBPF_CNT_MEM_TAKEN_NS] / 1e3 /
+					(double)s->counters[PYEBPF_CNT_MEM_TAKEN]);
+		fputc('\n', f);
+		goto counters;
+	}
 	fprintf(f, "pyebpf: %llu samples from %zu process%s (%llu Python) in %.1f s (%llu Hz on %d CPUs), %llu lost\n",
 		(unsigned long long)samples_of(st), nprocs, nprocs == 1 ? "" : "es",
 		(unsigned long long)ingest__python_processes(s->ingest), (double)s->elapsed_ns / 1e9,
@@ -108,9 +177,11 @@ void summary_print(FILE *f, const struct record_summary *s)
 				(double)s->switch_bpf_ns / (double)s->switches);
 		fputc('\n', f);
 	}
+counters:
 	for (int i = 1; i < PYEBPF_CNT__COUNT; i++)
 		if (s->counters[i] && i != PYEBPF_CNT_OFFCPU && i != PYEBPF_CNT_TAKEN && i != PYEBPF_CNT_TAKEN_NS &&
-		    i != PYEBPF_CNT_SKIPPED && i != PYEBPF_CNT_SKIPPED_LOST)
+		    i != PYEBPF_CNT_SKIPPED && i != PYEBPF_CNT_SKIPPED_LOST && i != PYEBPF_CNT_MEM_BYTES &&
+		    i != PYEBPF_CNT_MEM_TAKEN && i != PYEBPF_CNT_MEM_TAKEN_NS)
 			fprintf(f, "pyebpf: %s: %llu\n", counter_name((enum pyebpf_counter)i),
 				(unsigned long long)s->counters[i]);
 	if (st->no_symbol)

@@ -26,6 +26,8 @@ struct record_summary {
 	uint64_t switches;        /* context switches the off-CPU hooks saw */
 	uint64_t switch_bpf_ns;   /* their BPF time (with PYEBPF_BPF_STATS=1), else 0 */
 	const struct ingest *ingest;
+	uint64_t mem_sample_bytes; /* --mode memory: bytes a sample point stands for; 0: another mode */
+	const struct profile *prof; /* its strings name the processes */
 };
 
 /* Samples lost in BPF (ring buffer full, no scratch buffer). */

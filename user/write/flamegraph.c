@@ -182,6 +182,7 @@ struct drawer {
 	struct tree *t;
 	FILE *out;
 	uint64_t total;
+	int unit;     /* enum profile_unit: what a count is */
 	double scale; /* pixels per sample */
 	int height;
 	size_t drawn;
@@ -209,7 +210,14 @@ static void draw_node(struct drawer *d, uint32_t id, double x, struct pending *p
 	colour(d->t, n, fill, sizeof(fill));
 	fprintf(d->out, "<g><title>");
 	xml_text(d->out, d->buf);
-	fprintf(d->out, " (%" PRIu64 " samples, %.2f%%", n->total, 100.0 * n->total / d->total);
+	if (d->unit == PROFILE_UNIT_BYTES) { /* a memory profile's view */
+		char size[32];
+
+		fprintf(d->out, " (%s, %.2f%%", human_bytes(n->total, size, sizeof(size)), 100.0 * n->total / d->total);
+	} else {
+		fprintf(d->out, " (%" PRIu64 " %s, %.2f%%", n->total,
+			d->unit == PROFILE_UNIT_OBJECTS ? "sample points" : "samples", 100.0 * n->total / d->total);
+	}
 	if (d->t->diff)
 		fprintf(d->out, "; before %" PRIu64 " samples, %.2f%%; %+.2f points", n->base,
 			d->t->v[0].base ? 100.0 * n->base / d->t->v[0].base : 0.0, change(d->t, n));
@@ -395,7 +403,7 @@ static double max_change(const struct tree *t, double scale)
 int flamegraph__write(const struct profile *p, const struct flamegraph_opts *o, FILE *out)
 {
 	struct tree t = { .p = p, .diff = o->diff };
-	struct drawer d = { .t = &t, .out = out };
+	struct drawer d = { .t = &t, .out = out, .unit = profile__meta_of(p)->value_unit };
 	const char *title = o->title ? o->title : "pyebpf";
 
 	build(&t, o);

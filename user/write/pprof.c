@@ -319,7 +319,16 @@ static void samples_build(struct builder *b, const struct profile_meta *m, struc
 		s->n_location_id = e.nframes;
 		s->location_id = o->location_ids;
 		s->value = &so->values[so->nentries * 4];
-		if (b->o->only) {
+		if (m->mem_sample_bytes) { /* memory: growth, or what is still held */
+			bool held = e.labels.flags & LABEL_MEM_HELD;
+			int64_t points = (int64_t)e.count, bytes = (int64_t)(e.count * m->mem_sample_bytes);
+
+			s->n_value = 4;
+			s->value[0] = held ? 0 : points;
+			s->value[1] = held ? 0 : bytes;
+			s->value[2] = held ? points : 0;
+			s->value[3] = held ? bytes : 0;
+		} else if (b->o->only) {
 			s->n_value = 1;
 			s->value[0] = ns;
 		} else {
@@ -361,7 +370,15 @@ static void header_build(struct builder *b, const struct profile_meta *m, Profil
 	 * recorded (Pyroscope also tells a wall profile by it). */
 	bool tasks = m->wall && has_tasks(b->p);
 
-	if (b->o->only) { /* a push: one kind of time, as Pyroscope's profile types name it */
+	if (m->mem_sample_bytes) { /* as Go's heap profiles: the last, inuse_space, is what viewers show first */
+		prof->n_sample_type = 4;
+		prof->sample_type = xcalloc(4, sizeof(*prof->sample_type));
+		prof->sample_type[0] = value_type(b, "alloc_objects", "count");
+		prof->sample_type[1] = value_type(b, "alloc_space", "bytes");
+		prof->sample_type[2] = value_type(b, "inuse_objects", "count");
+		prof->sample_type[3] = value_type(b, "inuse_space", "bytes");
+		prof->period_type = value_type(b, "space", "bytes");
+	} else if (b->o->only) { /* a push: one kind of time, as Pyroscope's profile types name it */
 		const char *kind = b->o->only == PPROF_ONLY_CPU ? "cpu" : "wall";
 
 		prof->n_sample_type = 1;
@@ -379,7 +396,7 @@ static void header_build(struct builder *b, const struct profile_meta *m, Profil
 			prof->sample_type[tasks ? 3 : 2] = value_type(b, "wall", "nanoseconds");
 		prof->period_type = value_type(b, m->wall ? "wall" : "cpu", "nanoseconds");
 	}
-	prof->period = (int64_t)m->period_ns;
+	prof->period = (int64_t)(m->mem_sample_bytes ? m->mem_sample_bytes : m->period_ns);
 	prof->time_nanos = m->start_epoch_ns;
 	prof->duration_nanos = m->duration_ns;
 	prof->comment = xcalloc(ncomments + 1, sizeof(*prof->comment));

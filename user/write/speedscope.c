@@ -63,7 +63,9 @@ static size_t busiest_thread(const struct timed_entry *v, size_t n)
 
 int speedscope__write(const struct profile *p, FILE *out)
 {
-	uint64_t period_ns = profile__meta_of(p)->period_ns;
+	/* A memory profile's view counts bytes (or sample points), not periods of time. */
+	int unit = profile__meta_of(p)->value_unit;
+	uint64_t period_ns = unit == PROFILE_UNIT_SAMPLES ? profile__meta_of(p)->period_ns : 1;
 	size_t n = 0, nframes = profile__nframes(p);
 	struct timed_entry *v = timed_entries(p, &n);
 	int64_t *index = xmalloc((nframes + 1) * sizeof(*index)); /* frame id → shared index */
@@ -121,8 +123,8 @@ int speedscope__write(const struct profile *p, FILE *out)
 		snprintf(name + len, sizeof(name) - len, ": %s [tid %u]",
 			 profile__str_at(p, thread_names__of(names, &v[i].e.labels)), v[i].e.labels.tid);
 		json_str(out, name);
-		fprintf(out, ",\"unit\":\"nanoseconds\",\"startValue\":0,\"endValue\":%" PRIu64 ",\"samples\":[",
-			total);
+		fprintf(out, ",\"unit\":\"%s\",\"startValue\":0,\"endValue\":%" PRIu64 ",\"samples\":[",
+			unit == PROFILE_UNIT_BYTES ? "bytes" : unit == PROFILE_UNIT_OBJECTS ? "none" : "nanoseconds", total);
 		for (size_t k = i; k < end; k++) {
 			fputs(k > i ? ",[" : "[", out);
 			for (uint32_t j = 0; j < v[k].e.nframes; j++) /* root first */

@@ -304,10 +304,21 @@ int top__print(const struct profile *p, size_t limit, FILE *out)
 	}
 	fprintf(out, "%7s %7s %9s %9s  %s\n", "SELF%", "TOTAL%", "SELF", "TOTAL", "FUNCTION");
 	/* Names come from the profiled processes: no control character reaches the terminal. */
-	for (size_t i = 0; i < n && i < limit; i++)
-		fprintf(out, "%6.1f%% %6.1f%% %9" PRIu64 " %9" PRIu64 "  %s\n",
-			total ? 100.0 * rows[i].self / total : 0.0, total ? 100.0 * rows[i].total / total : 0.0,
-			rows[i].self, rows[i].total, text_escape(rows[i].name, name, sizeof(name)));
+	for (size_t i = 0; i < n && i < limit; i++) {
+		char self[32], all[32];
+
+		/* A memory profile's view counts bytes: said as sizes. */
+		if (profile__meta_of(p)->value_unit == PROFILE_UNIT_BYTES) {
+			human_bytes(rows[i].self, self, sizeof(self));
+			human_bytes(rows[i].total, all, sizeof(all));
+		} else {
+			snprintf(self, sizeof(self), "%" PRIu64, rows[i].self);
+			snprintf(all, sizeof(all), "%" PRIu64, rows[i].total);
+		}
+		fprintf(out, "%6.1f%% %6.1f%% %9s %9s  %s\n", total ? 100.0 * rows[i].self / total : 0.0,
+			total ? 100.0 * rows[i].total / total : 0.0, self, all,
+			text_escape(rows[i].name, name, sizeof(name)));
+	}
 more:
 	if (n > limit)
 		fprintf(out, "(%zu more functions; --top N shows more)\n", n - limit);

@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * A memory profile (--mode memory: profile_meta.mem_sample_bytes) holds
+ * two kinds of sample points, memory grown and memory still held
+ * (LABEL_MEM_HELD), and each point stands for a number of bytes. pprof
+ * keeps them as Go's heap profiles name them (alloc_objects, alloc_space,
+ * inuse_objects, inuse_space); every other output shows one of them,
+ * --sample-type's, as a profile of its own whose counts are bytes (or
+ * points, for the _objects types).
+ */
+#ifndef PYEBPF_MEM_VIEW_H
+#define PYEBPF_MEM_VIEW_H
+
+#include "profile/profile.h"
+
+enum mem_value {
+	MEM_INUSE_SPACE = 0, /* bytes still held at the end, by the stack they grew under (the default) */
+	MEM_ALLOC_SPACE,     /* bytes mapped in while recording */
+	MEM_INUSE_OBJECTS,   /* the same two in sample points */
+	MEM_ALLOC_OBJECTS,
+};
+
+#define MEM_VALUE_NAMES "inuse_space, alloc_space, inuse_objects or alloc_objects"
+
+/* --sample-type NAME: 0, or -1 when it names none. */
+int mem_value_parse(const char *name, enum mem_value *v);
+const char *mem_value_name(enum mem_value v);
+
+/* The one kind of value v of memory profile p, as a new profile (counts in
+ * bytes or points, meta.value_unit saying which). */
+struct profile *mem_view(const struct profile *p, enum mem_value v);
+
+#endif
