@@ -143,10 +143,11 @@ int BPF_PROG(on_anon_page, struct page *page, struct vm_area_struct *vma, unsign
  * that forbids them), the same growth seen where each new folio joins the
  * LRU lists: anonymous (its mapping's low bit), its size, and its address
  * (an anonymous folio's index is its address in pages, until an mremap
- * moves it). The kernel adds small folios in per-CPU batches of up to 15,
- * so a page may be seen a few pages late, in the thread that fills the
- * batch; a folio put back after reclaim or migration joins again and is
- * counted again.
+ * moves it). The kernel adds small folios in per-CPU batches (15 or 31
+ * of them), so a page may be seen a few pages late, in the thread that
+ * fills the batch (the last pages of one function's growth charged to the
+ * next that grows); a folio put back after reclaim or migration joins again
+ * and is counted again.
  */
 SEC("tp_btf/mm_lru_insertion")
 int BPF_PROG(on_lru_add, struct folio *folio)
@@ -154,9 +155,16 @@ int BPF_PROG(on_lru_add, struct folio *folio)
 	unsigned long mapping = (unsigned long)BPF_CORE_READ(folio, mapping);
 	struct task_struct *task = current_task();
 
+	__u64 bytes;
+
 	if (!(mapping & 1) || (BPF_CORE_READ(task, flags) & 0x00200000 /* PF_KTHREAD */))
 		return 0;
-	return grown(ctx, NULL, BPF_CORE_READ(folio, index) << 12, folio_bytes(folio));
+	bytes = folio_bytes(folio);
+	/* A small folio unmapped while it waited in the batch (its
+	 * _mapcount back at -1): given back already, not grown. */
+	if (bytes == 4096 && BPF_CORE_READ(folio, _mapcount.counter) < 0)
+		return 0;
+	return grown(ctx, NULL, BPF_CORE_READ(folio, index) << 12, bytes);
 }
 
 /* ---- memory given back or moved ------------------------------------------
