@@ -114,7 +114,7 @@ Test(container_watch, restart_same_path_new_inode)
 	cr_assert_eq(ev[1].old_cgroup, 0);
 	cr_assert_eq(ev[1].new_cgroup, second);
 	cr_assert_str_eq(ev[1].line,
-			 "container web (aaaa11110123) started again after 0.0 s (a new cgroup): recording it");
+			 "container web (aaaa11110123) started again within 0.25 s (a new cgroup): recording it");
 
 	/* A gap: gone at one look, back at the same path at a later one (no full look needed). */
 	spare_dir();

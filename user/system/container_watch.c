@@ -19,7 +19,8 @@ struct watched {
 	struct container_match m; /* the container now (or last): id, name, directory, cgroup id */
 	uint64_t old_cgroup;      /* the cgroup it had when it went */
 	bool present;             /* m.dir holds m.cgroup_id */
-	uint64_t gone_ns;         /* when it was seen gone */
+	uint64_t seen_ns;         /* the last look that found it */
+	uint64_t gone_ns;         /* the look that found it gone */
 	uint64_t next_check_ns;   /* the next stat of m.dir */
 	uint64_t next_find_ns;    /* the next container_find(), while gone */
 };
@@ -80,8 +81,10 @@ void container_watch__begin(struct container_watch *w, uint64_t start_ns, bool e
 	w->start_ns = start_ns;
 	w->ends = ends;
 	w->ev = xcalloc(2 * w->n + 1, sizeof(*w->ev));
-	for (size_t i = 0; i < w->n; i++)
+	for (size_t i = 0; i < w->n; i++) {
+		w->v[i].seen_ns = start_ns;
 		w->v[i].next_check_ns = start_ns + CONTAINER_WATCH_CHECK_NS;
+	}
 }
 
 /* "web (5b84082deb38)", or "5b84082deb38" unnamed: escaped, the name comes from a runtime's state. */
@@ -133,18 +136,24 @@ static void back(struct container_watch *w, struct watched *t, const struct cont
 	bool same = !strcmp(m->id, t->m.id);
 	struct container_event *e = event(w, same ? CONTAINER_BACK : CONTAINER_NEW);
 	char who[4 * CONTAINER_NAME_MAX + 32];
-	double after = (double)(now - t->gone_ns) / 1e9;
+	char when[48];
 
+	/* Gone and back between two looks: it was away for less than the time between them. */
+	if (now == t->gone_ns)
+		snprintf(when, sizeof(when), "within %.2f s", (double)(now - t->seen_ns) / 1e9);
+	else
+		snprintf(when, sizeof(when), "after %.1f s", (double)(now - t->gone_ns) / 1e9);
 	e->new_cgroup = m->cgroup_id;
 	shown(&t->m, who, sizeof(who));
 	if (same)
-		snprintf(e->line, sizeof(e->line), "container %s started again after %.1f s%s: recording it", who,
-			 after, m->cgroup_id != t->old_cgroup ? " (a new cgroup)" : "");
+		snprintf(e->line, sizeof(e->line), "container %s started again %s%s: recording it", who, when,
+			 m->cgroup_id != t->old_cgroup ? " (a new cgroup)" : "");
 	else
-		snprintf(e->line, sizeof(e->line),
-			 "container %s is back as a new container %.12s after %.1f s: recording it", who, m->id, after);
+		snprintf(e->line, sizeof(e->line), "container %s is back as a new container %.12s %s: recording it",
+			 who, m->id, when);
 	t->m = *m;
 	t->present = true;
+	t->seen_ns = now;
 	t->next_check_ns = now + CONTAINER_WATCH_CHECK_NS;
 }
 
@@ -179,8 +188,10 @@ static void check(struct container_watch *w, struct watched *t, uint64_t now)
 		t->next_check_ns = now + CONTAINER_WATCH_CHECK_NS;
 		id = dir_cgroup(t->m.dir);
 		if (t->present) {
-			if (id == t->m.cgroup_id)
+			if (id == t->m.cgroup_id) {
+				t->seen_ns = now;
 				return;
+			}
 			went(w, t, now);
 			/* Replaced between two looks: already back, in a new cgroup. */
 			back_in_place(w, t, id, now);
