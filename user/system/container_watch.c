@@ -68,7 +68,7 @@ void container_watch__add(struct container_watch *w, const char *arg, const stru
 	 * an id, or the start of one, for that container alone: a new container whose id starts the
 	 * same way is another's. */
 	snprintf(t->follow, sizeof(t->follow), "%s",
-		 m->name[0] && !strcmp(a, m->name) && strcmp(a, m->id) ? m->name : m->id);
+		 m->name[0] && !strcmp(a, m->name) && strcmp(a, m->id) != 0 ? m->name : m->id);
 }
 
 size_t container_watch__count(const struct container_watch *w)
