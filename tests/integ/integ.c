@@ -44,7 +44,7 @@ static double hang_limit(double timeout_s)
 	return scale >= 1 && scale <= 100 ? timeout_s * scale : timeout_s;
 }
 
-static char *slurp(const char *path)
+char *file_text(const char *path)
 {
 	FILE *f = fopen(path, "r");
 	char *buf;
@@ -119,7 +119,7 @@ void wait_for_text(const char *path, const char *text, double timeout_s)
 	double end = mono() + timeout_s;
 
 	for (;;) {
-		char *s = slurp(path);
+		char *s = file_text(path);
 		int found = strstr(s, text) != NULL;
 
 		free(s);
@@ -148,8 +148,8 @@ void run(const char *const argv[], double timeout_s, struct run_result *r)
 	pid = start(argv, out, err);
 	r->status = wait_exit(pid, timeout_s);
 	r->seconds = mono() - t0;
-	r->out = slurp(out);
-	r->err = slurp(err);
+	r->out = file_text(out);
+	r->err = file_text(err);
 	unlink(out);
 	unlink(err);
 }

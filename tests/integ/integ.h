@@ -30,6 +30,8 @@ pid_t spawn_capture(const char *const argv[], const char *err_path);
 /* Wait for pid (killed after timeout_s); its exit code or 128 + signal. */
 int wait_exit(pid_t pid, double timeout_s);
 void kill_wait(pid_t pid);
+/* The text of a file (malloc'd; "" when it cannot be read). */
+char *file_text(const char *path);
 /* Wait until the file at path contains text. */
 void wait_for_text(const char *path, const char *text, double timeout_s);
 /* What pyebpf prints on stderr once it samples. */

@@ -6,10 +6,10 @@
  * file, bad JSON, an id that is not its directory's).
  */
 #include "unit.h"
+#include "fake_tree.h"
 
 #include <fcntl.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <sys/stat.h>
 
 #include "base/util.h"
@@ -47,61 +47,6 @@
 
 static char root[64], cg[64], pods[64], outside[64];
 
-static void mkdir_p(const char *path)
-{
-	char buf[PATH_MAX];
-
-	snprintf(buf, sizeof(buf), "%s", path);
-	for (char *p = buf + 1; *p; p++)
-		if (*p == '/') {
-			*p = '\0';
-			mkdir(buf, 0755);
-			*p = '/';
-		}
-	mkdir(buf, 0755);
-}
-
-static const char *at(const char *base, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static const char *at(const char *base, const char *fmt, ...)
-{
-	static char bufs[4][PATH_MAX];
-	static int next;
-	char *b = bufs[next++ % 4];
-	va_list ap;
-	int n = snprintf(b, PATH_MAX, "%s/", base);
-
-	va_start(ap, fmt);
-	vsnprintf(b + n, PATH_MAX - (size_t)n, fmt, ap);
-	va_end(ap);
-	return b;
-}
-
-/* text into path, its directories made. */
-static void put(const char *path, const char *text)
-{
-	char dir[PATH_MAX];
-	FILE *f;
-
-	snprintf(dir, sizeof(dir), "%s", path);
-	*strrchr(dir, '/') = '\0';
-	mkdir_p(dir);
-	f = fopen(path, "w");
-	cr_assert(f, "%s", path);
-	fputs(text, f);
-	fclose(f);
-}
-
-static void docker_config(const char *data_root, const char *dir_id, const char *id, const char *name, bool running)
-{
-	char text[1024];
-
-	snprintf(text, sizeof(text),
-		 "{\"StreamConfig\":{},\"State\":{\"Running\":%s,\"Pid\":%d},\"ID\":\"%s\",\"Path\":\"python3\","
-		 "\"Name\":\"/%s\",\"Driver\":\"overlay2\"}",
-		 running ? "true" : "false", running ? 4242 : 0, id, name);
-	put(at(root, "%s/containers/%s/config.v2.json", data_root, dir_id), text);
-}
-
 static void build(void)
 {
 	char text[2048];
@@ -114,17 +59,17 @@ static void build(void)
 	cr_assert(mkdtemp(root) && mkdtemp(cg) && mkdtemp(pods) && mkdtemp(outside));
 
 	/* docker: the default data root, and daemon.json's behind an absolute symlink (resolved in the root). */
-	docker_config("var/lib/docker", ID_WEB, ID_WEB, "web", true);
-	docker_config("var/lib/docker", ID_DB, ID_DB, "db", true);
-	docker_config("var/lib/docker", ID_OLD, ID_OLD, "old", false);
+	docker_config(root, "var/lib/docker", ID_WEB, ID_WEB, "web", true);
+	docker_config(root, "var/lib/docker", ID_DB, ID_DB, "db", true);
+	docker_config(root, "var/lib/docker", ID_OLD, ID_OLD, "old", false);
 	put(at(root, "etc/docker/daemon.json"), "{\"data-root\": \"/srv/docker\", \"debug\": false}");
 	mkdir_p(at(root, "srv"));
 	cr_assert_eq(symlink("/data/docker", at(root, "srv/docker")), 0);
-	docker_config("data/docker", ID_SRV, ID_SRV, "srv1", true);
-	docker_config("var/lib/docker/100000.100000", ID_REMAP, ID_REMAP, "remapped", false);
-	docker_config("var/lib/docker/volumes", ID_OLD, ID_OLD, "notremapped", false);
+	docker_config(root, "data/docker", ID_SRV, ID_SRV, "srv1", true);
+	docker_config(root, "var/lib/docker/100000.100000", ID_REMAP, ID_REMAP, "remapped", false);
+	docker_config(root, "var/lib/docker/volumes", ID_OLD, ID_OLD, "notremapped", false);
 	/* Hostile entries. */
-	docker_config("var/lib/docker", "not-an-id", ID_DB, "notanid", true);
+	docker_config(root, "var/lib/docker", "not-an-id", ID_DB, "notanid", true);
 	put(at(outside, "linked.json"), "{\"ID\":\"" ID_LINK "\",\"Name\":\"/linked\"}");
 	mkdir_p(at(root, "var/lib/docker/containers/" ID_LINK));
 	cr_assert_eq(symlink(at(outside, "linked.json"),
@@ -132,13 +77,13 @@ static void build(void)
 		     0);
 	mkdir_p(at(root, "var/lib/docker/containers/" ID_FIFO));
 	cr_assert_eq(mkfifo(at(root, "var/lib/docker/containers/" ID_FIFO "/config.v2.json"), 0600), 0);
-	docker_config("var/lib/docker", ID_HUGE, ID_HUGE, "huge", true);
+	docker_config(root, "var/lib/docker", ID_HUGE, ID_HUGE, "huge", true);
 	fd = open(at(root, "var/lib/docker/containers/" ID_HUGE "/config.v2.json"), O_WRONLY);
 	cr_assert(fd >= 0 && ftruncate(fd, 5 << 20) == 0);
 	close(fd);
 	put(at(root, "var/lib/docker/containers/" ID_BAD "/config.v2.json"),
 	    "{\"ID\":\"" ID_BAD "\",\"Name\":\"/bad\"");
-	docker_config("var/lib/docker", ID_MISMATCH, ID_WEB, "mismatch", true);
+	docker_config(root, "var/lib/docker", ID_MISMATCH, ID_WEB, "mismatch", true);
 
 	/* podman: containers.json, --rm's volatile list, --transient-store's under the run root. */
 	snprintf(text, sizeof(text),

@@ -111,6 +111,8 @@ void live_format_status(const struct live_status *s, char *buf, size_t size)
 		append(buf, size, ", BPF %.2f%% of the CPUs", s->bpf_pct);
 	if (s->paused)
 		append(buf, size, " | PAUSED");
+	if (s->note && *s->note)
+		append(buf, size, " | %s", s->note);
 }
 
 const char live_keys_help[] = "keys: s self  t total  a last/since start  l lines/functions  p process  "

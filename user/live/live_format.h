@@ -37,6 +37,7 @@ struct live_status {
 	double own_cpu_pct; /* pyebpf's CPU over the last interval, % of one core */
 	double bpf_pct;     /* BPF's time over the last interval, % of the CPUs sampled; < 0: unknown */
 	bool paused;
+	const char *note; /* a container gone or back, escaped by its maker; NULL or "": none */
 };
 
 /* The widest FUNCTION of rows (as escaped), at least 8 and at most max. */

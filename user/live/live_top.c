@@ -35,6 +35,7 @@ struct top {
 	struct live_top_opts o;
 	uint64_t *cgroup_ids;
 	size_t ncgroup_ids;
+	struct container_watch *watch; /* --container: each followed across restarts, waited for when gone */
 	struct sampler *sampler;
 	struct profile *prof; /* the current interval's samples, cleared at each tick */
 	struct ingest *ingest;
@@ -48,6 +49,8 @@ struct top {
 	uint64_t tick_bpf_ns;       /* BPF time at the last tick */
 	struct live_status st;
 	char targets[512];
+	char note[sizeof(((struct container_event *)0)->line)]; /* on the screen: a container's last going or coming */
+	uint64_t note_until_ns;                                 /* 0: shown until the next one */
 };
 
 static volatile sig_atomic_t exiting;
@@ -96,10 +99,9 @@ static int preflight(struct top *t)
 		err_msg("needs root, or CAP_BPF and CAP_PERFMON (try: sudo pyebpf top ...)");
 		return -1;
 	}
-	return preflight_targets(o->pids, o->npids) || preflight_cgroups(o, &t->cgroup_ids, &t->ncgroup_ids) ||
-			       preflight_rate(o->freq)
-		       ? -1
-		       : 0;
+	if (preflight_targets(o->pids, o->npids) || preflight_cgroups(o, &t->cgroup_ids, &t->ncgroup_ids, &t->watch))
+		return -1;
+	return preflight_rate(o->freq);
 }
 
 static int open_and_load(struct top *t)
@@ -203,6 +205,7 @@ static void draw(struct top *t)
 
 	live_screen__size(&rows, &cols);
 	t->st.paused = t->paused;
+	t->st.note = t->note;
 	live_screen__begin();
 	live_format_status(&t->st, line, sizeof(line));
 	live_screen__line(y++, line, LIVE_BOLD);
@@ -291,6 +294,32 @@ static bool done(struct top *t, uint64_t now)
 	return o->no_children || !sampler__targets_alive(t->sampler);
 }
 
+/* How long the screen shows that a container came back. */
+#define NOTE_NS (10 * 1000000000ULL)
+
+/* --container: a restarted or recreated container's new cgroup into the targets. Its lines go to
+ * stderr, or onto the screen's status line (a line on stderr would tear the screen); true: redraw. */
+static bool follow_containers(struct top *t, uint64_t now)
+{
+	size_t n;
+	const struct container_event *ev = record_targets__follow(t->sampler, t->watch, now, &n);
+
+	for (size_t i = 0; i < n; i++) {
+		if (!t->screen) {
+			fprintf(stderr, "pyebpf: %s\n", ev[i].line);
+			continue;
+		}
+		snprintf(t->note, sizeof(t->note), "%s", ev[i].line);
+		t->note_until_ns = ev[i].kind == CONTAINER_STOPPED ? 0 : now + NOTE_NS;
+	}
+	if (t->note_until_ns && now >= t->note_until_ns) {
+		t->note[0] = '\0';
+		t->note_until_ns = 0;
+		return true;
+	}
+	return n > 0;
+}
+
 static int poll_loop(struct top *t)
 {
 	while (!exiting) {
@@ -307,6 +336,8 @@ static int poll_loop(struct top *t)
 			break;
 		}
 		ingest__gc(t->ingest, now);
+		if (t->watch)
+			redraw |= follow_containers(t, now);
 		if (now - t->tick_ns >= TICK_NS) {
 			tick(t, now);
 			redraw = !t->paused;
@@ -392,6 +423,7 @@ static void top_free(struct top *t)
 	profile__free(t->prof);
 	live_table__free(t->table);
 	free(t->cgroup_ids);
+	container_watch__free(t->watch);
 	live_top_args__free(&t->o);
 }
 
@@ -414,6 +446,9 @@ int live_top_main(int argc, char **argv)
 		goto out;
 	t.start_ns = t.tick_ns = now_ns();
 	t.tick_cpu = t.setup_cpu = own_cpu_seconds();
+	/* top waits for a container that is gone: a live view of one that comes back later. */
+	if (t.watch)
+		container_watch__begin(t.watch, t.start_ns, false);
 	ingest__set_time_base(t.ingest, t.start_ns);
 	if (!t.screen)
 		fprintf(stderr, "pyebpf: sampling %d CPUs at %llu Hz; one table %s\n", sampler__ncpus(t.sampler),

@@ -21,7 +21,7 @@ static const char usage[] = "Usage: pyebpf top [-p PID[,PID...] | --comm NAME | 
 			    "      --cgroup PATH       only tasks in this cgroup v2 or below it (repeatable)\n"
 			    "      --container NAME    only this container, by its name (docker's, podman's,\n"
 			    "                          nerdctl's), its id or the id's start (4+ hex digits;\n"
-			    "                          any runtime's; repeatable)\n"
+			    "                          any runtime's; repeatable), followed across restarts\n"
 			    "      --pod NS/NAME       every container of this Kubernetes pod on this node\n"
 			    "                          (kubelet's /var/log/pods and cgroups; repeatable)\n"
 			    "\n"

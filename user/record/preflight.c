@@ -15,6 +15,7 @@
 
 #include "system/cgroups.h"
 #include "system/container_find.h"
+#include "system/container_watch.h"
 #include "system/pod_find.h"
 #include "system/proc_tree.h"
 #include "base/util.h"
@@ -121,13 +122,14 @@ static void add_id(uint64_t **ids, size_t *n, size_t *cap, uint64_t id)
 	(*ids)[(*n)++] = id;
 }
 
-int preflight_cgroups(const struct record_opts *o, uint64_t **ids, size_t *n)
+int preflight_cgroups(const struct record_opts *o, uint64_t **ids, size_t *n, struct container_watch **watch)
 {
 	char mount[1024], dir[4096], why[2048];
 	size_t cap = 0;
 
 	*ids = NULL;
 	*n = 0;
+	*watch = NULL;
 	if (!o->ncgroups && !o->ncontainers && !o->npods)
 		return 0;
 	if (cgroup2_mount("/proc/mounts", mount, sizeof(mount))) {
@@ -157,6 +159,9 @@ int preflight_cgroups(const struct record_opts *o, uint64_t **ids, size_t *n)
 			return -1;
 		}
 		add_id(ids, n, &cap, m.cgroup_id);
+		if (!*watch)
+			*watch = container_watch__new(&container_sources_host, mount);
+		container_watch__add(*watch, o->container_ids[i], &m);
 	}
 	for (size_t i = 0; i < o->npods; i++) {
 		struct pod_match *pods;

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "record/record_args.h"
+#include "system/container_watch.h"
 
 /* Root, or CAP_BPF and CAP_PERFMON (or CAP_SYS_ADMIN) in the effective set. */
 bool preflight_privileged(void);
@@ -21,8 +22,9 @@ int preflight_rate(uint64_t freq);
 int preflight_targets(const uint32_t *pids, size_t n);
 /* --continuous DIR: made if missing, and proven writable. */
 int preflight_dir(const char *dir);
-/* --cgroup, --container and --pod to cgroup v2 ids (*ids allocated; NULL when none given). */
-int preflight_cgroups(const struct record_opts *o, uint64_t **ids, size_t *n);
+/* --cgroup, --container and --pod to cgroup v2 ids (*ids allocated; NULL when none given); the
+ * containers into *watch, which follows them (NULL without --container; the caller frees it). */
+int preflight_cgroups(const struct record_opts *o, uint64_t **ids, size_t *n, struct container_watch **watch);
 /* Is any of the -p processes still running (not a zombie)? */
 bool targets_alive(const uint32_t *pids, size_t n);
 

@@ -34,6 +34,7 @@
 #include "record/record_targets.h"
 #include "record/sampler.h"
 #include "record/summary.h"
+#include "system/container_watch.h"
 #include "base/util.h"
 
 #define STATUS_INTERVAL_NS (500 * 1000000ULL)
@@ -43,6 +44,7 @@ struct recorder {
 	struct record_opts opts;
 	uint64_t *cgroup_ids; /* --cgroup / --container, resolved */
 	size_t ncgroup_ids;
+	struct container_watch *watch; /* --container: each followed across restarts */
 	struct sampler *sampler;
 	struct profile *prof;
 	struct ingest *ingest;
@@ -116,7 +118,7 @@ static int preflight(struct recorder *r)
 		err_msg("needs root, or CAP_BPF and CAP_PERFMON (try: sudo pyebpf record ...)");
 		return -1;
 	}
-	if (preflight_targets(o->pids, o->npids) || preflight_cgroups(o, &r->cgroup_ids, &r->ncgroup_ids) ||
+	if (preflight_targets(o->pids, o->npids) || preflight_cgroups(o, &r->cgroup_ids, &r->ncgroup_ids, &r->watch) ||
 	    preflight_rate(o->freq))
 		return -1;
 	if (o->continuous ? preflight_dir(o->continuous) : outfile__open(&r->out, o->output))
@@ -218,6 +220,13 @@ static const char *const mode_note[] = {
 	[MODE_MEMORY] = "",
 };
 
+/* Containers are the only targets, so their exit is the recording's end (as -p's
+ * is); a --continuous recording waits for them, and other targets go on. */
+static bool containers_end(const struct record_opts *o)
+{
+	return !o->continuous && !o->npids && !o->cmd && !o->filter.ncomms && !o->ncgroups && !o->npods;
+}
+
 static int start(struct recorder *r)
 {
 	char size[32];
@@ -225,6 +234,8 @@ static int start(struct recorder *r)
 	if (sampler__start(r->sampler, r->opts.freq))
 		return -1;
 	r->start_ns = now_ns();
+	if (r->watch)
+		container_watch__begin(r->watch, r->start_ns, containers_end(&r->opts));
 	r->start_epoch_ns = epoch_now_ns();
 	r->setup_cpu = own_cpu_seconds();
 	intervals__begin(&r->iv, r->start_ns);
@@ -304,7 +315,19 @@ static void next_interval(struct recorder *r, uint64_t now)
 	r->opts.filter = filter__for_window(&r->opts.filter, r->iv.epoch_ns, r->since_epoch_ns, r->until_epoch_ns);
 }
 
-/* Why to stop, other than a signal: -d elapsed, the command or every -p process ended. */
+/* --container: a restarted or recreated container's new cgroup into the targets, and a line
+ * for each going and coming (the status line cleared first: it has no newline). */
+static void follow_containers(struct recorder *r, uint64_t now, bool tty)
+{
+	size_t n;
+	const struct container_event *ev = record_targets__follow(r->sampler, r->watch, now, &n);
+
+	for (size_t i = 0; i < n; i++)
+		fprintf(stderr, "%spyebpf: %s\n", tty ? "\r\033[K" : "", ev[i].line);
+}
+
+/* Why to stop, other than a signal: -d elapsed, the command or every -p process ended, every
+ * --container exited. */
 static bool done(struct recorder *r, uint64_t now)
 {
 	const struct record_opts *o = &r->opts;
@@ -312,6 +335,8 @@ static bool done(struct recorder *r, uint64_t now)
 	if (o->duration > 0 && now - r->start_ns >= (uint64_t)(o->duration * 1e9))
 		return true;
 	if (r->opts.cmd && child__exited(&r->child))
+		return true;
+	if (r->watch && container_watch__ended(r->watch))
 		return true;
 	if (!o->npids || targets_alive(o->pids, o->npids))
 		return false;
@@ -331,6 +356,8 @@ static int poll_loop(struct recorder *r)
 		if (sampler__poll(r->sampler, POLL_MS))
 			return -1;
 		now = now_ns();
+		if (r->watch)
+			follow_containers(r, now, tty);
 		if (done(r, now))
 			break;
 		ingest__gc(r->ingest, now);
@@ -483,6 +510,7 @@ static void recorder_free(struct recorder *r)
 	ingest__free(r->ingest);
 	profile__free(r->prof);
 	free(r->cgroup_ids);
+	container_watch__free(r->watch);
 	outfile__abort(&r->out);
 	record_args__free(&r->opts);
 	cleanup_out = NULL;

@@ -92,3 +92,14 @@ void record_targets__note(FILE *f, const struct record_opts *o, size_t running)
 		fprintf(f, "pyebpf: what -p's pids start from now on is profiled too (--no-children: only the "
 			   "pids given)\n");
 }
+
+const struct container_event *record_targets__follow(struct sampler *s, struct container_watch *w, uint64_t now,
+						     size_t *n)
+{
+	const struct container_event *ev = container_watch__tick(w, now, n);
+
+	for (size_t i = 0; i < *n; i++)
+		if (ev[i].old_cgroup || ev[i].new_cgroup)
+			sampler__swap_cgroup(s, ev[i].old_cgroup, ev[i].new_cgroup);
+	return ev;
+}

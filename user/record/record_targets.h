@@ -13,6 +13,7 @@
 #include "record/ingest.h"
 #include "record/record_args.h"
 #include "record/sampler.h"
+#include "system/container_watch.h"
 
 /* --comm without -p, a command or -a: the names are the targets (BPF's
  * exec and fork hooks add processes of those names as they appear). */
@@ -34,5 +35,10 @@ void record_targets__note(FILE *f, const struct record_opts *o, size_t running);
 /* What ingest asks of the sampler s while recording (record, top): a Python
  * process found or gone, threads beyond the BPF walk to index. */
 struct ingest_hooks record_targets__hooks(struct sampler *s);
+
+/* --container followed: what changed since the last call (*n events), applied to the sampler's target
+ * cgroups (a failed update is one error line), for the caller to say. */
+const struct container_event *record_targets__follow(struct sampler *s, struct container_watch *w, uint64_t now,
+						     size_t *n);
 
 #endif

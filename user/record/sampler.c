@@ -580,6 +580,28 @@ int sampler__add_target(struct sampler *s, uint32_t pid)
 	return 0;
 }
 
+int sampler__swap_cgroup(struct sampler *s, uint64_t old_id, uint64_t new_id)
+{
+	uint8_t one = 1;
+
+	/* Out first: the map has room for a fixed number. A gone cgroup's id that
+	 * is not there (ENOENT) is what was wanted anyway. */
+	if (old_id && bpf_map__delete_elem(s->skel->maps.target_cgroups, &old_id, sizeof(old_id), 0) &&
+	    errno != ENOENT) {
+		err_msg("cannot take a cgroup out of the targets: %s", strerror(errno));
+		return -1;
+	}
+	if (!new_id)
+		return 0;
+	if (bpf_map__update_elem(s->skel->maps.target_cgroups, &new_id, sizeof(new_id), &one, 1, BPF_ANY)) {
+		err_msg("cannot add a cgroup to the targets: %s", strerror(errno));
+		return -1;
+	}
+	/* Tasks of the new cgroup asked before it was a target kept "no" with it (bpf/offcpu.bpf.h). */
+	s->skel->bss->targets_gen++;
+	return 0;
+}
+
 bool sampler__targets_alive(struct sampler *s)
 {
 	uint32_t key, next, *prev = NULL;

@@ -48,6 +48,8 @@ struct sampler *sampler__new(const struct sampler_config *c, sampler_event_fn fn
 void sampler__free(struct sampler *s); /* accepts NULL */
 
 int sampler__add_target(struct sampler *s, uint32_t pid);
+/* --container followed: old_id out of the target cgroups, new_id in (either 0: none); -1 after one error line. */
+int sampler__swap_cgroup(struct sampler *s, uint64_t old_id, uint64_t new_id);
 /* Is any process of the target map (the pids given and those followed) alive? */
 bool sampler__targets_alive(struct sampler *s);
 /* Start sampling every online CPU at freq Hz (again: closes the old events
