@@ -3,7 +3,7 @@
 # side by side with memray (`memray run`, the memory profiler a user would
 # pick instead), in one run, interleaved (this machine is noisy: read the
 # medians and ratios):
-#   bash bench/memory.sh [ROUNDS] [SIZE]      (default 5 rounds, SIZE 4500: ~3 min)
+#   bash bench/memory.sh [ROUNDS] [SIZE]      (default 5 rounds, SIZE 4500: ~2.5 min)
 # The program: bench/memload.py SIZE, a dict/list builder (small records,
 # lists of small objects, strings, 64 KiB-1 MiB buffers; a quarter kept in a
 # pool that is halved when full, so its resident memory grows to ~130 MB and
@@ -20,11 +20,16 @@
 # and finish left out), by its CPU time over the same work (which leaves out
 # other programs and the hypervisor taking the CPU; the kernel counts
 # pyebpf's BPF time, run in the program's page faults, to the program), and
-# end to end (from the command to its exit: pyebpf's BPF set-up and pprof
-# writing, memray's import and capture file included). For pyebpf: its own
-# CPU (the run's user + system time less the program's process's; in
-# brackets what its summary says it spent while recording), its summary's
-# BPF time per sample taken, samples taken and lost (the sums over ROUNDS).
+# end to end (from the command to its exit: pyebpf's BPF set-up, detaching
+# and pprof writing, memray's import and capture file included). For pyebpf:
+# its own CPU (the run's user + system time less the program's process's,
+# less the same difference alone; in brackets what its summary says it spent
+# while recording), its summary's BPF time per sample taken, samples taken
+# and lost (the sums over ROUNDS); then, from one more run attached to the
+# program, its whole BPF time from the kernel's statistics (per sample and as
+# a share of the program's CPU: the summary's figure times only the samples
+# taken; the page hook runs on every process's pages, so the program's part
+# of it too), and a last line of ratios.
 # memray, from the package registry into a venv in the cache, once:
 #   /var/cache/pyebpf/peers/memray-venv (MEMRAY_VENV to move it).
 # Results go to stdout.
@@ -78,6 +83,10 @@ run() {
 		'/^memload: / {print $4, $7, e2e, run, $(NF-1)}' "$tmp/out" >>"$tmp/t.$tool"
 }
 
+# The run's CPU (its children's included) less the program's process's
+# (getrusage before the interpreter's finalization): the tool's own, and
+# the program's finalization and exit, which the alone runs tell.
+own() { awk '{print $4 - $5}' "$tmp/t.$1" | median; }
 median() { sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 col() { cut -d' ' -f"$1" "$2"; }           # column K of FILE
 last() { tail -n1 "$tmp/t.$1" | cut -d' ' -f"$2"; } # column K of TOOL's last run
@@ -95,11 +104,48 @@ for i in $(seq "$ROUNDS"); do
 			a=$(echo "$before" | cut -d' ' -f$k) b=$(echo "$after" | cut -d' ' -f$k)
 			echo "$(last "$tool" $k) / (($a + $b) / 2)" | bc -l >>"$tmp/ratio.$tool.$k"
 		done
-		# the tool's own CPU: the run's (its children's included) less the program's process's
-		echo "$(last "$tool" 4) - $(last "$tool" 5)" | bc -l >>"$tmp/own.$tool"
 	done
 	echo "round $i/$ROUNDS done" >&2
 done
+
+# pyebpf's whole BPF time, from the kernel's statistics (pyebpf turns them
+# on): the summary's "us per sample taken" times the samples taken, but its
+# page hook runs on every page the program gains, sampled or not, and the
+# munmap/brk/madvise/mremap hooks on each call. Once, attached (-p) for 4 s
+# to a long run of the program: the run time of pyebpf's BPF programs (its
+# file descriptors' fdinfo, read every 50 ms until they close) over the
+# program's CPU time meanwhile (its schedstat: the BPF time, run in its page
+# faults, is in it). The page hook runs on every process's pages (it keeps
+# the targets' in BPF): its runs are the machine's, its time a little more
+# than the program's share. Writes "BPF_NS PROGRAM_NS HOOK_RUNS SAMPLES MAPPED".
+bpf_whole() {
+	local prog rec r last="0 0 0" cpu0=
+	"$PYTHON" bench/memload.py 1000000 >/dev/null & # stopped once pyebpf is done
+	prog=$!
+	sleep 0.5
+	"$PYEBPF" record --mode memory -p $prog -d 4 -o "$tmp/a.pb.gz" 2>"$tmp/a.err" &
+	rec=$!
+	while kill -0 $rec 2>/dev/null; do
+		if [ -z "$cpu0" ] && grep -q 'pyebpf: sampling' "$tmp/a.err"; then
+			cpu0=$(cut -d' ' -f1 /proc/$prog/schedstat)
+		fi
+		# total run time, the busiest program's runs (the page hook), the program's CPU
+		r=$(awk '/^run_time_ns:/ {t += $2} /^run_cnt:/ && $2 > n {n = $2} END {print t + 0, n + 0}' \
+			/proc/$rec/fdinfo/* 2>/dev/null || true)
+		r+=" $(cut -d' ' -f1 /proc/$prog/schedstat 2>/dev/null || echo 0)"
+		# kept while it grows: the fds close one by one as pyebpf stops
+		[ -n "$cpu0" ] && [ "${r%% *}" -gt "${last%% *}" ] 2>/dev/null && last=$r
+		sleep 0.05
+	done
+	wait $rec
+	kill $prog 2>/dev/null || true
+	wait $prog 2>/dev/null || true
+	read -r bns runs cpu1 <<<"$last"
+	echo "$bns $((cpu1 - cpu0)) $runs $(grep -o '[0-9]* memory samples' "$tmp/a.err" | cut -d' ' -f1)" \
+		"$(grep -o 'mapped in [0-9.]* [KMG]iB' "$tmp/a.err" | cut -d' ' -f3-)" >"$tmp/whole"
+	grep -E 'cost:' "$tmp/a.err" | grep -o 'BPF [0-9.]* us' | cut -d' ' -f2 >"$tmp/whole.summary"
+}
+bpf_whole
 
 pct() { printf '%+.2f%%' "$(echo "($1 - 1) * 100" | bc -l)"; }
 # A column of ratios: "MEDIAN% (MIN% to MAX%)", the spread of the rounds.
@@ -117,7 +163,7 @@ for tool in pyebpf memray; do
 		taken=$(grep -o '[0-9]* memory samples' "$tmp/cost" | awk '{s+=$1} END {print s+0}')
 		lost=$(grep -o ', [0-9]* lost' "$tmp/cost" | awk '{s+=$2} END {print s+0}')
 		own=$(printf '%.3f s CPU (%s s while recording), BPF %s us/sample, %s samples, %s lost' \
-			"$(median <"$tmp/own.pyebpf")" "$rec" "$bpf" "$taken" "$lost")
+			"$(echo "$(own pyebpf) - $(own alone)" | bc -l)" "$rec" "$bpf" "$taken" "$lost")
 	else
 		own=$(printf 'in the program: %.3f s CPU more than alone; capture file %s kB' \
 			"$(echo "$(col 4 "$tmp/t.memray" | median) - $(col 4 "$tmp/t.alone" | median)" | bc -l)" \
@@ -128,7 +174,18 @@ for tool in pyebpf memray; do
 		"$(slow "$tmp/ratio.$tool.2")" "$(col 3 "$tmp/t.$tool" | median)" \
 		"$(slow "$tmp/ratio.$tool.3")" "$own"
 done
+read -r bns pns runs wtaken mapped <"$tmp/whole"
+tus=$(cat "$tmp/whole.summary")
+# The program's part: the samples' time (the summary's) and of the rest the
+# share of its pages among the hook's runs (the program's pages: what the
+# summary says it mapped in, in 4 KiB pages).
+pages=$(echo "$mapped" | awk '{print int($1 * ($2 == "GiB" ? 2^30 : $2 == "MiB" ? 2^20 : 2^10) / 4096)}')
+mine=$(echo "$wtaken * $tus * 1000 + ($bns - $wtaken * $tus * 1000) * $pages / $runs" | bc -l)
 echo
+printf 'pyebpf BPF, all of it (kernel statistics, attached 4 s): %.1f ms, %.2f us per sample (%s samples; the summary: %s us per sample taken), %.2f%% of the program'"'"'s CPU time; its page hook ran %s times (%.0f ns a run), %s of them the program'"'"'s pages (it mapped in %s), the rest other processes'"'"': the program'"'"'s part %.2f us per sample, %.2f%% of its CPU time\n' \
+	"$(echo "$bns / 1000000" | bc -l)" "$(echo "$bns / 1000 / $wtaken" | bc -l)" "$wtaken" "$tus" \
+	"$(echo "$bns * 100 / $pns" | bc -l)" "$runs" "$(echo "$bns / $runs" | bc -l)" "$pages" "$mapped" \
+	"$(echo "$mine / 1000 / $wtaken" | bc -l)" "$(echo "$mine * 100 / $pns" | bc -l)"
 p=$(median <"$tmp/ratio.pyebpf.1") m=$(median <"$tmp/ratio.memray.1")
 printf 'ratios (program wall, median of paired): pyebpf/alone %.4f, memray/alone %.4f, memray/pyebpf %.4f\n' \
 	"$p" "$m" "$(echo "$m / $p" | bc -l)"

@@ -10,6 +10,7 @@
 #include "integ.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -810,4 +811,95 @@ Test(push, a_second_pusher_and_a_web_page_are_refused, .timeout = 120, .fini = s
 		  r.err);
 	cr_assert(strstr(r.err, "not sent (kept"), "%s", r.err);
 	run_result_free(&r);
+}
+
+/* A leaf function's total in the stub's "functions" map: "NAME":N. */
+static long long func_total(const char *json, const char *name)
+{
+	char pat[128];
+	const char *p = strstr(json, "\"functions\"");
+
+	snprintf(pat, sizeof(pat), "\"%s\":", name);
+	p = p ? strstr(p, pat) : NULL;
+	return p ? atoll(p + strlen(pat)) : 0;
+}
+
+/* The total of a folded file. */
+static uint64_t folded_total(const char *path)
+{
+	struct folded f;
+	uint64_t t;
+
+	folded_load(path, &f);
+	t = f.total;
+	folded_free(&f);
+	return t;
+}
+
+/*
+ * --mode memory pushed: Pyroscope files it as Go's heap profiles are
+ * (memory:alloc_space:bytes:space:bytes and the others), the collector
+ * gets inuse_space and alloc_space in bytes; every byte of growth the
+ * interval files hold arrives, and what is held is leak()'s.
+ */
+Test(push, memory_lands_as_heap_profiles_in_pyroscope_and_the_collector, .timeout = 240, .fini = stop_started)
+{
+	const char *dir = temp_dir();
+	char *oc = temp_path(dir, "oc"), *py = temp_path(dir, "py"), *spool = temp_path(dir, "spool");
+	char *json = temp_path(dir, "oc/profiles.json"), *err = temp_path(dir, "err");
+	char *local = temp_path(dir, "alloc.folded"), *points = temp_path(dir, "points.folded");
+	char *remote = temp_path(dir, "remote.folded"), script[PATH_MAX], cmd[2048];
+	const char *sel = "&selector=%7Bservice_name=%22memtest%22%7D";
+	struct run_result r;
+
+	cr_assert(realpath("../tests/fixtures/memwork.py", script));
+	backend_start("pyroscope", py, 24061, NULL);
+	backend_start("otelcol", oc, 24062, NULL);
+	pid_t rec = spawn_capture((const char *const[]){ PYEBPF, "record", "--mode", "memory", "--continuous", spool,
+							 "--interval", "1s", "--service-name", "memtest", "--push",
+							 "http://127.0.0.1:24061", "--otlp", "http://127.0.0.1:24062",
+							 "--", PY, script, "leak", "20", "120", NULL },
+				  err);
+	wait_for_text(err, "rss-end", 120);
+	sleep_s(1.5); /* an interval with what is held at its end */
+	kill(rec, SIGINT);
+	cr_assert_eq(wait_exit(rec, 60), 0);
+	run((const char *const[]){ PYEBPF, "report", spool, "--sample-type", "alloc_space", "-o", local, NULL }, 60, &r);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	run_result_free(&r);
+	run((const char *const[]){ PYEBPF, "report", spool, "--sample-type", "alloc_objects", "-o", points, NULL }, 60,
+	    &r);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	run_result_free(&r);
+
+	char path[512], *t;
+	uint64_t grown = folded_total(local);
+
+	snprintf(path, sizeof(path), "/stub/totals?type=memory:alloc_space:bytes:space:bytes%s", sel);
+	t = stub_get(24061, path);
+	cr_assert_eq((uint64_t)json_num(t, "total"), grown, "alloc_space: %s; %llu bytes here", t,
+		     (unsigned long long)grown);
+	cr_assert_gt(func_total(t, "churn"), 0, "%s", t);
+	free(t);
+	snprintf(path, sizeof(path), "/stub/totals?type=memory:inuse_space:bytes:space:bytes%s", sel);
+	t = stub_get(24061, path);
+	long long held = json_num(t, "total"), leak = func_total(t, "leak");
+	cr_log_info("pyroscope: %llu bytes grew, %lld held (%lld under leak)\n", (unsigned long long)grown, held,
+		    leak);
+	cr_assert_geq(leak, held * 85 / 100, "inuse_space: %s", t);
+	free(t);
+
+	sleep_s(0.5); /* the file exporter flushes every 100 ms */
+	snprintf(cmd, sizeof(cmd), "python3 ../tests/backends/otlp_folded.py %s alloc_space > %s", json, remote);
+	cr_assert_eq(system(cmd), 0);
+	/* The collector's values over the period (the bytes a point stands for): points. */
+	cr_assert_eq(folded_total(remote), folded_total(points), "alloc_space points in the collector");
+	free(oc);
+	free(py);
+	free(spool);
+	free(json);
+	free(err);
+	free(local);
+	free(points);
+	free(remote);
 }

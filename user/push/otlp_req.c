@@ -206,21 +206,51 @@ static void sample_attributes(struct enc *e, const struct profile *p, const stru
 	s->attribute_indices = a;
 }
 
-static Otlp__ValueType *value_type(struct enc *e, const char *type)
+static Otlp__ValueType *value_type(struct enc *e, const char *type, const char *unit)
 {
 	Otlp__ValueType *v = alloc(e, sizeof(*v));
 
 	otlp__value_type__init(v);
 	v->type_strindex = str(e, type);
-	v->unit_strindex = str(e, "nanoseconds");
+	v->unit_strindex = str(e, unit);
 	return v;
 }
 
-/* One profile of one kind of time for a series; NULL when it has none of it. */
-static Otlp__Profile *profile_of(struct enc *e, const struct push_series *se, bool wall, const char *name)
+/* The kinds of profile a series sends: time on and off the CPU; a memory
+ * recording's memory held and grown, in bytes, as Go's heap profiles name them. */
+enum kind { KIND_CPU, KIND_WALL, KIND_INUSE, KIND_ALLOC };
+static const struct {
+	const char *type, *unit, *period_type;
+} kinds[] = {
+	[KIND_CPU] = { "cpu", "nanoseconds", "cpu" },
+	[KIND_WALL] = { "wall", "nanoseconds", "wall" },
+	[KIND_INUSE] = { "inuse_space", "bytes", "space" },
+	[KIND_ALLOC] = { "alloc_space", "bytes", "space" },
+};
+
+static bool of_kind(enum kind k, const struct profile_entry *en)
+{
+	bool held = en->labels.flags & LABEL_MEM_HELD;
+
+	switch (k) {
+	case KIND_CPU:
+		return !(en->labels.flags & LABEL_TASK) && !en->labels.offcpu;
+	case KIND_WALL:
+		return !(en->labels.flags & LABEL_TASK);
+	case KIND_INUSE:
+		return held;
+	case KIND_ALLOC:
+		return !held;
+	}
+	return false;
+}
+
+/* One profile of one kind for a series; NULL when it has none of it. */
+static Otlp__Profile *profile_of(struct enc *e, const struct push_series *se, enum kind k, const char *name)
 {
 	const struct profile *p = se->prof;
 	const struct profile_meta *m = profile__meta_of(p);
+	uint64_t per = k == KIND_INUSE || k == KIND_ALLOC ? m->mem_sample_bytes : m->period_ns;
 	Otlp__Profile *op;
 	struct profile_entry en;
 	size_t pos = 0, n = 0, cap = 0;
@@ -231,7 +261,7 @@ static Otlp__Profile *profile_of(struct enc *e, const struct push_series *se, bo
 	while (profile__next(p, &pos, &en)) {
 		Otlp__Sample *s;
 
-		if ((en.labels.flags & LABEL_TASK) || (!wall && en.labels.offcpu))
+		if (!of_kind(k, &en))
 			continue;
 		s = alloc(e, sizeof(*s));
 		otlp__sample__init(s);
@@ -239,7 +269,7 @@ static Otlp__Profile *profile_of(struct enc *e, const struct push_series *se, bo
 		sample_attributes(e, p, &en, s);
 		s->n_values = 1;
 		s->values = alloc(e, sizeof(*s->values));
-		s->values[0] = (int64_t)(en.count * m->period_ns);
+		s->values[0] = (int64_t)(en.count * per);
 		xgrow(&samples, &cap, n + 1, sizeof(*samples));
 		samples[n++] = s;
 	}
@@ -249,15 +279,15 @@ static Otlp__Profile *profile_of(struct enc *e, const struct push_series *se, bo
 	}
 	op = alloc(e, sizeof(*op));
 	otlp__profile__init(op);
-	op->sample_type = value_type(e, wall ? "wall" : "cpu");
-	op->period_type = value_type(e, wall ? "wall" : "cpu");
-	op->period = (int64_t)m->period_ns;
+	op->sample_type = value_type(e, kinds[k].type, kinds[k].unit);
+	op->period_type = value_type(e, kinds[k].period_type, kinds[k].unit);
+	op->period = (int64_t)per;
 	op->time_unix_nano = (uint64_t)m->start_epoch_ns;
 	op->duration_nano = (uint64_t)m->duration_ns;
 	op->n_samples = n;
 	op->samples = own(e, samples);
 	/* The same interval, series and kind always get the same id. */
-	snprintf(key, sizeof(key), "%s|%s|%s|%s", name, wall ? "wall" : "cpu", series_label(se, "service_name"),
+	snprintf(key, sizeof(key), "%s|%s|%s|%s", name, kinds[k].type, series_label(se, "service_name"),
 		 series_label(se, "container_id") ? series_label(se, "container_id") : "");
 	hash128_bytes(key, strlen(key), 0x6f746c70ULL, h);
 	op->profile_id.len = 16;
@@ -273,8 +303,12 @@ static Otlp__ResourceProfiles *resource_of(struct enc *e, const struct push_seri
 	Otlp__Resource *r = alloc(e, sizeof(*r));
 	Otlp__ScopeProfiles *sp = alloc(e, sizeof(*sp));
 	Otlp__InstrumentationScope *scope = alloc(e, sizeof(*scope));
-	Otlp__Profile *cpu = profile_of(e, se, false, name);
-	Otlp__Profile *wall = profile__meta_of(se->prof)->wall ? profile_of(e, se, true, name) : NULL;
+	/* cpu, and wall if recorded; a memory recording's held and grown memory */
+	bool memory = profile__meta_of(se->prof)->mem_sample_bytes != 0;
+	Otlp__Profile *first = profile_of(e, se, memory ? KIND_INUSE : KIND_CPU, name);
+	Otlp__Profile *second = memory			     ? profile_of(e, se, KIND_ALLOC, name)
+				: profile__meta_of(se->prof)->wall ? profile_of(e, se, KIND_WALL, name)
+								   : NULL;
 
 	otlp__resource_profiles__init(rp);
 	otlp__resource__init(r);
@@ -300,10 +334,10 @@ static Otlp__ResourceProfiles *resource_of(struct enc *e, const struct push_seri
 	scope->version = PYEBPF_VERSION;
 	sp->scope = scope;
 	sp->profiles = alloc(e, 2 * sizeof(*sp->profiles));
-	if (cpu)
-		sp->profiles[sp->n_profiles++] = cpu;
-	if (wall)
-		sp->profiles[sp->n_profiles++] = wall;
+	if (first)
+		sp->profiles[sp->n_profiles++] = first;
+	if (second)
+		sp->profiles[sp->n_profiles++] = second;
 	*nprofiles += sp->n_profiles;
 	rp->resource = r;
 	rp->n_scope_profiles = 1;

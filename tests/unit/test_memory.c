@@ -1,0 +1,234 @@
+/* --mode memory's pure logic: the ledger of what is held, the one-value views, pprof's heap types both ways. */
+#include "unit.h"
+
+#include <inttypes.h>
+
+#include "base/util.h"
+#include "profile/mem_view.h"
+#include "profile/profile.h"
+#include "read/pprof.h"
+#include "record/mem_ledger.h"
+#include "write/pprof.h"
+
+#define KIB 1024ULL
+#define MIB (1024 * KIB)
+
+/* Labels of a process and thread. */
+static struct sample_labels labels(uint32_t pid)
+{
+	return (struct sample_labels){ .pid = pid, .tid = pid };
+}
+
+struct held {
+	uint64_t by_frame[8]; /* points held by the site whose one frame is i */
+	size_t sites;
+};
+
+static void collect(void *ctx, const struct sample_labels *l, const uint32_t *frames, uint32_t n, uint64_t points)
+{
+	struct held *h = ctx;
+
+	(void)l;
+	cr_assert_eq(n, 1);
+	cr_assert_lt(frames[0], 8);
+	h->by_frame[frames[0]] += points;
+	h->sites++;
+}
+
+static struct held held_of(const struct mem_ledger *m)
+{
+	struct held h = { 0 };
+
+	mem_ledger__held(m, collect, &h);
+	return h;
+}
+
+/* munmap, madvise and brk take off the samples in their range, whoever gives it back. */
+Test(mem_ledger, given_back_by_range)
+{
+	struct mem_ledger *m = mem_ledger__new();
+	struct sample_labels a = labels(10);
+	const uint32_t leak[] = { 1 }, churn[] = { 2 };
+
+	for (uint64_t i = 0; i < 4; i++) /* 4 pages of leak at 1 MiB, 4 of churn at 64 MiB */
+		mem_ledger__grow(m, &a, 1 * MIB + i * 4 * KIB, 1, leak, 1);
+	for (uint64_t i = 0; i < 4; i++)
+		mem_ledger__grow(m, &a, 64 * MIB + i * 4 * KIB + 123 /* inside the page */, 2, churn, 1);
+	cr_assert_eq(mem_ledger__held_points(m), 4 + 8);
+	mem_ledger__release(m, 10, 64 * MIB, 8 * KIB); /* two of churn's pages */
+	cr_assert_eq(held_of(m).by_frame[2], 4);
+	mem_ledger__release(m, 11, 1 * MIB, 1 * MIB); /* another process: nothing of ours */
+	cr_assert_eq(held_of(m).by_frame[1], 4);
+	mem_ledger__release(m, 10, 64 * MIB, UINT64_MAX); /* a length that wraps: to the end */
+	struct held h = held_of(m);
+	cr_assert_eq(h.by_frame[1], 4);
+	cr_assert_eq(h.by_frame[2], 0);
+	cr_assert_eq(h.sites, 1, "a site that holds nothing is not listed");
+
+	size_t n;
+	const struct mem_proc *p = mem_ledger__procs(m, &n);
+	cr_assert_eq(n, 1);
+	cr_assert_eq(p[0].grown, 12);
+	cr_assert_eq(p[0].returned, 8);
+	mem_ledger__free(m);
+}
+
+/* A range far larger than the samples held is found by going through them, not page by page. */
+Test(mem_ledger, huge_range_and_exec)
+{
+	struct mem_ledger *m = mem_ledger__new();
+	struct sample_labels a = labels(10), b = labels(20);
+	const uint32_t f[] = { 3 };
+
+	mem_ledger__grow(m, &a, 0x7f0000000000ULL, 1, f, 1);
+	mem_ledger__grow(m, &b, 0x7f0000000000ULL, 1, f, 1); /* same address, another process */
+	mem_ledger__release(m, 10, 0, 0x7fffffffffffULL); /* all of 10's address space */
+	cr_assert_eq(held_of(m).by_frame[3], 1);
+	mem_ledger__forget(m, 20); /* exec: its memory is gone */
+	cr_assert_eq(mem_ledger__held_points(m), 0);
+	mem_ledger__free(m);
+}
+
+/* mremap moves the samples with the memory; a shrink gives back what is cut off. */
+Test(mem_ledger, moved_by_mremap)
+{
+	struct mem_ledger *m = mem_ledger__new();
+	struct sample_labels a = labels(10);
+	const uint32_t f[] = { 4 };
+
+	for (uint64_t i = 0; i < 4; i++)
+		mem_ledger__grow(m, &a, 1 * MIB + i * 4 * KIB, 1, f, 1);
+	/* Moved to 2 MiB, and to half its length: two pages go. */
+	mem_ledger__move(m, 10, 1 * MIB, 16 * KIB, 2 * MIB, 8 * KIB);
+	cr_assert_eq(mem_ledger__held_points(m), 2);
+	mem_ledger__release(m, 10, 1 * MIB, 16 * KIB); /* the old place holds nothing now */
+	cr_assert_eq(mem_ledger__held_points(m), 2);
+	mem_ledger__release(m, 10, 2 * MIB, 8 * KIB);
+	cr_assert_eq(mem_ledger__held_points(m), 0);
+	mem_ledger__free(m);
+}
+
+/* A process that exits holds its memory until it has been read once; a
+ * page sampled again was given back unseen in between. */
+Test(mem_ledger, exited_held_until_read_and_pages_replaced)
+{
+	struct mem_ledger *m = mem_ledger__new();
+	struct sample_labels a = labels(10);
+	const uint32_t one[] = { 1 }, two[] = { 2 };
+
+	mem_ledger__grow(m, &a, 1 * MIB, 3, one, 1);
+	mem_ledger__grow(m, &a, 1 * MIB, 2, two, 1); /* mapped again at the same page */
+	struct held h = held_of(m);
+	cr_assert_eq(h.by_frame[1], 0);
+	cr_assert_eq(h.by_frame[2], 2);
+	mem_ledger__exited(m, 10);
+	cr_assert_eq(held_of(m).by_frame[2], 2, "held at its end");
+	mem_ledger__drop_exited(m);
+	cr_assert_eq(mem_ledger__held_points(m), 0);
+	/* The pid comes back as another process: it starts from nothing. */
+	mem_ledger__grow(m, &a, 8 * MIB, 1, one, 1);
+	mem_ledger__exited(m, 10);
+	mem_ledger__grow(m, &a, 9 * MIB, 1, two, 1);
+	h = held_of(m);
+	cr_assert_eq(h.by_frame[1], 0);
+	cr_assert_eq(h.by_frame[2], 1);
+	mem_ledger__free(m);
+}
+
+/* A memory profile: 3 points grown under "leak" (2 still held), 5 under "churn" (none held). */
+static struct profile *memory_profile(void)
+{
+	struct profile *p = profile__new();
+	struct sample_labels l = labels(7);
+	struct frame leak = { .kind = FRAME_PYTHON, .name = profile__str(p, "leak"), .line = 3 },
+		     churn = { .kind = FRAME_PYTHON, .name = profile__str(p, "churn"), .line = 9 };
+	uint32_t fl[] = { profile__frame(p, &leak) }, fc[] = { profile__frame(p, &churn) };
+
+	l.comm = profile__str(p, "python3");
+	profile__meta(p)->mem_sample_bytes = 512 * KIB;
+	profile__add_at(p, &l, fl, 1, 3, 1000);
+	profile__add_at(p, &l, fc, 1, 5, 2000);
+	l.flags |= LABEL_MEM_HELD;
+	profile__add(p, &l, fl, 1, 2);
+	return p;
+}
+
+static uint64_t total_of(const struct profile *p, const char *name)
+{
+	struct profile_entry e;
+	size_t pos = 0;
+	uint64_t n = 0;
+
+	while (profile__next(p, &pos, &e))
+		if (!strcmp(profile__str_at(p, profile__frame_at(p, e.frames[0])->name), name))
+			n += e.count;
+	return n;
+}
+
+Test(mem_view, one_value_in_bytes_or_points)
+{
+	struct profile *p = memory_profile();
+	struct {
+		const char *name;
+		uint64_t leak, churn;
+		int unit;
+	} want[] = {
+		{ "inuse_space", 2 * 512 * KIB, 0, PROFILE_UNIT_BYTES },
+		{ "alloc_space", 3 * 512 * KIB, 5 * 512 * KIB, PROFILE_UNIT_BYTES },
+		{ "inuse_objects", 2, 0, PROFILE_UNIT_OBJECTS },
+		{ "alloc_objects", 3, 5, PROFILE_UNIT_OBJECTS },
+	};
+
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		enum mem_value v;
+
+		cr_assert_eq(mem_value_parse(want[i].name, &v), 0);
+		cr_assert_str_eq(mem_value_name(v), want[i].name);
+		struct profile *view = mem_view(p, v);
+
+		cr_assert_eq(total_of(view, "leak"), want[i].leak, "%s", want[i].name);
+		cr_assert_eq(total_of(view, "churn"), want[i].churn, "%s", want[i].name);
+		cr_assert_eq(profile__meta_of(view)->value_unit, want[i].unit);
+		profile__free(view);
+	}
+	enum mem_value v;
+	cr_assert_eq(mem_value_parse("heap", &v), -1);
+	profile__free(p);
+}
+
+/* pprof as Go's heap profiles: the four types, space in bytes, and back to the same points. */
+Test(mem_view, pprof_heap_types_both_ways)
+{
+	struct profile *p = memory_profile(), *back;
+	uint8_t *buf;
+	size_t len;
+	char why[256];
+	struct pprof_opts o = { 0 };
+
+	cr_assert_eq(pprof__write_mem(p, &o, &buf, &len), 0);
+	back = pprof__read(buf, len, why, sizeof(why));
+	cr_assert(back, "%s", why);
+	cr_assert_eq(profile__meta_of(back)->mem_sample_bytes, 512 * KIB);
+	for (int k = 0; k < 4; k++) {
+		struct profile *a = mem_view(p, (enum mem_value)k), *b = mem_view(back, (enum mem_value)k);
+
+		cr_assert_eq(total_of(a, "leak"), total_of(b, "leak"), "%s", mem_value_name((enum mem_value)k));
+		cr_assert_eq(total_of(a, "churn"), total_of(b, "churn"), "%s", mem_value_name((enum mem_value)k));
+		profile__free(a);
+		profile__free(b);
+	}
+	free(buf);
+	profile__free(back);
+	profile__free(p);
+}
+
+Test(mem_view, sizes_for_people)
+{
+	char b[32];
+
+	cr_assert_str_eq(human_bytes(300, b, sizeof(b)), "300 B");
+	cr_assert_str_eq(human_bytes(512 * KIB, b, sizeof(b)), "512 KiB");
+	cr_assert_str_eq(human_bytes(8 * MIB + MIB / 2, b, sizeof(b)), "8.50 MiB");
+	cr_assert_str_eq(human_bytes(245 * MIB + MIB / 2, b, sizeof(b)), "246 MiB");
+	cr_assert_str_eq(human_bytes(1200 * MIB, b, sizeof(b)), "1.17 GiB");
+}
