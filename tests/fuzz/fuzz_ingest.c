@@ -1,6 +1,7 @@
 /*
  * libFuzzer target for the ingest path: arbitrary bytes as one ring-buffer
- * record, through the sample decoder, the symbolizers and --native unwinding.
+ * record, through the sample decoder, the symbolizers and --native unwinding,
+ * and --mode memory's ledger (its samples, and memory given back or moved).
  * The record's pid and tid are made this process's own, so the symbolizers
  * really run (over this binary's maps and symbols) instead of giving up on
  * a pid that does not exist; any crash or sanitizer report fails `make fuzz`.
@@ -23,7 +24,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct pyebpf_event_header *h = (struct pyebpf_event_header *)rec;
 
 	if (!in) {
-		struct ingest_config c = { .native = true, .kallsyms = "/proc/kallsyms" };
+		struct ingest_config c = { .native = true, .kallsyms = "/proc/kallsyms", .memory = true };
 
 		prof = profile__new();
 		in = ingest__new(prof, &c, NULL);
@@ -37,6 +38,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		/* exit events free the process: its state is rebuilt by the next sample */
 	}
 	ingest__event(in, rec, size);
+	/* What is held, into the profile, as each interval's end does. */
+	if (size && data[0] == PYEBPF_EVENT_MEM)
+		ingest__mem_held(in);
 	/* Bounded memory over millions of runs: the profile starts over now and then. */
 	if (profile__nstacks(prof) > 100000)
 		profile__clear_samples(prof);

@@ -232,3 +232,42 @@ Test(mem_view, sizes_for_people)
 	cr_assert_str_eq(human_bytes(245 * MIB + MIB / 2, b, sizeof(b)), "246 MiB");
 	cr_assert_str_eq(human_bytes(1200 * MIB, b, sizeof(b)), "1.17 GiB");
 }
+
+/* A range that ends at the top of the address space (a hostile or wrapped length) ends there. */
+Test(mem_ledger, range_at_the_top_of_the_address_space)
+{
+	struct mem_ledger *m = mem_ledger__new();
+	struct sample_labels a = labels(10);
+	const uint32_t f[] = { 1 };
+
+	mem_ledger__grow(m, &a, 0xfffffffffffff000ULL, 1, f, 1);
+	mem_ledger__release(m, 10, 0xffffffffffffff00ULL, 0x42);
+	cr_assert_eq(mem_ledger__held_points(m), 0);
+	mem_ledger__grow(m, &a, 0xfffffffffffff000ULL, 1, f, 1);
+	mem_ledger__move(m, 10, 0xfffffffffffff000ULL, 4096, 0xfffffffffffff000ULL, 8192);
+	cr_assert_eq(mem_ledger__held_points(m), 1);
+	mem_ledger__free(m);
+}
+
+/* Stacks that hold nothing are forgotten when what is held has been read; their slots serve new ones. */
+Test(mem_ledger, empty_sites_forgotten_and_reused)
+{
+	struct mem_ledger *m = mem_ledger__new();
+	struct sample_labels a = labels(10);
+	const uint32_t one[] = { 1 }, two[] = { 2 }, three[] = { 3 };
+
+	mem_ledger__grow(m, &a, 1 * MIB, 1, one, 1);
+	mem_ledger__grow(m, &a, 2 * MIB, 1, two, 1);
+	mem_ledger__release(m, 10, 1 * MIB, 4 * KIB);
+	mem_ledger__drop_exited(m);
+	mem_ledger__grow(m, &a, 3 * MIB, 4, three, 1);
+	mem_ledger__grow(m, &a, 4 * MIB, 2, one, 1); /* the forgotten stack, anew */
+	struct held h = held_of(m);
+	cr_assert_eq(h.by_frame[1], 2);
+	cr_assert_eq(h.by_frame[2], 1);
+	cr_assert_eq(h.by_frame[3], 4);
+	cr_assert_eq(h.sites, 3);
+	mem_ledger__release(m, 10, 0, 8 * MIB);
+	cr_assert_eq(mem_ledger__held_points(m), 0);
+	mem_ledger__free(m);
+}

@@ -27,8 +27,10 @@ struct page_key {
 
 struct mem_ledger {
 	struct hashmap *site_ids; /* labels + frames → index in sites */
-	struct site **sites;
+	struct site **sites;      /* NULL: a free slot, its index in free_sites */
 	size_t nsites, sites_cap;
+	uint32_t *free_sites;
+	size_t nfree, free_cap;
 	/* page_key → site index << 32 | points */
 	struct hashmap *pages;
 	uint64_t held;
@@ -56,6 +58,7 @@ void mem_ledger__free(struct mem_ledger *m)
 	for (size_t i = 0; i < m->nsites; i++)
 		free(m->sites[i]);
 	free(m->sites);
+	free(m->free_sites);
 	hashmap__free(m->site_ids);
 	hashmap__free(m->pages);
 	hashmap__free(m->proc_ids);
@@ -79,17 +82,23 @@ static struct mem_proc *proc_of(struct mem_ledger *m, uint32_t pid, uint32_t com
 	return &m->procs[*v];
 }
 
-static uint32_t site_of(struct mem_ledger *m, const struct sample_labels *l, const uint32_t *frames, uint32_t n)
+/* A site's key (labels, then frames) in m->key_buf; its length in bytes. */
+static size_t site_key(struct mem_ledger *m, const struct sample_labels *l, const uint32_t *frames, uint32_t n)
 {
-	size_t words = sizeof(*l) / sizeof(uint32_t) + n, len = words * sizeof(uint32_t);
-	bool created;
-	uint64_t *v;
+	size_t words = sizeof(*l) / sizeof(uint32_t) + n;
 
 	xgrow(&m->key_buf, &m->key_cap, words, sizeof(*m->key_buf));
 	memcpy(m->key_buf, l, sizeof(*l));
 	if (n)
 		memcpy(m->key_buf + sizeof(*l) / sizeof(uint32_t), frames, (size_t)n * sizeof(*frames));
-	v = hashmap__put(m->site_ids, m->key_buf, len, &created);
+	return words * sizeof(uint32_t);
+}
+
+static uint32_t site_of(struct mem_ledger *m, const struct sample_labels *l, const uint32_t *frames, uint32_t n)
+{
+	bool created;
+	uint64_t *v = hashmap__put(m->site_ids, m->key_buf, site_key(m, l, frames, n), &created);
+
 	if (created) {
 		struct site *s = xcalloc(1, sizeof(*s) + (size_t)n * sizeof(*frames));
 
@@ -97,11 +106,32 @@ static uint32_t site_of(struct mem_ledger *m, const struct sample_labels *l, con
 		s->nframes = n;
 		if (n)
 			memcpy(s->frames, frames, (size_t)n * sizeof(*frames));
-		xgrow(&m->sites, &m->sites_cap, m->nsites + 1, sizeof(*m->sites));
-		m->sites[m->nsites] = s;
-		*v = m->nsites++;
+		if (m->nfree) {
+			*v = m->free_sites[--m->nfree];
+		} else {
+			xgrow(&m->sites, &m->sites_cap, m->nsites + 1, sizeof(*m->sites));
+			*v = m->nsites++;
+		}
+		m->sites[*v] = s;
 	}
 	return (uint32_t)*v;
+}
+
+/* Sites that hold nothing are forgotten (a long recording of a busy host
+ * sees stacks come and go): their slots are reused. */
+static void forget_empty_sites(struct mem_ledger *m)
+{
+	for (size_t i = 0; i < m->nsites; i++) {
+		struct site *s = m->sites[i];
+
+		if (!s || s->held)
+			continue;
+		hashmap__remove(m->site_ids, m->key_buf, site_key(m, &s->labels, s->frames, s->nframes));
+		free(s);
+		m->sites[i] = NULL;
+		xgrow(&m->free_sites, &m->free_cap, m->nfree + 1, sizeof(*m->free_sites));
+		m->free_sites[m->nfree++] = (uint32_t)i;
+	}
 }
 
 /* A sampled page given back: off its site and its process. */
@@ -151,8 +181,11 @@ static size_t pages_in(const struct mem_ledger *m, uint32_t pid, uint64_t start,
 	/* A range of few pages is looked up page by page; a larger one than
 	 * the ledger holds pages is found by going through them all. */
 	if (!all && (end - start) / PAGE <= 4 * hashmap__size(m->pages)) {
-		for (uint64_t a = start & ~(PAGE - 1); a < end; a += PAGE) {
-			struct page_key k = { .pid = pid, .addr = a };
+		uint64_t first = start & ~(PAGE - 1), pages = (end - first) / PAGE + ((end - first) % PAGE != 0);
+
+		/* Counted, not compared with end: the last page of the address space does not wrap to 0. */
+		for (uint64_t i = 0; i < pages; i++) {
+			struct page_key k = { .pid = pid, .addr = first + i * PAGE };
 
 			if (hashmap__get(m->pages, &k, sizeof(k))) {
 				xgrow(keys, &cap, n + 1, sizeof(**keys));
@@ -219,6 +252,7 @@ void mem_ledger__drop_exited(struct mem_ledger *m)
 	for (size_t i = 0; i < m->nprocs; i++)
 		if (m->procs[i].exited && m->procs[i].grown > m->procs[i].returned)
 			release(m, m->procs[i].pid, 0, 0, true);
+	forget_empty_sites(m);
 }
 
 void mem_ledger__move(struct mem_ledger *m, uint32_t pid, uint64_t start, uint64_t len, uint64_t to, uint64_t to_len)
@@ -259,7 +293,7 @@ void mem_ledger__move(struct mem_ledger *m, uint32_t pid, uint64_t start, uint64
 void mem_ledger__held(const struct mem_ledger *m, mem_held_fn fn, void *ctx)
 {
 	for (size_t i = 0; i < m->nsites; i++)
-		if (m->sites[i]->held)
+		if (m->sites[i] && m->sites[i]->held)
 			fn(ctx, &m->sites[i]->labels, m->sites[i]->frames, m->sites[i]->nframes, m->sites[i]->held);
 }
 

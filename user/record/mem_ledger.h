@@ -50,7 +50,8 @@ void mem_ledger__move(struct mem_ledger *m, uint32_t pid, uint64_t start, uint64
 void mem_ledger__forget(struct mem_ledger *m, uint32_t pid);
 /* pid exited: what it holds stays, as held at its end, until mem_ledger__drop_exited. */
 void mem_ledger__exited(struct mem_ledger *m, uint32_t pid);
-/* Every process that exited gives back what it held (after it was read). */
+/* Every process that exited gives back what it held (after it was read);
+ * the stacks that hold nothing now are forgotten. */
 void mem_ledger__drop_exited(struct mem_ledger *m);
 
 /* The memory held now, by site: fn once per site that holds any. */
