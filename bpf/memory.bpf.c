@@ -90,19 +90,20 @@ static __always_inline __u64 folio_bytes(const void *page)
 	return 2ULL << 20;
 }
 
-static __always_inline int grown(void *ctx, struct vm_area_struct *vma, __u64 addr, __u64 bytes)
+/* Is the current process one memory mode samples? First, and cheap: the
+ * hooks run for every page any process maps in. */
+static __always_inline int mem_target(void)
 {
-	struct task_struct *task = current_task();
+	return mem_sample_bytes && wanted(bpf_get_current_pid_tgid() >> 32);
+}
+
+/* `bytes` mapped in at addr by the current thread (a target's): a sample if a point falls in them. */
+static __always_inline int grown(void *ctx, __u64 addr, __u64 bytes)
+{
 	__u64 id = bpf_get_current_pid_tgid(), t0;
 	__u32 pid = id >> 32, points;
 	struct pyebpf_sample *s;
 
-	if (!mem_sample_bytes || !wanted(pid))
-		return 0;
-	/* Another process's memory (khugepaged's collapse, ptrace, a
-	 * kernel thread borrowing an mm) is not this thread's asking. */
-	if (vma && BPF_CORE_READ(vma, vm_mm) != BPF_CORE_READ(task, mm))
-		return 0;
 	count_n(PYEBPF_CNT_MEM_BYTES, bytes);
 	points = points_in(bytes);
 	if (!points)
@@ -124,18 +125,25 @@ static __always_inline int grown(void *ctx, struct vm_area_struct *vma, __u64 ad
 	return 0;
 }
 
+/* Another process's memory (khugepaged's collapse, ptrace, a kernel
+ * thread borrowing an mm) is not this thread's asking. */
+static __always_inline int own_memory(struct vm_area_struct *vma)
+{
+	return BPF_CORE_READ(vma, vm_mm) == BPF_CORE_READ(current_task(), mm);
+}
+
 /* Linux 6.3 on (a flags argument since 6.10, not read here). */
 SEC("fentry/folio_add_new_anon_rmap")
 int BPF_PROG(on_anon_folio, struct folio *folio, struct vm_area_struct *vma, unsigned long address)
 {
-	return grown(ctx, vma, address, folio_bytes(folio));
+	return mem_target() && own_memory(vma) ? grown(ctx, address, folio_bytes(folio)) : 0;
 }
 
 /* Before 6.3: a page, a compound (head) page for a huge one. */
 SEC("fentry/page_add_new_anon_rmap")
 int BPF_PROG(on_anon_page, struct page *page, struct vm_area_struct *vma, unsigned long address)
 {
-	return grown(ctx, vma, address, folio_bytes(page));
+	return mem_target() && own_memory(vma) ? grown(ctx, address, folio_bytes(page)) : 0;
 }
 
 /*
@@ -152,19 +160,20 @@ int BPF_PROG(on_anon_page, struct page *page, struct vm_area_struct *vma, unsign
 SEC("tp_btf/mm_lru_insertion")
 int BPF_PROG(on_lru_add, struct folio *folio)
 {
-	unsigned long mapping = (unsigned long)BPF_CORE_READ(folio, mapping);
-	struct task_struct *task = current_task();
-
+	unsigned long mapping;
 	__u64 bytes;
 
-	if (!(mapping & 1) || (BPF_CORE_READ(task, flags) & 0x00200000 /* PF_KTHREAD */))
+	if (!mem_target() || (BPF_CORE_READ(current_task(), flags) & 0x00200000 /* PF_KTHREAD */))
+		return 0;
+	mapping = (unsigned long)BPF_CORE_READ(folio, mapping);
+	if (!(mapping & 1))
 		return 0;
 	bytes = folio_bytes(folio);
 	/* A small folio unmapped while it waited in the batch (its
 	 * _mapcount back at -1): given back already, not grown. */
 	if (bytes == 4096 && BPF_CORE_READ(folio, _mapcount.counter) < 0)
 		return 0;
-	return grown(ctx, NULL, BPF_CORE_READ(folio, index) << 12, bytes);
+	return grown(ctx, BPF_CORE_READ(folio, index) << 12, bytes);
 }
 
 /* ---- memory given back or moved ------------------------------------------
@@ -217,7 +226,7 @@ static __always_inline int call_begins(__u32 op, __u64 start, __u64 len, __u64 n
 	__u32 tid = (__u32)id;
 	struct mem_call c = { .start = start, .len = len, .new_len = new_len, .op = op };
 
-	if (!mem_sample_bytes || !wanted(id >> 32))
+	if (!mem_target())
 		return 0;
 	bpf_map_update_elem(&mem_calls, &tid, &c, BPF_ANY);
 	return 0;

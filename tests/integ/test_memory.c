@@ -120,15 +120,17 @@ static double bytes_in(const struct folded *f, const char *frame)
  * the total within 20% of the program's own VmRSS growth; churn()'s
  * traffic beside it in alloc_space; spin() in neither.
  */
-static void check_leak(const char *label, const char *pb, const struct truth *t, const char *script, int rounds)
+/* script: where the workload's markers are read; shown: its path in the frames (inside a container, its own). */
+static void check_leak(const char *label, const char *pb, const struct truth *t, const char *script, const char *shown,
+		       int rounds)
 {
 	struct folded in, al;
 	char leak[PATH_MAX + 64], churn[PATH_MAX + 64], spin[PATH_MAX + 64];
 	double grew = t->rss_end - t->rss_start, held, leak_held, churn_alloc, leak_alloc, spin_any;
 
-	snprintf(leak, sizeof(leak), "leak (%s:%d)", script, script_marker(script, "leak"));
-	snprintf(churn, sizeof(churn), "churn (%s:%d)", script, script_marker(script, "churn"));
-	snprintf(spin, sizeof(spin), "spin (%s:", script);
+	snprintf(leak, sizeof(leak), "leak (%s:%d)", shown, script_marker(script, "leak"));
+	snprintf(churn, sizeof(churn), "churn (%s:%d)", shown, script_marker(script, "churn"));
+	snprintf(spin, sizeof(spin), "spin (%s:", shown);
 	view(pb, "inuse_space", &in);
 	view(pb, "alloc_space", &al);
 	held = (double)in.total;
@@ -192,7 +194,7 @@ Test(memory, leak_churn_spin_on_every_interpreter)
 			continue;
 		record_held(NULL, pys[i].free_threaded ? ft_env : NULL, pys[i].path, "leak", "30", pb, &err, &t);
 		cr_assert(strstr(err, "pyebpf: memory: the targets mapped in "), "%s", err);
-		check_leak(pys[i].path, pb, &t, script, 30);
+		check_leak(pys[i].path, pb, &t, script, script, 30);
 		free(err);
 		free(pb);
 		tested++;
@@ -251,7 +253,114 @@ Test(kernels, memory_mode_reads_the_leak_on_this_kernel, .timeout = 600)
 	record_held(NULL, NULL, python, "leak", "10", pb, &err, &t);
 	cr_log_info("growth seen %s\n", strstr(err, "refuses fentry") ? "at the LRU tracepoint (fentry refused)"
 									: "at fentry");
-	check_leak(python, pb, &t, script, 10);
+	check_leak(python, pb, &t, script, script, 10);
 	free(err);
 	free(pb);
+}
+
+/*
+ * -a: the whole machine, beside another Python that grows memory of its
+ * own all the while: the workload's pid alone (report --pid) reads its
+ * answer, and the other's growth stays under its own pid and function.
+ */
+Test(memory, system_wide_beside_another_grower)
+{
+	const char *dir = temp_dir(), *python = "/usr/bin/python3.11";
+	char *pb = temp_path(dir, "all.pb.gz"), *err = temp_path(dir, "rec.err"), *werr = temp_path(dir, "work.err");
+	char script[PATH_MAX], pidbuf[16], *text;
+	struct truth t;
+	struct folded f;
+	struct run_result r;
+
+	cr_assert(realpath(WORKLOAD, script));
+	pid_t other = spawn((const char *const[]){
+		python, "-c",
+		"import time\n"
+		"def decoy(keep):\n"
+		"    keep.append(bytearray(1 << 20))\n"
+		"keep = []\n"
+		"while True:\n"
+		"    decoy(keep)\n"
+		"    del keep[:-64]\n"
+		"    time.sleep(0.01)\n",
+		NULL });
+	pid_t rec = spawn_capture((const char *const[]){ PYEBPF, "record", "-a", "--mode", "memory", "-o", pb, NULL }, err);
+	wait_for_text(err, SAMPLING, 60);
+	pid_t work = spawn_capture((const char *const[]){ python, script, "leak", "30", "120", NULL }, werr);
+	wait_for_text(werr, "rss-end", 120);
+	kill(rec, SIGINT);
+	cr_assert_eq(wait_exit(rec, 60), 0);
+	kill_wait(work);
+	kill_wait(other);
+	text = slurp(werr);
+	read_truth(text, &t);
+	free(text);
+	/* The workload's own samples, by pid. */
+	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)work);
+	char *mine = temp_path(dir, "mine.pb.gz");
+	run((const char *const[]){ PYEBPF, "report", pb, "--pid", pidbuf, "-o", mine, NULL }, 60, &r);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	run_result_free(&r);
+	check_leak("-a, its pid", mine, &t, script, script, 30);
+	/* The other grower: under decoy(), never under the workload's functions. */
+	view(pb, "alloc_space", &f);
+	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)other);
+	uint64_t decoy = count_all(&f, "decoy (<string>:3)", NULL);
+	cr_assert_gt(decoy, 0, "no growth under decoy()");
+	for (size_t i = 0; i < f.n; i++)
+		cr_assert(!strstr(f.lines[i].stack, "decoy (") ||
+				  (!strstr(f.lines[i].stack, "leak (") && !strstr(f.lines[i].stack, "churn (")),
+			  "%s", f.lines[i].stack);
+	cr_log_info("-a: decoy() grew %.1f MiB beside the workload\n", (double)decoy / MIB);
+	folded_free(&f);
+	free(mine);
+	free(pb);
+	free(err);
+	free(werr);
+}
+
+/*
+ * In a container (the tests' private docker engine): --container NAME, the
+ * workload's answer at the path it has inside the container.
+ */
+Test(memory, in_a_container, .init = docker_engine_start, .fini = docker_engine_stop, .timeout = 600)
+{
+	const char *dir = temp_dir();
+	char name[64], mount[PATH_MAX + 32], script[PATH_MAX], *pb = temp_path(dir, "c.pb.gz");
+	char *err = temp_path(dir, "rec.err"), *logs;
+	struct truth t;
+
+	cr_assert(realpath(WORKLOAD, script));
+	snprintf(name, sizeof(name), "memwork-%d", (int)getpid());
+	snprintf(mount, sizeof(mount), "%s:/memwork.py:ro", script);
+	/* The recording starts while the container waits: it sees all of the rounds.
+	 * (The truth on stdout: docker logs writes the container's stderr to its own.) */
+	free(docker((const char *const[]){ "docker", "run", "-d", "--name", name, "--network", "none", "-v", mount,
+					   DOCKER_IMAGE, "sh", "-c", "sleep 3; exec python3 /memwork.py leak 30 120 2>&1",
+					   NULL }));
+	pid_t rec = spawn_capture(
+		(const char *const[]){ PYEBPF, "record", "--mode", "memory", "--container", name, "-o", pb, NULL }, err);
+	wait_for_text(err, SAMPLING, 60);
+	/* All of the log (docker() keeps an answer's first line). */
+	for (int i = 0; i < 600; i++) {
+		struct run_result lr;
+
+		run((const char *const[]){ "docker", "logs", name, NULL }, 60, &lr);
+		free(lr.err);
+		logs = lr.out;
+		if (strstr(logs, "rss-end"))
+			break;
+		if (i < 599)
+			free(logs);
+		sleep_s(0.2);
+	}
+	cr_assert(strstr(logs, "rss-end"), "the workload never ended its rounds: %s", logs);
+	kill(rec, SIGINT);
+	cr_assert_eq(wait_exit(rec, 60), 0);
+	read_truth(logs, &t);
+	free(logs);
+	free(docker((const char *const[]){ "docker", "rm", "-f", name, NULL }));
+	check_leak("container", pb, &t, script, "/memwork.py", 30);
+	free(pb);
+	free(err);
 }

@@ -280,6 +280,7 @@ static void summary_of(struct recorder *r, uint64_t now, uint64_t *counters, str
 	};
 	sampler__switch_stats(r->sampler, &s->switches, &s->switch_bpf_ns);
 	s->timer_stats = !sampler__sample_runs(r->sampler, &s->timer_runs, &s->timer_run_ns);
+	s->mem_stats = s->mem_sample_bytes && !sampler__mem_runs(r->sampler, &s->mem_runs, &s->mem_run_ns);
 }
 
 /* --rate-limit: halve the frequency when our CPU over the interval was above the limit. */

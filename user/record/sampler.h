@@ -87,6 +87,10 @@ void sampler__counters(const struct sampler *s, uint64_t *totals);
 /* The sample program's mean run time in microseconds, or -1 when unknown. */
 /* Every run of the timer program and their BPF time (the kernel's statistics); -1: unknown. */
 int sampler__sample_runs(const struct sampler *s, uint64_t *runs, uint64_t *run_ns);
+/* --mode memory (with PYEBPF_BPF_STATS=1): the growth hook's runs (every
+ * process's pages, not only the targets') and the BPF time of all of memory
+ * mode's programs; -1: unknown. */
+int sampler__mem_runs(const struct sampler *s, uint64_t *runs, uint64_t *run_ns);
 /* --mode wall/off-cpu: context switches seen and the switch hook's BPF time
  * (with the finish_task_switch kprobe's where that path is taken; its task
  * works, which send the samples, not included). */
