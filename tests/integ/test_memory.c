@@ -89,7 +89,7 @@ static void record_held(const char *const opts[], const char *const env[], const
 	kill(pid, SIGINT);
 	status = wait_exit(pid, 60);
 	*err = slurp(err_path);
-	cr_assert_eq(status, 0, "%s", *err);
+	cr_assert_eq(status, 0, "exit %d: %s", status, *err);
 	read_truth(*err, t);
 	free(err_path);
 }

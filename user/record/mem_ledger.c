@@ -96,8 +96,9 @@ static size_t site_key(struct mem_ledger *m, const struct sample_labels *l, cons
 
 static uint32_t site_of(struct mem_ledger *m, const struct sample_labels *l, const uint32_t *frames, uint32_t n)
 {
+	size_t len = site_key(m, l, frames, n); /* first: it may move key_buf */
 	bool created;
-	uint64_t *v = hashmap__put(m->site_ids, m->key_buf, site_key(m, l, frames, n), &created);
+	uint64_t *v = hashmap__put(m->site_ids, m->key_buf, len, &created);
 
 	if (created) {
 		struct site *s = xcalloc(1, sizeof(*s) + (size_t)n * sizeof(*frames));
@@ -126,7 +127,9 @@ static void forget_empty_sites(struct mem_ledger *m)
 
 		if (!s || s->held)
 			continue;
-		hashmap__remove(m->site_ids, m->key_buf, site_key(m, &s->labels, s->frames, s->nframes));
+		size_t len = site_key(m, &s->labels, s->frames, s->nframes); /* first: it may move key_buf */
+
+		hashmap__remove(m->site_ids, m->key_buf, len);
 		free(s);
 		m->sites[i] = NULL;
 		xgrow(&m->free_sites, &m->free_cap, m->nfree + 1, sizeof(*m->free_sites));
