@@ -227,9 +227,17 @@ int report_main(int argc, char **argv)
 			    sizeof(before));
 		if (!base)
 			goto out;
+		/* A memory recording's base shows the same value as its other side. */
+		if (profile__meta_of(base)->mem_sample_bytes) {
+			struct profile *view = mem_view(base, (enum mem_value)o.sample_type);
+
+			profile__free(base);
+			base = view;
+		}
 		/* As a merge refuses them: CPU samples against wall-clock time compare nothing. */
 		if (profile__total(p) && profile__total(base) &&
-		    profile__meta_of(p)->wall != profile__meta_of(base)->wall) {
+		    (profile__meta_of(p)->wall != profile__meta_of(base)->wall ||
+		     !profile__meta_of(p)->value_unit != !profile__meta_of(base)->value_unit)) {
 			err_msg("cannot diff '%s' against '%s': it records %s, the base %s", o.inputs[0], o.bases[0],
 				kind_name(p), kind_name(base));
 			goto out;
