@@ -364,3 +364,45 @@ Test(memory, in_a_container, .init = docker_engine_start, .fini = docker_engine_
 	free(pb);
 	free(err);
 }
+
+/*
+ * A continuous memory recording in `serve`: the timeline counts growth, in
+ * bytes, and a range's table is what its newest interval holds, in sizes.
+ */
+Test(memory, continuous_intervals_in_serve)
+{
+	const char *dir = temp_dir();
+	char *spool = temp_path(dir, "spool"), *err = temp_path(dir, "serve.err"), script[PATH_MAX], url[300], u[400];
+	char *body = NULL, line[512];
+	struct run_result r;
+
+	cr_assert(realpath(WORKLOAD, script));
+	run((const char *const[]){ PYEBPF, "record", "--mode", "memory", "--continuous", spool, "--interval", "1s", "-d",
+				   "3.5", "--", "/usr/bin/python3.11", script, "leak", "30", "20", NULL },
+	    60, &r);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	run_result_free(&r);
+	pid_t srv = spawn_capture((const char *const[]){ PYEBPF, "serve", spool, "--listen", "127.0.0.1:0", NULL }, err);
+	wait_for_text(err, "pyebpf: serving ", 20);
+	FILE *f = fopen(err, "r");
+	cr_assert(f && fgets(line, sizeof(line), f));
+	fclose(f);
+	cr_assert_eq(sscanf(line, "pyebpf: serving %*s at %255s", url), 1, "%s", line);
+	snprintf(u, sizeof(u), "%sapi/intervals", url);
+	cr_assert_eq(http(u, NULL, &body, NULL), 200);
+	cr_assert(strstr(body, "\"memory\":524288"), "%s", body);
+	free(body);
+	snprintf(u, sizeof(u), "%sapi/top?from=0&to=3", url);
+	cr_assert_eq(http(u, NULL, &body, NULL), 200);
+	/* The first row: leak(), held, in MiB. */
+	const char *head = strstr(body, "FUNCTION\n"), *row = head ? head + strlen("FUNCTION\n") : NULL;
+	const char *end = row ? strchr(row, '\n') : NULL;
+
+	cr_assert(end, "%s", body);
+	cr_assert(memmem(row, (size_t)(end - row), " MiB ", 5) && memmem(row, (size_t)(end - row), "leak (", 6),
+		  "%s", body);
+	free(body);
+	kill_wait(srv);
+	free(spool);
+	free(err);
+}

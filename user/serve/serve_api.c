@@ -20,6 +20,7 @@
 #include "write/top.h"
 #include "base/util.h"
 #include "base/wallclock.h"
+#include "profile/mem_view.h"
 #include "base/escape.h"
 #include "write/flamegraph.h"
 #include "flamegraph_js.h" /* generated from write/flamegraph.js */
@@ -31,6 +32,7 @@ struct summary {
 	bool known; /* read: the fields below are set */
 	char *bad;  /* why it cannot be read (then skipped), or NULL */
 	bool wall;
+	uint64_t mem_sample_bytes; /* a memory interval's bytes per sample point; 0: time */
 	int64_t duration_ns;
 	uint64_t samples;
 	struct serve_split split; /* on the CPU and off it by reason: the timeline's bar */
@@ -154,6 +156,19 @@ static struct profile *read_interval(struct serve_api *a, struct summary *s)
 	return p;
 }
 
+/* Sample points of a memory profile: those held at its end, or those grown. */
+static uint64_t mem_points(const struct profile *p, bool held)
+{
+	struct profile_entry e;
+	size_t pos = 0;
+	uint64_t n = 0;
+
+	while (profile__next(p, &pos, &e))
+		if (!(e.labels.flags & LABEL_MEM_HELD) == !held)
+			n += e.count;
+	return n;
+}
+
 static void summarize(struct serve_api *a, struct summary *s)
 {
 	struct profile *p = read_interval(a, s);
@@ -162,9 +177,11 @@ static void summarize(struct serve_api *a, struct summary *s)
 	if (!p)
 		return;
 	s->wall = profile__meta_of(p)->wall;
+	s->mem_sample_bytes = profile__meta_of(p)->mem_sample_bytes;
 	s->f.start_ns = profile__meta_of(p)->start_epoch_ns;
 	s->duration_ns = profile__meta_of(p)->duration_ns;
-	s->samples = profile__total(p);
+	/* A memory interval's bar: its growth, in sample points (what it holds is as of its end). */
+	s->samples = profile__meta_of(p)->mem_sample_bytes ? mem_points(p, false) : profile__total(p);
 	serve_split__count(&s->split, p);
 	profile__free(p);
 }
@@ -207,6 +224,7 @@ static void intervals_json(struct serve_api *a, struct serve_reply *r)
 	uint64_t deadline = now_ns() + SERVE_SUMMARY_BUDGET_NS;
 	size_t pending = 0;
 	bool wall = false;
+	uint64_t mem = 0;
 	struct serve_body b;
 	FILE *f;
 
@@ -217,11 +235,15 @@ static void intervals_json(struct serve_api *a, struct serve_reply *r)
 			summarize(a, &a->v[i]);
 		pending += !a->v[i].known;
 		wall |= a->v[i].known && !a->v[i].bad && a->v[i].wall;
+		if (a->v[i].known && !a->v[i].bad && a->v[i].mem_sample_bytes)
+			mem = a->v[i].mem_sample_bytes;
 	}
 	f = serve_body__open(&b, a->lim.max_reply);
 	fputs("{\"dir\":", f);
 	json_str(f, a->dir);
-	fprintf(f, ",\"wall\":%s,\"pending\":%zu,\"intervals\":[", wall ? "true" : "false", pending);
+	/* memory: the bytes a sample point of a memory recording stands for (0: time) */
+	fprintf(f, ",\"wall\":%s,\"memory\":%" PRIu64 ",\"pending\":%zu,\"intervals\":[", wall ? "true" : "false",
+		mem, pending);
 	for (size_t i = 0; i < a->n; i++) {
 		const struct summary *s = &a->v[i];
 
@@ -534,6 +556,22 @@ static void load_error(struct serve_api *a, enum loaded why, const struct span *
 	}
 }
 
+/* A memory recording shows one of its values (?sample_type=, default
+ * inuse_space: what the range's newest interval holds), in bytes. */
+static void memory_view(struct profile **p, const char *type)
+{
+	enum mem_value v = MEM_INUSE_SPACE;
+	struct profile *view;
+
+	if (!profile__meta_of(*p)->mem_sample_bytes)
+		return;
+	if (type)
+		mem_value_parse(type, &v); /* an unknown one: the default */
+	view = mem_view(*p, v);
+	profile__free(*p);
+	*p = view;
+}
+
 /* /api/flame and /api/top: a range (and a base range for a diff) as an SVG or a table. */
 static void profile_reply(struct serve_api *a, serve_query_fn q, void *ctx, bool svg, struct serve_reply *r)
 {
@@ -553,8 +591,12 @@ static void profile_reply(struct serve_api *a, serve_query_fn q, void *ctx, bool
 		return;
 	f.functions |= diff; /* as report's diffs: a deploy moves line numbers */
 	got = load(a, &sp[0], &f, 0, &decoded, &p);
+	if (got == LOADED)
+		memory_view(&p, q(ctx, "sample_type"));
 	if (got == LOADED && diff) {
 		got = load(a, &sp[1], &f, LABEL_BASE, &decoded, &base);
+		if (got == LOADED)
+			memory_view(&base, q(ctx, "sample_type"));
 		if (got == LOADED) {
 			struct filter all;
 
