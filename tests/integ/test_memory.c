@@ -406,3 +406,41 @@ Test(memory, continuous_intervals_in_serve)
 	free(spool);
 	free(err);
 }
+
+/* Small objects (tuples, dicts, strings in pymalloc's arenas, and the list
+ * that keeps them growing): held under records(), at its line. */
+Test(memory, small_objects_in_pymalloc_arenas)
+{
+	struct python pys[32];
+	char script[PATH_MAX], records[PATH_MAX + 64];
+	int n = setup_pythons(WORKLOAD, script, pys, 32), tested = 0;
+
+	for (int i = 0; i < n; i++) {
+		char v[16], *pb, *err;
+		struct folded in;
+		struct truth t;
+
+		snprintf(v, sizeof(v), "%d.%d", pys[i].major, pys[i].minor);
+		/* the oldest, Debian's and the newest without the GIL's removal */
+		if (pys[i].free_threaded ||
+		    (strcmp(v, "2.7") && strcmp(pys[i].path, "/usr/bin/python3.11") && strcmp(v, "3.14")))
+			continue;
+		pb = temp_path(temp_dir(), "objects.pb.gz");
+		record_held(NULL, NULL, pys[i].path, "objects", "10", pb, &err, &t);
+		snprintf(records, sizeof(records), "records (%s:%d)", script, script_marker(script, "records"));
+		view(pb, "inuse_space", &in);
+		double held = (double)in.total, grew = t.rss_end - t.rss_start, under = bytes_in(&in, records);
+
+		cr_log_info("%s objects: held %.1f MiB (VmRSS grew %.1f), %.1f%% under records()\n", pys[i].path,
+			    held / MIB, grew / MIB, 100 * under / held);
+		cr_assert(held > 0.8 * grew && held < 1.2 * grew, "%s: %.1f MiB held, VmRSS grew %.1f MiB",
+			  pys[i].path, held / MIB, grew / MIB);
+		cr_assert_geq(under, 0.85 * held, "%s: %.1f of %.1f MiB held under %s", pys[i].path, under / MIB,
+			      held / MIB, records);
+		folded_free(&in);
+		free(err);
+		free(pb);
+		tested++;
+	}
+	cr_assert_geq(tested, 2, "only %d of the interpreters were found", tested);
+}
