@@ -271,3 +271,17 @@ Test(mem_ledger, empty_sites_forgotten_and_reused)
 	cr_assert_eq(mem_ledger__held_points(m), 0);
 	mem_ledger__free(m);
 }
+
+/* A sample of no point (outside bytes: BPF sends none) holds nothing and leaves no page behind. */
+Test(mem_ledger, a_sample_of_no_point)
+{
+	struct mem_ledger *m = mem_ledger__new();
+	struct sample_labels a = labels(10);
+	const uint32_t f[] = { 1 };
+
+	mem_ledger__grow(m, &a, 1 * MIB, 0, f, 1);
+	mem_ledger__drop_exited(m);
+	mem_ledger__release(m, 10, 0, 4 * MIB);
+	cr_assert_eq(mem_ledger__held_points(m), 0);
+	mem_ledger__free(m);
+}

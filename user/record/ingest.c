@@ -818,7 +818,7 @@ static void ingest_sample(struct ingest *in, const void *data, size_t size)
 		uint32_t n;
 		const uint32_t *frames = profile__stack_frames(in->prof, stack, &n);
 
-		mem_ledger__grow(in->mem, &l, v.s->mem.addr, v.s->mem.points, frames, n);
+		mem_ledger__grow(in->mem, &l, v.s->mem.addr, weight, frames, n); /* the points the profile counted */
 	}
 	/* A multiprocessing child: its name, read once its main thread shows it
 	 * (labels from the next sample on; writers use it for the whole pid). */

@@ -153,10 +153,15 @@ void mem_ledger__grow(struct mem_ledger *m, const struct sample_labels *l, uint6
 		      const uint32_t *frames, uint32_t nframes)
 {
 	struct page_key k = { .pid = l->pid, .addr = addr & ~(PAGE - 1) };
-	uint32_t site = site_of(m, l, frames, nframes);
-	struct mem_proc *pr = proc_of(m, l->pid, l->comm);
+	uint32_t site;
+	struct mem_proc *pr;
 	bool created;
 	uint64_t *v;
+
+	if (!points) /* a page that holds no point stands for nothing (and would keep an empty stack's slot) */
+		return;
+	site = site_of(m, l, frames, nframes);
+	pr = proc_of(m, l->pid, l->comm);
 
 	if (pr->exited) { /* the pid is another process's now */
 		release(m, l->pid, 0, 0, true);
