@@ -360,3 +360,34 @@ Test(record_args, no_children_without_p_and_long_comm_are_one_line, .init = redi
 				"pyebpf: --comm 'gunicorn-worker-longer' is longer than a process name can be (15 "
 				"bytes): the kernel calls it 'gunicorn-worker'\n");
 }
+
+/* --mode memory: its rate in bytes, its one value for the outputs that show one; what does not apply, refused. */
+Test(record_args, memory_mode_options, .init = redirect)
+{
+	struct record_opts o;
+
+	cr_assert_eq(PARSE(&o, "--mode", "memory", "-o", "m.svg"), 0);
+	cr_assert_eq(o.mode, MODE_MEMORY);
+	cr_assert_eq(o.mem_sample_bytes, 512 * 1024);
+	record_args__free(&o);
+	cr_assert_eq(PARSE(&o, "--mode", "memory", "--sample-bytes", "64K", "--sample-type", "alloc_space", "-o",
+			   "m.folded"),
+		     0);
+	cr_assert_eq(o.mem_sample_bytes, 64 * 1024);
+	cr_assert_eq(o.sample_type, 1 /* MEM_ALLOC_SPACE */);
+	record_args__free(&o);
+	cr_assert_eq(PARSE(&o, "--mode", "memory", "-F", "99"), -1);
+	cr_assert_eq(PARSE(&o, "--mode", "memory", "--sample-bytes", "1K"), -1);
+	cr_assert_eq(PARSE(&o, "--sample-bytes", "1M"), -1);
+	cr_assert_eq(PARSE(&o, "--mode", "memory", "--sample-type", "heap"), -1);
+	cr_assert_eq(PARSE(&o, "--mode", "memory", "-o", "m.json"), -1);
+	fflush(stderr);
+	cr_assert_stderr_eq_str(
+		"pyebpf: --mode memory samples by bytes of growth, not by time: -F and --rate-limit do not apply "
+		"(--sample-bytes sets its rate)\n"
+		"pyebpf: invalid size '1K' for --sample-bytes (4K to 1G)\n"
+		"pyebpf: --sample-bytes and --sample-type need --mode memory\n"
+		"pyebpf: invalid type 'heap' for --sample-type (inuse_space, alloc_space, inuse_objects or "
+		"alloc_objects)\n"
+		"pyebpf: --mode memory writes pprof, folded, SVG or speedscope: timelines and heat maps are of time\n");
+}

@@ -113,17 +113,11 @@ static int parse(int argc, char **argv, struct report_opts *o)
 		case 'K':
 			tasks = true;
 			break;
-		case 'Y': {
-			enum mem_value v;
-
-			if (mem_value_parse(optarg, &v)) {
-				err_msg("invalid type '%s' for --sample-type (%s)", optarg, MEM_VALUE_NAMES);
+		case 'Y':
+			if (mem_value_option(optarg, &o->sample_type))
 				return -1;
-			}
-			o->sample_type = (int)v;
 			o->sample_type_given = true;
 			break;
-		}
 		case 'T':
 			o->threads = true;
 			break;

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "profile/filter.h"
+#include "base/util.h"
 
 static const char *const names[] = {
 	[MEM_INUSE_SPACE] = "inuse_space",
@@ -20,6 +21,18 @@ int mem_value_parse(const char *name, enum mem_value *v)
 			return 0;
 		}
 	return -1;
+}
+
+int mem_value_option(const char *arg, int *v)
+{
+	enum mem_value m;
+
+	if (mem_value_parse(arg, &m)) {
+		err_msg("invalid type '%s' for --sample-type (%s)", arg, MEM_VALUE_NAMES);
+		return -1;
+	}
+	*v = (int)m;
+	return 0;
 }
 
 const char *mem_value_name(enum mem_value v)

@@ -24,6 +24,8 @@ enum mem_value {
 
 /* --sample-type NAME: 0, or -1 when it names none. */
 int mem_value_parse(const char *name, enum mem_value *v);
+/* --sample-type's argument into *v (an enum mem_value): 0, or -1 after one error line. */
+int mem_value_option(const char *arg, int *v);
 const char *mem_value_name(enum mem_value v);
 
 /* The one kind of value v of memory profile p, as a new profile (counts in

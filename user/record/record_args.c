@@ -300,17 +300,11 @@ static int record_option(struct record_opts *o, int c, const char *arg, struct p
 		}
 		st->sample_bytes_given = true;
 		break;
-	case OPT_RECORD_SAMPLE_TYPE: {
-		enum mem_value v;
-
-		if (mem_value_parse(arg, &v)) {
-			err_msg("invalid type '%s' for --sample-type (%s)", arg, MEM_VALUE_NAMES);
+	case OPT_RECORD_SAMPLE_TYPE:
+		if (mem_value_option(arg, &o->sample_type))
 			return -1;
-		}
-		o->sample_type = (int)v;
 		o->sample_type_given = true;
 		break;
-	}
 	case 'S': {
 		uint64_t bytes;
 
