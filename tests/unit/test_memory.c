@@ -108,30 +108,34 @@ Test(mem_ledger, moved_by_mremap)
 	mem_ledger__free(m);
 }
 
-/* A process that exits holds its memory until it has been read once; a
- * page sampled again was given back unseen in between. */
-Test(mem_ledger, exited_held_until_read_and_pages_replaced)
+/* A process that exits gives everything back (the kernel takes it) and keeps
+ * the most it held at once; a page sampled again was given back unseen. */
+Test(mem_ledger, exited_gives_back_keeps_its_peak_and_pages_replaced)
 {
 	struct mem_ledger *m = mem_ledger__new();
 	struct sample_labels a = labels(10);
 	const uint32_t one[] = { 1 }, two[] = { 2 };
+	size_t n;
 
 	mem_ledger__grow(m, &a, 1 * MIB, 3, one, 1);
 	mem_ledger__grow(m, &a, 1 * MIB, 2, two, 1); /* mapped again at the same page */
 	struct held h = held_of(m);
 	cr_assert_eq(h.by_frame[1], 0);
 	cr_assert_eq(h.by_frame[2], 2);
+	mem_ledger__grow(m, &a, 2 * MIB, 4, one, 1);
 	mem_ledger__exited(m, 10);
-	cr_assert_eq(held_of(m).by_frame[2], 2, "held at its end");
-	mem_ledger__drop_exited(m);
 	cr_assert_eq(mem_ledger__held_points(m), 0);
-	/* The pid comes back as another process: it starts from nothing. */
+	const struct mem_proc *p = mem_ledger__procs(m, &n);
+	cr_assert_eq(n, 1);
+	cr_assert(p[0].exited);
+	cr_assert_eq(p[0].peak, 6, "the most held at once: 2 + 4");
+	cr_assert_eq(p[0].grown, 9);
+	cr_assert_eq(p[0].returned, 9);
+	/* The pid comes back as another process. */
 	mem_ledger__grow(m, &a, 8 * MIB, 1, one, 1);
-	mem_ledger__exited(m, 10);
-	mem_ledger__grow(m, &a, 9 * MIB, 1, two, 1);
-	h = held_of(m);
-	cr_assert_eq(h.by_frame[1], 0);
-	cr_assert_eq(h.by_frame[2], 1);
+	p = mem_ledger__procs(m, &n);
+	cr_assert_not(p[0].exited);
+	cr_assert_eq(held_of(m).by_frame[1], 1);
 	mem_ledger__free(m);
 }
 
@@ -259,7 +263,7 @@ Test(mem_ledger, empty_sites_forgotten_and_reused)
 	mem_ledger__grow(m, &a, 1 * MIB, 1, one, 1);
 	mem_ledger__grow(m, &a, 2 * MIB, 1, two, 1);
 	mem_ledger__release(m, 10, 1 * MIB, 4 * KIB);
-	mem_ledger__drop_exited(m);
+	mem_ledger__tidy(m);
 	mem_ledger__grow(m, &a, 3 * MIB, 4, three, 1);
 	mem_ledger__grow(m, &a, 4 * MIB, 2, one, 1); /* the forgotten stack, anew */
 	struct held h = held_of(m);
@@ -280,7 +284,7 @@ Test(mem_ledger, a_sample_of_no_point)
 	const uint32_t f[] = { 1 };
 
 	mem_ledger__grow(m, &a, 1 * MIB, 0, f, 1);
-	mem_ledger__drop_exited(m);
+	mem_ledger__tidy(m);
 	mem_ledger__release(m, 10, 0, 4 * MIB);
 	cr_assert_eq(mem_ledger__held_points(m), 0);
 	mem_ledger__free(m);

@@ -204,6 +204,12 @@ int report_main(int argc, char **argv)
 			 ": asyncio task time, %.1f s of tasks pending (not thread time)",
 			 (double)profile__total(p) * (double)profile__meta_of(p)->period_ns / 1e9);
 	}
+	if (profile__meta_of(p)->mem_sample_bytes && o.output && !output_format_without_time(o.format)) {
+		err_msg("'%s' is a memory recording: it is written as pprof, folded, SVG or speedscope (timelines and "
+			"heat maps are of time)",
+			o.inputs[0]);
+		goto out;
+	}
 	if (profile__meta_of(p)->mem_sample_bytes && (!o.output || o.format != FORMAT_PPROF)) {
 		/* A memory recording: the table and the other outputs show one of its values. */
 		struct profile *view = mem_view(p, (enum mem_value)o.sample_type);

@@ -126,6 +126,7 @@ static int open_and_load(struct top *t)
 	struct ingest_config ic = {
 		.filter = &o->filter,
 		.kallsyms = kernel ? "/proc/kallsyms" : NULL,
+		.memory = o->mode == MODE_MEMORY, /* the summary of --once says what grew and is held */
 	};
 	struct ingest_hooks hooks;
 
@@ -145,13 +146,17 @@ static const char *const mode_name[] = {
 	[MODE_CPU] = "cpu", [MODE_WALL] = "wall", [MODE_OFFCPU] = "off-cpu", [MODE_MEMORY] = "memory"
 };
 
-/* BPF's time so far: the timer program's samples, and the switch hooks' in wall mode. */
+/* BPF's time so far: the timer program's samples, and the switch hooks' in
+ * wall mode; memory mode's samples (its hook's other runs only with
+ * PYEBPF_BPF_STATS=1, then all of them). */
 static uint64_t bpf_ns(struct top *t, const uint64_t *counters)
 {
 	uint64_t runs = 0, ns = 0;
 
 	if (t->o.rec.mode == MODE_WALL || t->o.rec.mode == MODE_OFFCPU)
 		sampler__switch_stats(t->sampler, &runs, &ns);
+	if (t->o.rec.mode == MODE_MEMORY)
+		return sampler__mem_runs(t->sampler, &runs, &ns) ? counters[PYEBPF_CNT_MEM_TAKEN_NS] : ns;
 	return counters[PYEBPF_CNT_TAKEN_NS] + ns;
 }
 
@@ -410,6 +415,8 @@ static void stop(struct top *t)
 		.counters = counters,
 		.ingest = t->ingest,
 		.off_cpu = t->o.rec.mode == MODE_WALL || t->o.rec.mode == MODE_OFFCPU,
+		.mem_sample_bytes = t->o.rec.mode == MODE_MEMORY ? t->o.rec.mem_sample_bytes : 0,
+		.prof = t->prof,
 	};
 	if (!t->screen)
 		summary_print(stderr, &s);
@@ -450,7 +457,11 @@ int live_top_main(int argc, char **argv)
 	if (t.watch)
 		container_watch__begin(t.watch, t.start_ns, false);
 	ingest__set_time_base(t.ingest, t.start_ns);
-	if (!t.screen)
+	if (!t.screen && t.o.rec.mode == MODE_MEMORY)
+		fprintf(stderr, "pyebpf: sampling memory growth, a sample every %llu KiB on average; one table %s\n",
+			(unsigned long long)(t.o.rec.mem_sample_bytes >> 10),
+			t.o.rec.duration > 0 ? "at the end of -d" : "at Ctrl-C or the targets' exit");
+	else if (!t.screen)
 		fprintf(stderr, "pyebpf: sampling %d CPUs at %llu Hz; one table %s\n", sampler__ncpus(t.sampler),
 			(unsigned long long)t.o.rec.freq,
 			t.o.rec.duration > 0 ? "at the end of -d" : "at Ctrl-C or the targets' exit");

@@ -977,8 +977,7 @@ void ingest__mem_held(struct ingest *in)
 	if (!in->mem)
 		return;
 	mem_ledger__held(in->mem, add_held, in);
-	/* Shown held at their end: the next interval holds none of them. */
-	mem_ledger__drop_exited(in->mem);
+	mem_ledger__tidy(in->mem);
 }
 
 const struct mem_ledger *ingest__mem_ledger(const struct ingest *in)

@@ -163,10 +163,7 @@ void mem_ledger__grow(struct mem_ledger *m, const struct sample_labels *l, uint6
 	site = site_of(m, l, frames, nframes);
 	pr = proc_of(m, l->pid, l->comm);
 
-	if (pr->exited) { /* the pid is another process's now */
-		release(m, l->pid, 0, 0, true);
-		pr->exited = false;
-	}
+	pr->exited = false; /* a pid seen again: another process's now */
 	v = hashmap__put(m->pages, &k, sizeof(k), &created);
 
 	if (!created)
@@ -175,6 +172,8 @@ void mem_ledger__grow(struct mem_ledger *m, const struct sample_labels *l, uint6
 	m->sites[site]->held += points;
 	m->held += points;
 	pr->grown += points;
+	if (pr->grown - pr->returned > pr->peak)
+		pr->peak = pr->grown - pr->returned;
 }
 
 /* Every sampled page of pid in [start, end) (all of pid's when all): into *keys, n of them. */
@@ -251,15 +250,14 @@ void mem_ledger__exited(struct mem_ledger *m, uint32_t pid)
 {
 	uint64_t *v = hashmap__get(m->proc_ids, &pid, sizeof(pid));
 
-	if (v)
-		m->procs[*v].exited = true;
+	if (!v)
+		return;
+	release(m, pid, 0, 0, true);
+	m->procs[*v].exited = true;
 }
 
-void mem_ledger__drop_exited(struct mem_ledger *m)
+void mem_ledger__tidy(struct mem_ledger *m)
 {
-	for (size_t i = 0; i < m->nprocs; i++)
-		if (m->procs[i].exited && m->procs[i].grown > m->procs[i].returned)
-			release(m, m->procs[i].pid, 0, 0, true);
 	forget_empty_sites(m);
 }
 

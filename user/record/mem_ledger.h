@@ -6,10 +6,10 @@
  * site). Memory a process gives back (munmap, brk down, madvise) or moves
  * (mremap) is taken off the samples of that range, whatever stack gives it
  * back: what is held at the end is charged to the stack that grew it, as a
- * Go heap profile's inuse_space is. A process that execs gives back all of
- * its memory; one that exits holds it until the next time what is held is
- * read (mem_ledger__held, then mem_ledger__drop_exited): a recording, or the
- * interval, in which a process ended shows what it held at its end.
+ * Go heap profile's inuse_space is. A process that execs or exits gives
+ * back all of its memory (the kernel takes it back), and each process's
+ * most held at once is kept for the summary: a program that frees what it
+ * holds as it ends still says how much it held.
  *
  * Pure logic: no libbpf, no system calls; ingest feeds it.
  */
@@ -30,7 +30,8 @@ struct mem_proc {
 	uint32_t comm;     /* string id of its name, as the samples' labels had it */
 	uint64_t grown;    /* points of memory mapped in */
 	uint64_t returned; /* ... of which given back */
-	bool exited;       /* it ended: what it holds, it held at its end */
+	uint64_t peak;     /* the most points it held at once */
+	bool exited;       /* it ended (and gave everything back) */
 };
 
 struct mem_ledger *mem_ledger__new(void);
@@ -48,11 +49,10 @@ void mem_ledger__release(struct mem_ledger *m, uint32_t pid, uint64_t start, uin
 void mem_ledger__move(struct mem_ledger *m, uint32_t pid, uint64_t start, uint64_t len, uint64_t to, uint64_t to_len);
 /* pid exec'd: everything it held is given back. */
 void mem_ledger__forget(struct mem_ledger *m, uint32_t pid);
-/* pid exited: what it holds stays, as held at its end, until mem_ledger__drop_exited. */
+/* pid exited: the same, and the summary says it ended. */
 void mem_ledger__exited(struct mem_ledger *m, uint32_t pid);
-/* Every process that exited gives back what it held (after it was read);
- * the stacks that hold nothing now are forgotten. */
-void mem_ledger__drop_exited(struct mem_ledger *m);
+/* The stacks that hold nothing now are forgotten (after what is held was read). */
+void mem_ledger__tidy(struct mem_ledger *m);
 
 /* The memory held now, by site: fn once per site that holds any. */
 typedef void (*mem_held_fn)(void *ctx, const struct sample_labels *l, const uint32_t *frames, uint32_t nframes,

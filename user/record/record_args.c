@@ -442,8 +442,7 @@ static int check_combinations(struct record_opts *o, const struct parse_state *s
 	if (st->format ? output_format_from_name(st->format, &o->format)
 		       : output_format_from_path(o->output, &o->format))
 		return -1;
-	if (o->mode == MODE_MEMORY && o->format != FORMAT_PPROF && o->format != FORMAT_FOLDED &&
-	    o->format != FORMAT_SVG && o->format != FORMAT_SPEEDSCOPE) {
+	if (o->mode == MODE_MEMORY && !output_format_without_time(o->format)) {
 		err_msg("--mode memory writes pprof, folded, SVG or speedscope: timelines and heat maps are of time");
 		return -1;
 	}

@@ -80,6 +80,8 @@ static void bpf_cost(FILE *f, const struct record_summary *s)
 
 /* Processes whose growth is told one by one; the rest are summed. */
 #define MEM_PROCS_LISTED 10
+/* A process that held this much at once and ended gets the hint to stop before it. */
+#define MEM_ENDED_HINT_BYTES (16ULL << 20)
 
 static int by_growth(const void *a, const void *b)
 {
@@ -112,18 +114,27 @@ static void memory_summary(FILE *f, const struct record_summary *s, const struct
 	}
 	fprintf(f,
 		"pyebpf: memory: the targets mapped in %s of anonymous memory; sampled every %s: %s grew, %s of it "
-		"went back, %s held at the end (a process that ended: at its end)\n",
+		"went back, %s held at the end\n",
 		human_bytes(s->counters[PYEBPF_CNT_MEM_BYTES], a, sizeof(a)), human_bytes(n, b, sizeof(b)),
 		human_bytes(grown * n, c, sizeof(c)), human_bytes(returned * n, d, sizeof(d)),
 		human_bytes((grown - returned) * n, name, sizeof(name)));
 	qsort(v, np, sizeof(*v), by_growth);
 	for (size_t i = 0; i < np && i < MEM_PROCS_LISTED && v[i].grown; i++)
-		fprintf(f, "pyebpf: memory: pid %u %s: %s grew, %s went back, %s held%s\n", v[i].pid,
-			text_escape(profile__str_at(p, v[i].comm), name, sizeof(name)),
+		fprintf(f, "pyebpf: memory: pid %u %s: %s grew, %s went back, %s %s; at most %s held at once\n",
+			v[i].pid, text_escape(profile__str_at(p, v[i].comm), name, sizeof(name)),
 			human_bytes(v[i].grown * n, a, sizeof(a)), human_bytes(v[i].returned * n, b, sizeof(b)),
-			human_bytes((v[i].grown - v[i].returned) * n, c, sizeof(c)), v[i].exited ? " at its end" : "");
+			human_bytes((v[i].grown - v[i].returned) * n, c, sizeof(c)),
+			v[i].exited ? "held (it ended: its memory went back with it)" : "held",
+			human_bytes(v[i].peak * n, d, sizeof(d)));
 	if (np > MEM_PROCS_LISTED)
 		fprintf(f, "pyebpf: memory: and %zu more processes\n", np - MEM_PROCS_LISTED);
+	/* What a program held, it gives back as it ends: said once, for those that held some. */
+	for (size_t i = 0; i < np; i++)
+		if (v[i].exited && v[i].peak * n >= MEM_ENDED_HINT_BYTES) {
+			fprintf(f, "pyebpf: memory: a process that ends gives back what it held: to see what it holds "
+				   "while it runs, end the recording before it ends (-d, Ctrl-C) or attach with -p\n");
+			break;
+		}
 	free(v);
 }
 

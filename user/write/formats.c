@@ -137,3 +137,8 @@ int write_profile(const struct profile *p, enum output_format f, const struct wr
 	}
 	return folded__write(p, &fo, out);
 }
+
+bool output_format_without_time(enum output_format f)
+{
+	return f == FORMAT_PPROF || f == FORMAT_FOLDED || f == FORMAT_SVG || f == FORMAT_SPEEDSCOPE;
+}

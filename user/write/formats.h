@@ -20,6 +20,10 @@ enum output_format {
 	FORMAT_HEATMAP,  /* Python source lines shaded by samples (HTML) */
 };
 
+/* Outputs of stacks and their weights, with no time axis (pprof, folded,
+ * SVG, speedscope): the ones a memory recording can be written as. */
+bool output_format_without_time(enum output_format f);
+
 /* The help text listing the extensions. */
 extern const char formats_usage[];
 
