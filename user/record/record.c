@@ -457,10 +457,17 @@ static struct profile *one_kind_of_memory(const struct profile *p, enum output_f
 
 static int write_output(struct recorder *r)
 {
+	char title[64];
 	struct write_opts wo = { .threads = r->opts.threads,
 				 .processes = r->opts.processes,
 				 .containers = r->opts.containers,
 				 .title = "pyebpf record" };
+
+	/* A memory recording's title says which of its values it shows. */
+	if (r->opts.mode == MODE_MEMORY) {
+		snprintf(title, sizeof(title), "pyebpf record: %s", mem_value_name((enum mem_value)r->opts.sample_type));
+		wo.title = title;
+	}
 	struct profile_meta *m = profile__meta(r->prof);
 
 	ingest__mem_held(r->ingest); /* memory mode: what is held at the end */

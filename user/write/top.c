@@ -370,8 +370,15 @@ int top__print_diff(const struct profile *p, size_t limit, FILE *out)
 	}
 	if (nc)
 		qsort(ch, nc, sizeof(*ch), cmp_change);
-	fprintf(out, "before: %" PRIu64 " samples, after: %" PRIu64 " samples; shares of each side's samples\n", before,
-		after);
+	if (profile__meta_of(p)->value_unit == PROFILE_UNIT_BYTES) { /* a memory recording's view */
+		char b[32], a[32];
+
+		fprintf(out, "before: %s, after: %s; shares of each side's bytes\n", human_bytes(before, b, sizeof(b)),
+			human_bytes(after, a, sizeof(a)));
+	} else {
+		fprintf(out, "before: %" PRIu64 " samples, after: %" PRIu64 " samples; shares of each side's samples\n",
+			before, after);
+	}
 	fprintf(out, "%7s %7s %8s %7s %7s %8s  %s\n", "BEFORE", "AFTER", "CHANGE", "SELF-B", "SELF-A", "CHANGE",
 		"FUNCTION");
 	for (size_t i = 0; i < nc && i < limit; i++) {
