@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "profile/mem_view.h"
 #include "read/pprof.h"
 #include "archive/rotation.h"
 #include "base/util.h"
@@ -307,11 +308,15 @@ static int merge_one(struct merge *m, const char *path, const struct profile *in
 	 * the newest one says what is held now, the others what grew. */
 	if (im->mem_sample_bytes && !newest)
 		w.mem_kind = FILTER_MEM_GROWN;
-	st->samples += profile__total(in);
+	/* An older interval's held memory is not read, not left out: counted in neither. */
+	uint64_t unread = w.mem_kind == FILTER_MEM_GROWN ? mem_view_points(in, true) : 0;
+
+	st->samples += profile__total(in) - unread;
 	st->other_time += filter__other_time(&w, in);
 	st->dropped += filter__copy(&w, in, m->out,
 				    im->start_epoch_ns > m->start_ns ? (uint64_t)(im->start_epoch_ns - m->start_ns) : 0,
-				    scale ? scale : 1, flags);
+				    scale ? scale : 1, flags) -
+		       unread;
 	if (im->start_epoch_ns + im->duration_ns > m->end_ns)
 		m->end_ns = im->start_epoch_ns + im->duration_ns;
 	return 0;

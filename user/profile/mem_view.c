@@ -40,6 +40,18 @@ const char *mem_value_name(enum mem_value v)
 	return (unsigned)v < sizeof(names) / sizeof(names[0]) ? names[v] : "?";
 }
 
+uint64_t mem_view_points(const struct profile *p, bool held)
+{
+	struct profile_entry e;
+	size_t pos = 0;
+	uint64_t n = 0;
+
+	while (profile__next(p, &pos, &e))
+		if (!(e.labels.flags & LABEL_MEM_HELD) == !held)
+			n += e.count;
+	return n;
+}
+
 struct profile *mem_view(const struct profile *p, enum mem_value v)
 {
 	const struct profile_meta *in = profile__meta_of(p);

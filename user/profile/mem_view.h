@@ -11,6 +11,9 @@
 #ifndef PYEBPF_MEM_VIEW_H
 #define PYEBPF_MEM_VIEW_H
 
+#include <stdbool.h>
+#include <stdint.h>
+
 #include "profile/profile.h"
 
 enum mem_value {
@@ -27,6 +30,9 @@ int mem_value_parse(const char *name, enum mem_value *v);
 /* --sample-type's argument into *v (an enum mem_value): 0, or -1 after one error line. */
 int mem_value_option(const char *arg, int *v);
 const char *mem_value_name(enum mem_value v);
+
+/* A memory profile's sample points of what is held at its end (held), or of what grew. */
+uint64_t mem_view_points(const struct profile *p, bool held);
 
 /* The one kind of value v of memory profile p, as a new profile (counts in
  * bytes or points, meta.value_unit saying which). */

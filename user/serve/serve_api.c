@@ -156,19 +156,6 @@ static struct profile *read_interval(struct serve_api *a, struct summary *s)
 	return p;
 }
 
-/* Sample points of a memory profile: those held at its end, or those grown. */
-static uint64_t mem_points(const struct profile *p, bool held)
-{
-	struct profile_entry e;
-	size_t pos = 0;
-	uint64_t n = 0;
-
-	while (profile__next(p, &pos, &e))
-		if (!(e.labels.flags & LABEL_MEM_HELD) == !held)
-			n += e.count;
-	return n;
-}
-
 static void summarize(struct serve_api *a, struct summary *s)
 {
 	struct profile *p = read_interval(a, s);
@@ -181,7 +168,7 @@ static void summarize(struct serve_api *a, struct summary *s)
 	s->f.start_ns = profile__meta_of(p)->start_epoch_ns;
 	s->duration_ns = profile__meta_of(p)->duration_ns;
 	/* A memory interval's bar: its growth, in sample points (what it holds is as of its end). */
-	s->samples = profile__meta_of(p)->mem_sample_bytes ? mem_points(p, false) : profile__total(p);
+	s->samples = profile__meta_of(p)->mem_sample_bytes ? mem_view_points(p, false) : profile__total(p);
 	serve_split__count(&s->split, p);
 	profile__free(p);
 }
