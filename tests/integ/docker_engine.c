@@ -2,6 +2,9 @@
 #include "integ.h"
 #include "docker_engine.h"
 
+#include <errno.h>
+#include <glob.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +31,33 @@ void docker_engine_stop(void)
 	*engine_dir = '\0';
 }
 
+/*
+ * Engines of test processes that are gone: a test killed mid-way (its time
+ * limit, a crash) never ran its .fini, and its engine, still holding the
+ * data root, would fail every later test's start. Each engine's directory
+ * names its test's pid.
+ */
+static void stop_orphans(void)
+{
+	glob_t g;
+
+	if (glob("/tmp/pyebpf-dk-*", GLOB_ONLYDIR, NULL, &g))
+		return;
+	for (size_t i = 0; i < g.gl_pathc; i++) {
+		int pid = atoi(g.gl_pathv[i] + strlen("/tmp/pyebpf-dk-"));
+		struct run_result r;
+
+		if (pid <= 0 || pid == (int)getpid() || !(kill(pid, 0) && errno == ESRCH))
+			continue;
+		fprintf(stderr, "docker_engine: stopping the engine of test process %d, which is gone\n", pid);
+		run((const char *const[]){ "bash", ENGINE, "stop", g.gl_pathv[i], NULL }, 120, &r);
+		run_result_free(&r);
+		run((const char *const[]){ "rm", "-rf", g.gl_pathv[i], NULL }, 60, &r);
+		run_result_free(&r);
+	}
+	globfree(&g);
+}
+
 void docker_engine_start(void)
 {
 	const char *data = getenv("PYEBPF_INTEG_DOCKER_DATA");
@@ -42,6 +72,7 @@ void docker_engine_start(void)
 		fprintf(stderr, "[SKIP] needs docker.io (dockerd, containerd, docker, runc) and " ENGINE "\n");
 		cr_skip_test("no docker.io");
 	}
+	stop_orphans();
 	/* Short: the engine's sockets live in it. */
 	snprintf(engine_dir, sizeof(engine_dir), "/tmp/pyebpf-dk-%d", (int)getpid());
 	run((const char *const[]){ "bash", ENGINE, "start", engine_dir, data ? data : DOCKER_DATA_DEFAULT, NULL }, 150,
