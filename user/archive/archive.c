@@ -200,13 +200,6 @@ static int cmp_start(const void *a, const void *b)
 	return x->start_ns < y->start_ns ? -1 : x->start_ns > y->start_ns;
 }
 
-static const char *kind_of(const struct profile *p)
-{
-	return profile__meta_of(p)->mem_sample_bytes ? "memory (--mode memory)"
-	       : profile__meta_of(p)->wall	    ? "wall-clock time (--mode wall or off-cpu)"
-						    : "CPU time";
-}
-
 /* Interval names tell starts to the millisecond, rounded down. */
 #define NAME_SLACK_NS 1000000
 
@@ -273,7 +266,7 @@ static int merge_one(struct merge *m, const char *path, const struct profile *in
 	} else if (im->wall != profile__meta_of(m->out)->wall ||
 		   !im->mem_sample_bytes != !profile__meta_of(m->out)->mem_sample_bytes) {
 		err_msg("cannot merge '%s' and '%s': one records %s, the other %s", m->first_path, path,
-			kind_of(m->out), kind_of(in));
+			profile__kind(m->out), profile__kind(in));
 		return -1;
 	}
 	if (im->period_ns && im->period_ns != m->period_ns) {

@@ -164,13 +164,6 @@ out:
 	return p;
 }
 
-static const char *kind_name(const struct profile *p)
-{
-	return profile__meta_of(p)->mem_sample_bytes ? "memory (--mode memory)"
-	       : profile__meta_of(p)->wall	    ? "wall-clock time (--mode wall or off-cpu)"
-						    : "CPU time";
-}
-
 /* Both sides in one profile: the base's samples labelled LABEL_BASE. */
 static struct profile *combine(const struct profile *after, const struct profile *before)
 {
@@ -222,7 +215,7 @@ int report_main(int argc, char **argv)
 			mem_value_name((enum mem_value)o.sample_type));
 	} else if (o.sample_type_given && !profile__meta_of(p)->mem_sample_bytes) {
 		err_msg("--sample-type chooses what a memory recording (--mode memory) shows: '%s' records %s",
-			o.inputs[0], kind_name(p));
+			o.inputs[0], profile__kind(p));
 		goto out;
 	}
 	if (o.nbases) {
@@ -245,7 +238,7 @@ int report_main(int argc, char **argv)
 		    (profile__meta_of(p)->wall != profile__meta_of(base)->wall ||
 		     !profile__meta_of(p)->value_unit != !profile__meta_of(base)->value_unit)) {
 			err_msg("cannot diff '%s' against '%s': it records %s, the base %s", o.inputs[0], o.bases[0],
-				kind_name(p), kind_name(base));
+				profile__kind(p), profile__kind(base));
 			goto out;
 		}
 		snprintf(title + used, sizeof(title) - used, " against %s", before);

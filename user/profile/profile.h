@@ -138,6 +138,8 @@ const struct profile_module *profile__modules(const struct profile *p, size_t *n
 const struct profile_module *profile__module(const struct profile *p, uint32_t module);
 
 struct profile_meta *profile__meta(struct profile *p);
+/* What the profile records, for a line that says so: "CPU time", "wall-clock time (...)", "memory (...)". */
+const char *profile__kind(const struct profile *p);
 const struct profile_meta *profile__meta_of(const struct profile *p);
 
 uint64_t profile__total(const struct profile *p); /* samples */

@@ -180,19 +180,13 @@ int pyroscope_request(const struct push_series *s, size_t n, const char *name, u
 
 	for (size_t i = 0; i < n && !ret; i++) {
 		bool wall = profile__meta_of(s[i].prof)->wall;
+		/* A memory recording is one profile of its four types; time, cpu and wall. */
+		bool memory = profile__meta_of(s[i].prof)->mem_sample_bytes != 0;
 
-		if (profile__meta_of(s[i].prof)->mem_sample_bytes) { /* one profile, its four types */
-			ret = part_build(&parts[np], &s[i], PPROF_ONLY_MEMORY, name);
-			if (!ret) {
-				ptrs[np] = &parts[np].series;
-				np++;
-			}
-			continue;
-		}
-		for (int k = 0; k < 2 && !ret; k++) {
-			enum pprof_only kind = k ? PPROF_ONLY_WALL : PPROF_ONLY_CPU;
+		for (int k = 0; k < (memory ? 1 : 2) && !ret; k++) {
+			enum pprof_only kind = memory ? PPROF_ONLY_MEMORY : k ? PPROF_ONLY_WALL : PPROF_ONLY_CPU;
 
-			if ((kind == PPROF_ONLY_WALL && !wall) || !has_kind(s[i].prof, kind))
+			if (!memory && ((kind == PPROF_ONLY_WALL && !wall) || !has_kind(s[i].prof, kind)))
 				continue;
 			ret = part_build(&parts[np], &s[i], kind, name);
 			if (!ret) {

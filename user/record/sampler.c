@@ -115,6 +115,7 @@ struct sampler {
 	struct bpf_link *switch_done_link; /* its finish_task_switch kprobe, where there is no task work */
 	struct bpf_link *mem_links[9];     /* --mode memory: the growth hook, the syscalls that give back */
 	const char *mem_hook;              /* the kernel function memory growth is seen in; NULL: none */
+	struct bpf_program *mem_grow;      /* ... its program (set at load) */
 	struct kernel_plan plan;
 	char switch_done[200]; /* finish_task_switch's name in kallsyms */
 	bool on_cpu, off_cpu;
@@ -329,10 +330,20 @@ fail:
 	return NULL;
 }
 
+/* The program memory_hook()'s hook runs; NULL without one. */
+static struct bpf_program *mem_grow_prog(const struct sampler *s)
+{
+	if (!s->mem_hook)
+		return NULL;
+	return !strcmp(s->mem_hook, MEM_HOOK_LRU)		 ? s->skel->progs.on_lru_add
+	       : !strcmp(s->mem_hook, "folio_add_new_anon_rmap") ? s->skel->progs.on_anon_folio
+								 : s->skel->progs.on_anon_page;
+}
+
 /* --mode memory: the syscalls that give memory back or move it, as they begin and end. */
 #define MEM_SYSCALL_PROGS 8
 
-static struct bpf_program *mem_syscall_prog(struct sampler *s, size_t i)
+static struct bpf_program *mem_syscall_prog(const struct sampler *s, size_t i)
 {
 	struct bpf_program *v[MEM_SYSCALL_PROGS] = {
 		s->skel->progs.on_munmap,	s->skel->progs.on_munmap_done, s->skel->progs.on_madvise,
@@ -379,12 +390,10 @@ static int load(struct sampler *s, const struct sampler_config *c)
 	bpf_program__set_autoload(s->skel->progs.flush_offcpu, c->off_cpu && s->plan.flush);
 	bpf_program__set_autoload(s->skel->progs.dump_threads, c->dump);
 	s->skel->rodata->mem_sample_bytes = c->mem_sample_bytes;
-	bpf_program__set_autoload(s->skel->progs.on_anon_folio,
-				  c->mem_sample_bytes && s->mem_hook && !strcmp(s->mem_hook, "folio_add_new_anon_rmap"));
-	bpf_program__set_autoload(s->skel->progs.on_anon_page,
-				  c->mem_sample_bytes && s->mem_hook && !strcmp(s->mem_hook, "page_add_new_anon_rmap"));
-	bpf_program__set_autoload(s->skel->progs.on_lru_add,
-				  c->mem_sample_bytes && s->mem_hook && !strcmp(s->mem_hook, MEM_HOOK_LRU));
+	s->mem_grow = mem_grow_prog(s); /* NULL outside memory mode */
+	bpf_program__set_autoload(s->skel->progs.on_anon_folio, s->skel->progs.on_anon_folio == s->mem_grow);
+	bpf_program__set_autoload(s->skel->progs.on_anon_page, s->skel->progs.on_anon_page == s->mem_grow);
+	bpf_program__set_autoload(s->skel->progs.on_lru_add, s->skel->progs.on_lru_add == s->mem_grow);
 	for (size_t i = 0; i < MEM_SYSCALL_PROGS; i++)
 		bpf_program__set_autoload(mem_syscall_prog(s, i), c->mem_sample_bytes);
 	bpf_map__set_autocreate(s->skel->maps.mem_calls, c->mem_sample_bytes);
@@ -442,25 +451,16 @@ static int attach_switch(struct sampler *s)
 	return 0;
 }
 
-static struct bpf_program *mem_grow_prog(const struct sampler *s)
-{
-	return !strcmp(s->mem_hook, MEM_HOOK_LRU)		 ? s->skel->progs.on_lru_add
-	       : !strcmp(s->mem_hook, "folio_add_new_anon_rmap") ? s->skel->progs.on_anon_folio
-								 : s->skel->progs.on_anon_page;
-}
-
 /* The program of mem_links[i]: the growth hook, then the syscalls'. */
 static struct bpf_program *mem_link_prog(const struct sampler *s, size_t i)
 {
-	return i ? mem_syscall_prog((struct sampler *)s, i - 1) : mem_grow_prog(s);
+	return i ? mem_syscall_prog(s, i - 1) : s->mem_grow;
 }
 
 /* The growth hook, then the syscalls. */
 static int attach_memory(struct sampler *s)
 {
-	struct bpf_program *grow = mem_grow_prog(s);
-
-	s->mem_links[0] = bpf_program__attach(grow);
+	s->mem_links[0] = bpf_program__attach(s->mem_grow);
 	if (!s->mem_links[0]) {
 		err_msg("--mode memory: cannot attach to %s: %s", s->mem_hook, strerror(errno));
 		return -1;
