@@ -195,7 +195,7 @@ struct pyebpf_sample {
 	__u32 py_error; /* enum pyebpf_py_error */
 	__u32 py_cycle; /* PYEBPF_SAMPLE_PY_LOOP: frames in the loop the chain ends in */
 	union {
-		struct pyebpf_offcpu off;   /* on and off the CPU */
+		struct pyebpf_offcpu off;  /* on and off the CPU */
 		struct pyebpf_memgrow mem; /* PYEBPF_SAMPLE_MEM */
 	};
 	/* Only the used part travels: the whole stack[] and py[0 .. py_len) for

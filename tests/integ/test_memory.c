@@ -142,10 +142,10 @@ static void check_leak(const char *label, const char *pb, const struct truth *t,
 		    "leak %.1f MiB, spin %.1f MiB\n",
 		    label, held / MIB, grew / MIB, 100 * leak_held / held, (double)al.total / MIB, churn_alloc / MIB,
 		    leak_alloc / MIB, spin_any / MIB);
-	cr_assert(held > 0.8 * grew && held < 1.2 * grew, "%s: %.1f MiB held, VmRSS grew %.1f MiB", label,
-		  held / MIB, grew / MIB);
-	cr_assert_geq(leak_held, 0.85 * held, "%s: %.1f of %.1f MiB held under %s", label, leak_held / MIB,
-		      held / MIB, leak);
+	cr_assert(held > 0.8 * grew && held < 1.2 * grew, "%s: %.1f MiB held, VmRSS grew %.1f MiB", label, held / MIB,
+		  grew / MIB);
+	cr_assert_geq(leak_held, 0.85 * held, "%s: %.1f of %.1f MiB held under %s", label, leak_held / MIB, held / MIB,
+		      leak);
 	/* rounds of 32 MiB taken and given back, and leak()'s 8 MiB each. */
 	cr_assert(churn_alloc > 0.75 * rounds * 32 * MIB && churn_alloc < 1.25 * rounds * 32 * MIB,
 		  "%s: %.1f MiB grew under churn()", label, churn_alloc / MIB);
@@ -226,8 +226,7 @@ Test(memory, numpy_arrays_grown_and_freed)
 
 	cr_log_info("numpy: held %.1f MiB (VmRSS grew %.1f, kept %.1f), %.1f%% under grow(); %.1f MiB grew in all\n",
 		    held / MIB, grew / MIB, t.kept / MIB, 100 * under / held, (double)al.total / MIB);
-	cr_assert(held > 0.8 * grew && held < 1.2 * grew, "%.1f MiB held, VmRSS grew %.1f MiB", held / MIB,
-		  grew / MIB);
+	cr_assert(held > 0.8 * grew && held < 1.2 * grew, "%.1f MiB held, VmRSS grew %.1f MiB", held / MIB, grew / MIB);
 	cr_assert_geq(under, 0.85 * held, "%.1f of %.1f MiB held under %s", under / MIB, held / MIB, grow);
 	cr_assert_geq(bytes_in(&al, grow), 0.8 * t.kept, "%.1f MiB grew under grow()", bytes_in(&al, grow) / MIB);
 	folded_free(&in);
@@ -251,8 +250,8 @@ Test(kernels, memory_mode_reads_the_leak_on_this_kernel, .timeout = 600)
 	if (access(python, X_OK))
 		cr_skip_test("no %s here", python);
 	record_held(NULL, NULL, python, "leak", "10", pb, &err, &t);
-	cr_log_info("growth seen %s\n", strstr(err, "refuses fentry") ? "at the LRU tracepoint (fentry refused)"
-									: "at fentry");
+	cr_log_info("growth seen %s\n",
+		    strstr(err, "refuses fentry") ? "at the LRU tracepoint (fentry refused)" : "at fentry");
 	check_leak(python, pb, &t, script, script, 10);
 	free(err);
 	free(pb);
@@ -273,18 +272,18 @@ Test(memory, system_wide_beside_another_grower)
 	struct run_result r;
 
 	cr_assert(realpath(WORKLOAD, script));
-	pid_t other = spawn((const char *const[]){
-		python, "-c",
-		"import time\n"
-		"def decoy(keep):\n"
-		"    keep.append(bytearray(1 << 20))\n"
-		"keep = []\n"
-		"while True:\n"
-		"    decoy(keep)\n"
-		"    del keep[:-64]\n"
-		"    time.sleep(0.01)\n",
-		NULL });
-	pid_t rec = spawn_capture((const char *const[]){ PYEBPF, "record", "-a", "--mode", "memory", "-o", pb, NULL }, err);
+	pid_t other = spawn((const char *const[]){ python, "-c",
+						   "import time\n"
+						   "def decoy(keep):\n"
+						   "    keep.append(bytearray(1 << 20))\n"
+						   "keep = []\n"
+						   "while True:\n"
+						   "    decoy(keep)\n"
+						   "    del keep[:-64]\n"
+						   "    time.sleep(0.01)\n",
+						   NULL });
+	pid_t rec = spawn_capture((const char *const[]){ PYEBPF, "record", "-a", "--mode", "memory", "-o", pb, NULL },
+				  err);
 	wait_for_text(err, SAMPLING, 60);
 	pid_t work = spawn_capture((const char *const[]){ python, script, "leak", "30", "120", NULL }, werr);
 	wait_for_text(werr, "rss-end", 120);
@@ -336,10 +335,11 @@ Test(memory, in_a_container, .init = docker_engine_start, .fini = docker_engine_
 	/* The recording starts while the container waits: it sees all of the rounds.
 	 * (The truth on stdout: docker logs writes the container's stderr to its own.) */
 	free(docker((const char *const[]){ "docker", "run", "-d", "--name", name, "--network", "none", "-v", mount,
-					   DOCKER_IMAGE, "sh", "-c", "sleep 3; exec python3 /memwork.py leak 30 120 2>&1",
-					   NULL }));
-	pid_t rec = spawn_capture(
-		(const char *const[]){ PYEBPF, "record", "--mode", "memory", "--container", name, "-o", pb, NULL }, err);
+					   DOCKER_IMAGE, "sh", "-c",
+					   "sleep 3; exec python3 /memwork.py leak 30 120 2>&1", NULL }));
+	pid_t rec = spawn_capture((const char *const[]){ PYEBPF, "record", "--mode", "memory", "--container", name,
+							 "-o", pb, NULL },
+				  err);
 	wait_for_text(err, SAMPLING, 60);
 	/* All of the log (docker() keeps an answer's first line). */
 	for (int i = 0; i < 600; i++) {
@@ -377,12 +377,13 @@ Test(memory, continuous_intervals_in_serve)
 	struct run_result r;
 
 	cr_assert(realpath(WORKLOAD, script));
-	run((const char *const[]){ PYEBPF, "record", "--mode", "memory", "--continuous", spool, "--interval", "1s", "-d",
-				   "3.5", "--", "/usr/bin/python3.11", script, "leak", "30", "20", NULL },
+	run((const char *const[]){ PYEBPF, "record", "--mode", "memory", "--continuous", spool, "--interval", "1s",
+				   "-d", "3.5", "--", "/usr/bin/python3.11", script, "leak", "30", "20", NULL },
 	    60, &r);
 	cr_assert_eq(r.status, 0, "%s", r.err);
 	run_result_free(&r);
-	pid_t srv = spawn_capture((const char *const[]){ PYEBPF, "serve", spool, "--listen", "127.0.0.1:0", NULL }, err);
+	pid_t srv = spawn_capture((const char *const[]){ PYEBPF, "serve", spool, "--listen", "127.0.0.1:0", NULL },
+				  err);
 	wait_for_text(err, "pyebpf: serving ", 20);
 	FILE *f = fopen(err, "r");
 	cr_assert(f && fgets(line, sizeof(line), f));
@@ -399,8 +400,8 @@ Test(memory, continuous_intervals_in_serve)
 	const char *end = row ? strchr(row, '\n') : NULL;
 
 	cr_assert(end, "%s", body);
-	cr_assert(memmem(row, (size_t)(end - row), " MiB ", 5) && memmem(row, (size_t)(end - row), "leak (", 6),
-		  "%s", body);
+	cr_assert(memmem(row, (size_t)(end - row), " MiB ", 5) && memmem(row, (size_t)(end - row), "leak (", 6), "%s",
+		  body);
 	free(body);
 	kill_wait(srv);
 	free(spool);
@@ -433,8 +434,8 @@ Test(memory, small_objects_in_pymalloc_arenas)
 
 		cr_log_info("%s objects: held %.1f MiB (VmRSS grew %.1f), %.1f%% under records()\n", pys[i].path,
 			    held / MIB, grew / MIB, 100 * under / held);
-		cr_assert(held > 0.8 * grew && held < 1.2 * grew, "%s: %.1f MiB held, VmRSS grew %.1f MiB",
-			  pys[i].path, held / MIB, grew / MIB);
+		cr_assert(held > 0.8 * grew && held < 1.2 * grew, "%s: %.1f MiB held, VmRSS grew %.1f MiB", pys[i].path,
+			  held / MIB, grew / MIB);
 		cr_assert_geq(under, 0.85 * held, "%s: %.1f of %.1f MiB held under %s", pys[i].path, under / MIB,
 			      held / MIB, records);
 		folded_free(&in);

@@ -855,16 +855,34 @@ Test(push, memory_lands_as_heap_profiles_in_pyroscope_and_the_collector, .timeou
 	cr_assert(realpath("../tests/fixtures/memwork.py", script));
 	backend_start("pyroscope", py, 24061, NULL);
 	backend_start("otelcol", oc, 24062, NULL);
-	pid_t rec = spawn_capture((const char *const[]){ PYEBPF, "record", "--mode", "memory", "--continuous", spool,
-							 "--interval", "1s", "--service-name", "memtest", "--push",
-							 "http://127.0.0.1:24061", "--otlp", "http://127.0.0.1:24062",
-							 "--", PY, script, "leak", "20", "120", NULL },
+	pid_t rec = spawn_capture((const char *const[]){ PYEBPF,
+							 "record",
+							 "--mode",
+							 "memory",
+							 "--continuous",
+							 spool,
+							 "--interval",
+							 "1s",
+							 "--service-name",
+							 "memtest",
+							 "--push",
+							 "http://127.0.0.1:24061",
+							 "--otlp",
+							 "http://127.0.0.1:24062",
+							 "--",
+							 PY,
+							 script,
+							 "leak",
+							 "20",
+							 "120",
+							 NULL },
 				  err);
 	wait_for_text(err, "rss-end", 120);
 	sleep_s(1.5); /* an interval with what is held at its end */
 	kill(rec, SIGINT);
 	cr_assert_eq(wait_exit(rec, 60), 0);
-	run((const char *const[]){ PYEBPF, "report", spool, "--sample-type", "alloc_space", "-o", local, NULL }, 60, &r);
+	run((const char *const[]){ PYEBPF, "report", spool, "--sample-type", "alloc_space", "-o", local, NULL }, 60,
+	    &r);
 	cr_assert_eq(r.status, 0, "%s", r.err);
 	run_result_free(&r);
 	run((const char *const[]){ PYEBPF, "report", spool, "--sample-type", "alloc_objects", "-o", points, NULL }, 60,
@@ -884,8 +902,7 @@ Test(push, memory_lands_as_heap_profiles_in_pyroscope_and_the_collector, .timeou
 	snprintf(path, sizeof(path), "/stub/totals?type=memory:inuse_space:bytes:space:bytes%s", sel);
 	t = stub_get(24061, path);
 	long long held = json_num(t, "total"), leak = func_total(t, "leak");
-	cr_log_info("pyroscope: %llu bytes grew, %lld held (%lld under leak)\n", (unsigned long long)grown, held,
-		    leak);
+	cr_log_info("pyroscope: %llu bytes grew, %lld held (%lld under leak)\n", (unsigned long long)grown, held, leak);
 	cr_assert_geq(leak, held * 85 / 100, "inuse_space: %s", t);
 	free(t);
 

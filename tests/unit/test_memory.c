@@ -82,7 +82,7 @@ Test(mem_ledger, huge_range_and_exec)
 
 	mem_ledger__grow(m, &a, 0x7f0000000000ULL, 1, f, 1);
 	mem_ledger__grow(m, &b, 0x7f0000000000ULL, 1, f, 1); /* same address, another process */
-	mem_ledger__release(m, 10, 0, 0x7fffffffffffULL); /* all of 10's address space */
+	mem_ledger__release(m, 10, 0, 0x7fffffffffffULL);    /* all of 10's address space */
 	cr_assert_eq(held_of(m).by_frame[3], 1);
 	mem_ledger__forget(m, 20); /* exec: its memory is gone */
 	cr_assert_eq(mem_ledger__held_points(m), 0);

@@ -406,8 +406,8 @@ struct profile_meta *profile__meta(struct profile *p)
 const char *profile__kind(const struct profile *p)
 {
 	return p->meta.mem_sample_bytes ? "memory (--mode memory)"
-	       : p->meta.wall	       ? "wall-clock time (--mode wall or off-cpu)"
-				       : "CPU time";
+	       : p->meta.wall           ? "wall-clock time (--mode wall or off-cpu)"
+					: "CPU time";
 }
 
 const struct profile_meta *profile__meta_of(const struct profile *p)

@@ -218,7 +218,12 @@ static Otlp__ValueType *value_type(struct enc *e, const char *type, const char *
 
 /* The kinds of profile a series sends: time on and off the CPU; a memory
  * recording's memory held and grown, in bytes, as Go's heap profiles name them. */
-enum kind { KIND_CPU, KIND_WALL, KIND_INUSE, KIND_ALLOC };
+enum kind {
+	KIND_CPU,
+	KIND_WALL,
+	KIND_INUSE,
+	KIND_ALLOC
+};
 static const struct {
 	const char *type, *unit, *period_type;
 } kinds[] = {
@@ -306,7 +311,7 @@ static Otlp__ResourceProfiles *resource_of(struct enc *e, const struct push_seri
 	/* cpu, and wall if recorded; a memory recording's held and grown memory */
 	bool memory = profile__meta_of(se->prof)->mem_sample_bytes != 0;
 	Otlp__Profile *first = profile_of(e, se, memory ? KIND_INUSE : KIND_CPU, name);
-	Otlp__Profile *second = memory			     ? profile_of(e, se, KIND_ALLOC, name)
+	Otlp__Profile *second = memory                             ? profile_of(e, se, KIND_ALLOC, name)
 				: profile__meta_of(se->prof)->wall ? profile_of(e, se, KIND_WALL, name)
 								   : NULL;
 

@@ -256,7 +256,10 @@ static int count_index(struct reader *r, bool *by_period)
 
 		snprintf(types + at, sizeof(types) - at, "%s%.40s/%.40s", i ? ", " : "", type, unit);
 	}
-	fail(r, "not a CPU profile: its sample types are %s (pyebpf reads samples/count, cpu/nanoseconds, or alloc_objects and inuse_objects)", types);
+	fail(r,
+	     "not a CPU profile: its sample types are %s (pyebpf reads samples/count, cpu/nanoseconds, or "
+	     "alloc_objects and inuse_objects)",
+	     types);
 	return -1;
 }
 

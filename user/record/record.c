@@ -465,7 +465,8 @@ static int write_output(struct recorder *r)
 
 	/* A memory recording's title says which of its values it shows. */
 	if (r->opts.mode == MODE_MEMORY) {
-		snprintf(title, sizeof(title), "pyebpf record: %s", mem_value_name((enum mem_value)r->opts.sample_type));
+		snprintf(title, sizeof(title), "pyebpf record: %s",
+			 mem_value_name((enum mem_value)r->opts.sample_type));
 		wo.title = title;
 	}
 	struct profile_meta *m = profile__meta(r->prof);

@@ -24,18 +24,18 @@ struct record_opts {
 	bool all;       /* -a; also the default with no -p and no command */
 	uint32_t *pids; /* -p */
 	size_t npids;
-	bool no_tasks;         /* --no-tasks: no asyncio task time in wall mode */
-	bool tasks;            /* --tasks: the output holds task time alone (not pprof) */
-	bool no_children;      /* --no-children: -p / CMD without the processes they start */
-	char **cmd;            /* -- CMD ARGS...: NULL-terminated, points into argv */
-	uint64_t freq;         /* -F, Hz */
-	enum record_mode mode; /* --mode */
-	bool freq_given;       /* -F was given */
-	uint64_t mem_sample_bytes;  /* --sample-bytes: --mode memory's sampling, one point per this many bytes */
-	int sample_type;            /* --sample-type: enum mem_value, what a memory profile's other outputs show */
+	bool no_tasks;             /* --no-tasks: no asyncio task time in wall mode */
+	bool tasks;                /* --tasks: the output holds task time alone (not pprof) */
+	bool no_children;          /* --no-children: -p / CMD without the processes they start */
+	char **cmd;                /* -- CMD ARGS...: NULL-terminated, points into argv */
+	uint64_t freq;             /* -F, Hz */
+	enum record_mode mode;     /* --mode */
+	bool freq_given;           /* -F was given */
+	uint64_t mem_sample_bytes; /* --sample-bytes: --mode memory's sampling, one point per this many bytes */
+	int sample_type;           /* --sample-type: enum mem_value, what a memory profile's other outputs show */
 	bool sample_type_given;
-	double duration;       /* -d, seconds; 0: until stopped */
-	const char *output;    /* -o */
+	double duration;    /* -d, seconds; 0: until stopped */
+	const char *output; /* -o */
 	enum output_format format;
 	bool verbose;                  /* -v */
 	bool threads;                  /* --threads: a frame per thread */
@@ -75,7 +75,7 @@ enum record_opt {
 #define RECORD_DEFAULT_STACK_SIZE 32768
 /* Go's heap profiler's rate (runtime.MemProfileRate): a busy allocating
  * program sends a few hundred samples a second (bench/memory.sh). */
-#define RECORD_DEFAULT_SAMPLE_BYTES (512 * 1024)
+#define RECORD_DEFAULT_SAMPLE_BYTES (512 * 1024ULL)
 #define RECORD_DEFAULT_SPOOL (1ULL << 30) /* --max-disk when pushing and none is given */
 
 /* 0: run; 1: help was printed (exit 0); -1: one error line was printed (exit 2);

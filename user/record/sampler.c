@@ -335,7 +335,7 @@ static struct bpf_program *mem_grow_prog(const struct sampler *s)
 {
 	if (!s->mem_hook)
 		return NULL;
-	return !strcmp(s->mem_hook, MEM_HOOK_LRU)		 ? s->skel->progs.on_lru_add
+	return !strcmp(s->mem_hook, MEM_HOOK_LRU)                ? s->skel->progs.on_lru_add
 	       : !strcmp(s->mem_hook, "folio_add_new_anon_rmap") ? s->skel->progs.on_anon_folio
 								 : s->skel->progs.on_anon_page;
 }
@@ -346,9 +346,9 @@ static struct bpf_program *mem_grow_prog(const struct sampler *s)
 static struct bpf_program *mem_syscall_prog(const struct sampler *s, size_t i)
 {
 	struct bpf_program *v[MEM_SYSCALL_PROGS] = {
-		s->skel->progs.on_munmap,	s->skel->progs.on_munmap_done, s->skel->progs.on_madvise,
-		s->skel->progs.on_madvise_done, s->skel->progs.on_brk,	       s->skel->progs.on_brk_done,
-		s->skel->progs.on_mremap,	s->skel->progs.on_mremap_done,
+		s->skel->progs.on_munmap,       s->skel->progs.on_munmap_done, s->skel->progs.on_madvise,
+		s->skel->progs.on_madvise_done, s->skel->progs.on_brk,         s->skel->progs.on_brk_done,
+		s->skel->progs.on_mremap,       s->skel->progs.on_mremap_done,
 	};
 
 	return v[i];

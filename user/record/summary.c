@@ -157,7 +157,9 @@ void summary_print(FILE *f, const struct record_summary *s)
 					(double)s->counters[PYEBPF_CNT_MEM_TAKEN]);
 		/* The hook runs for every page any process maps in, sampled or not: its whole time. */
 		if (s->mem_stats && s->elapsed_ns && s->ncpus)
-			fprintf(f, " (all of memory mode's BPF: %.3f%% of the CPUs; the page hook ran %llu times, %.0f ns each)",
+			fprintf(f,
+				" (all of memory mode's BPF: %.3f%% of the CPUs; the page hook ran %llu times, %.0f ns "
+				"each)",
 				100.0 * (double)s->mem_run_ns / (double)s->elapsed_ns / s->ncpus,
 				(unsigned long long)s->mem_runs,
 				s->mem_runs ? (double)s->mem_run_ns / (double)s->mem_runs : 0.0);

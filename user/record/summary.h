@@ -26,10 +26,10 @@ struct record_summary {
 	uint64_t switches;        /* context switches the off-CPU hooks saw */
 	uint64_t switch_bpf_ns;   /* their BPF time (with PYEBPF_BPF_STATS=1), else 0 */
 	const struct ingest *ingest;
-	uint64_t mem_sample_bytes; /* --mode memory: bytes a sample point stands for; 0: another mode */
-	bool mem_stats;            /* mem_runs/mem_run_ns are known (PYEBPF_BPF_STATS=1) */
-	uint64_t mem_runs;         /* the growth hook's runs, every process's pages */
-	uint64_t mem_run_ns;       /* all of memory mode's BPF time */
+	uint64_t mem_sample_bytes;  /* --mode memory: bytes a sample point stands for; 0: another mode */
+	bool mem_stats;             /* mem_runs/mem_run_ns are known (PYEBPF_BPF_STATS=1) */
+	uint64_t mem_runs;          /* the growth hook's runs, every process's pages */
+	uint64_t mem_run_ns;        /* all of memory mode's BPF time */
 	const struct profile *prof; /* its strings name the processes */
 };
 

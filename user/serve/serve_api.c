@@ -229,8 +229,8 @@ static void intervals_json(struct serve_api *a, struct serve_reply *r)
 	fputs("{\"dir\":", f);
 	json_str(f, a->dir);
 	/* memory: the bytes a sample point of a memory recording stands for (0: time) */
-	fprintf(f, ",\"wall\":%s,\"memory\":%" PRIu64 ",\"pending\":%zu,\"intervals\":[", wall ? "true" : "false",
-		mem, pending);
+	fprintf(f, ",\"wall\":%s,\"memory\":%" PRIu64 ",\"pending\":%zu,\"intervals\":[", wall ? "true" : "false", mem,
+		pending);
 	for (size_t i = 0; i < a->n; i++) {
 		const struct summary *s = &a->v[i];
 

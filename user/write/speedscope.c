@@ -124,7 +124,10 @@ int speedscope__write(const struct profile *p, FILE *out)
 			 profile__str_at(p, thread_names__of(names, &v[i].e.labels)), v[i].e.labels.tid);
 		json_str(out, name);
 		fprintf(out, ",\"unit\":\"%s\",\"startValue\":0,\"endValue\":%" PRIu64 ",\"samples\":[",
-			unit == PROFILE_UNIT_BYTES ? "bytes" : unit == PROFILE_UNIT_OBJECTS ? "none" : "nanoseconds", total);
+			unit == PROFILE_UNIT_BYTES     ? "bytes"
+			: unit == PROFILE_UNIT_OBJECTS ? "none"
+						       : "nanoseconds",
+			total);
 		for (size_t k = i; k < end; k++) {
 			fputs(k > i ? ",[" : "[", out);
 			for (uint32_t j = 0; j < v[k].e.nframes; j++) /* root first */
