@@ -349,3 +349,50 @@ Test(top, once_wall_split, .timeout = 60)
 	cr_assert(strstr(r.out, "gil%") || strstr(r.out, "io%"), "%s", r.out);
 	run_result_free(&r);
 }
+
+/* In a --once table of memory mode, the row of this function: its GREW column in bytes; < 0 when no row. */
+static double grew_of(const char *table, const char *func)
+{
+	const char *h = strstr(table, "FUNCTION"), *s = h ? strchr(h, '\n') : NULL;
+	char name[64], unit[16];
+	double self, total, v;
+
+	while (s && *++s) {
+		if (sscanf(s, "%lf %lf %lf %15s %63s", &self, &total, &v, unit, name) == 5 && !strcmp(name, func))
+			return v * (!strcmp(unit, "GiB")   ? 1 << 30
+				    : !strcmp(unit, "MiB") ? 1 << 20
+				    : !strcmp(unit, "KiB") ? 1 << 10
+							   : 1);
+		s = strchr(s, '\n');
+	}
+	return -1;
+}
+
+/* top --mode memory: the table's third column is the memory each function grew, in bytes. */
+Test(top, once_memory_table_in_bytes, .timeout = 90)
+{
+	const char *py = python_of(3, 12) ? python_of(3, 12) : "/usr/bin/python3";
+	char script[PATH_MAX], cmd[PATH_MAX + 256], pidarg[16];
+	struct run_result r;
+
+	cr_assert(realpath("../tests/fixtures/memwork.py", script));
+	/* The shell's pid is the target: top is attached when it execs the
+	 * workload, whose 25 rounds grow 200 MiB by leak() and 800 MiB by churn(). */
+	snprintf(cmd, sizeof(cmd), "sleep 1.5; exec %s %s leak 25", py, script);
+	pid_t pid = spawn((const char *const[]){ "/bin/sh", "-c", cmd, NULL });
+
+	snprintf(pidarg, sizeof(pidarg), "%d", (int)pid);
+	run((const char *const[]){ PYEBPF, "top", "-p", pidarg, "--mode", "memory", "--once", NULL }, 60, &r);
+	kill_wait(pid);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert(strstr(r.out, " grew ("), "no growth in the status line:\n%s", r.out);
+	cr_assert(strstr(r.out, "SELF% TOTAL%      GREW  FUNCTION"), "%s", r.out);
+	double leak = grew_of(r.out, "leak"), churn = grew_of(r.out, "churn");
+
+	cr_log_info("top --mode memory: leak %.1f MiB, churn %.1f MiB\n", leak / (1 << 20), churn / (1 << 20));
+	cr_assert(leak > 150.0 * (1 << 20) && leak < 260.0 * (1 << 20), "leak() grew %.0f bytes:\n%s", leak, r.out);
+	cr_assert(churn > 600.0 * (1 << 20) && churn < 1000.0 * (1 << 20), "churn() grew %.0f bytes:\n%s", churn,
+		  r.out);
+	cr_assert_lt(grew_of(r.out, "spin"), 16.0 * (1 << 20), "spin() grew:\n%s", r.out);
+	run_result_free(&r);
+}

@@ -240,3 +240,40 @@ Test(live_format, wall_split_and_status)
 	profile__free(p);
 	live_table__free(t);
 }
+
+/* --mode memory: a sample is a point in every N bytes of growth; the table and the status say bytes. */
+Test(live_format, memory_shows_bytes_not_samples)
+{
+	struct live_table *t = live_table__new();
+	struct profile *p = profile__new();
+	uint32_t f = py(p, "leak", "mem.py", 40, 39);
+	struct live_view v = { 0 };
+	struct live_totals tot;
+	size_t n;
+	char buf[512];
+
+	add(p, 5, 5, "MainThread", &f, 1, 3);
+	live_table__add(t, p);
+	struct live_row *rows = live_table__view(t, &v, &n, &tot);
+	struct live_layout l = { .func_width = 4, .mem_sample_bytes = 512 * 1024 };
+
+	live_format_header(&l, buf, sizeof(buf));
+	cr_assert_str_eq(buf, " SELF% TOTAL%      GREW  FUNCTION  FILE:LINE");
+	live_format_row(&l, &rows[0], &tot, buf, sizeof(buf));
+	cr_assert_str_eq(buf, " 100.0  100.0  1.50 MiB  leak  mem.py:39"); /* functions: where they start */
+
+	struct live_status st = { .targets = "-p 5",
+				  .mode = "memory",
+				  .elapsed_s = 2,
+				  .samples = 3,
+				  .samples_now = 2,
+				  .interval_s = 1,
+				  .bpf_pct = -1,
+				  .mem_sample_bytes = 512 * 1024 };
+	live_format_status(&st, buf, sizeof(buf));
+	cr_assert_str_eq(buf, "pyebpf top: -p 5 | memory growth | 2 s | 1.50 MiB grew (1 MiB/s) | 0 lost | "
+			      "cost: pyebpf 0.0% of a core");
+	free(rows);
+	profile__free(p);
+	live_table__free(t);
+}

@@ -103,9 +103,19 @@ void live_format_status(const struct live_status *s, char *buf, size_t size)
 		snprintf(how, sizeof(how), "memory growth");
 	else
 		snprintf(how, sizeof(how), "%s %llu Hz on %d CPUs", s->mode, (unsigned long long)s->freq, s->ncpus);
-	snprintf(buf, size, "pyebpf top: %s | %s | %.0f s | %llu samples (%.0f/s) | %llu lost", targets, how,
-		 s->elapsed_s, (unsigned long long)s->samples,
-		 s->interval_s > 0 ? (double)s->samples_now / s->interval_s : 0.0, (unsigned long long)s->lost);
+	double rate = s->interval_s > 0 ? (double)s->samples_now / s->interval_s : 0.0;
+
+	snprintf(buf, size, "pyebpf top: %s | %s | %.0f s | ", targets, how, s->elapsed_s);
+	/* A memory sample is a point in every mem_sample_bytes of growth: say the bytes. */
+	if (s->mem_sample_bytes) {
+		char grew[32], per_s[32];
+
+		append(buf, size, "%s grew (%s/s)", human_bytes(s->samples * s->mem_sample_bytes, grew, sizeof(grew)),
+		       human_bytes((uint64_t)(rate * (double)s->mem_sample_bytes), per_s, sizeof(per_s)));
+	} else {
+		append(buf, size, "%llu samples (%.0f/s)", (unsigned long long)s->samples, rate);
+	}
+	append(buf, size, " | %llu lost", (unsigned long long)s->lost);
 	append(buf, size, " | cost: pyebpf %.1f%% of a core", s->own_cpu_pct);
 	if (s->bpf_pct >= 0)
 		append(buf, size, ", BPF %.2f%% of the CPUs", s->bpf_pct);
@@ -212,7 +222,7 @@ void live_format_header(const struct live_layout *l, char *buf, size_t size)
 	buf[0] = '\0';
 	if (l->now)
 		append(buf, size, "%6s %6s  ", "SELF%", "TOTAL%");
-	append(buf, size, "%6s %6s %9s  ", "SELF%", "TOTAL%", "SAMPLES");
+	append(buf, size, "%6s %6s %9s  ", "SELF%", "TOTAL%", l->mem_sample_bytes ? "GREW" : "SAMPLES");
 	split_columns(l, buf, size);
 	append(buf, size, "%-*s  %s", (int)l->func_width, "FUNCTION", "FILE:LINE");
 }
@@ -232,8 +242,14 @@ void live_format_row(const struct live_layout *l, const struct live_row *r, cons
 	buf[0] = '\0';
 	if (l->now)
 		append(buf, size, "%6.1f %6.1f  ", pct(r->now.self, t->now), pct(r->now.total, t->now));
-	append(buf, size, "%6.1f %6.1f %9llu  ", pct(r->all.self, t->all), pct(r->all.total, t->all),
-	       (unsigned long long)r->all.total);
+	append(buf, size, "%6.1f %6.1f ", pct(r->all.self, t->all), pct(r->all.total, t->all));
+	if (l->mem_sample_bytes) {
+		char grew[32];
+
+		append(buf, size, "%9s  ", human_bytes(r->all.total * l->mem_sample_bytes, grew, sizeof(grew)));
+	} else {
+		append(buf, size, "%9llu  ", (unsigned long long)r->all.total);
+	}
 	if (l->wall) {
 		append(buf, size, "%6.1f", pct(split->by_reason[OFFCPU_NONE], split->total));
 		for (int i = OFFCPU_RUNQUEUE; i < OFFCPU__COUNT; i++)

@@ -15,13 +15,14 @@
 #include "live/live_table.h"
 
 struct live_layout {
-	bool now;           /* the last interval's columns (the screen; --once has only since-start ones) */
-	bool wall;          /* the on-CPU / off-CPU split columns */
-	uint32_t reasons;   /* off-CPU reasons with a column: bit (1 << enum offcpu_reason) */
-	bool split_all;     /* the split of the since-start numbers, else of the last interval's */
-	size_t func_width;  /* the FUNCTION column, in characters */
-	size_t where_width; /* FILE:LINE at most this wide (its end kept); 0: whole */
-	double interval_s;  /* the last interval's length */
+	bool now;                  /* the last interval's columns (the screen; --once has only since-start ones) */
+	bool wall;                 /* the on-CPU / off-CPU split columns */
+	uint32_t reasons;          /* off-CPU reasons with a column: bit (1 << enum offcpu_reason) */
+	bool split_all;            /* the split of the since-start numbers, else of the last interval's */
+	size_t func_width;         /* the FUNCTION column, in characters */
+	size_t where_width;        /* FILE:LINE at most this wide (its end kept); 0: whole */
+	double interval_s;         /* the last interval's length */
+	uint64_t mem_sample_bytes; /* --mode memory: a sample stands for this many bytes of growth; 0: count samples */
 };
 
 /* What the status line says. */
@@ -37,7 +38,8 @@ struct live_status {
 	double own_cpu_pct; /* pyebpf's CPU over the last interval, % of one core */
 	double bpf_pct;     /* BPF's time over the last interval, % of the CPUs sampled; < 0: unknown */
 	bool paused;
-	const char *note; /* a container gone or back, escaped by its maker; NULL or "": none */
+	const char *note;          /* a container gone or back, escaped by its maker; NULL or "": none */
+	uint64_t mem_sample_bytes; /* --mode memory: samples are shown as the bytes that grew */
 };
 
 /* The widest FUNCTION of rows (as escaped), at least 8 and at most max. */

@@ -146,6 +146,13 @@ static const char *const mode_name[] = {
 	[MODE_CPU] = "cpu", [MODE_WALL] = "wall", [MODE_OFFCPU] = "off-cpu", [MODE_MEMORY] = "memory"
 };
 
+/* --mode memory: the bytes of growth a sample stands for, shown in their
+ * place; 0 in the other modes. */
+static uint64_t mem_sample_bytes(const struct top *t)
+{
+	return t->o.rec.mode == MODE_MEMORY ? t->o.rec.mem_sample_bytes : 0;
+}
+
 /* BPF's time so far: the timer program's samples, and the switch hooks' in
  * wall mode; memory mode's samples (its hook's other runs only with
  * PYEBPF_BPF_STATS=1, then all of them). */
@@ -189,6 +196,7 @@ static void tick(struct top *t, uint64_t now)
 				   ? 100.0 * (double)(bpf - t->tick_bpf_ns) / 1e9 / secs / sampler__ncpus(t->sampler)
 				   : -1,
 		.paused = t->paused,
+		.mem_sample_bytes = mem_sample_bytes(t),
 	};
 	t->tick_ns = now;
 	t->tick_cpu = cpu;
@@ -206,7 +214,8 @@ static void draw(struct top *t)
 				 .wall = live_table__wall(t->table),
 				 .reasons = tot.reasons,
 				 .split_all = t->view.since_start,
-				 .interval_s = t->st.interval_s };
+				 .interval_s = t->st.interval_s,
+				 .mem_sample_bytes = mem_sample_bytes(t) };
 
 	live_screen__size(&rows, &cols);
 	t->st.paused = t->paused;
@@ -220,8 +229,11 @@ static void draw(struct top *t)
 	y++;
 	/* FUNCTION and FILE:LINE share what the numbers leave: the function up
 	 * to half of it (and at most 60), the file the rest, its end kept. */
-	live_format_header(&(struct live_layout){ .now = true, .wall = l.wall, .reasons = l.reasons }, line,
-			   sizeof(line));
+	live_format_header(&(struct live_layout){ .now = true,
+						  .wall = l.wall,
+						  .reasons = l.reasons,
+						  .mem_sample_bytes = l.mem_sample_bytes },
+			   line, sizeof(line));
 	size_t prefix = strlen(line) - strlen("FUNCTION  FILE:LINE"),
 	       room = (size_t)cols > prefix + 24 ? (size_t)cols - prefix - 2 : 22;
 
@@ -367,6 +379,7 @@ static int print_table(struct top *t)
 		.wall = live_table__wall(t->table),
 		.reasons = tot.reasons,
 		.split_all = true,
+		.mem_sample_bytes = mem_sample_bytes(t),
 	};
 
 	l.func_width = live_func_width(r, n < t->o.rows ? n : t->o.rows, 200);
@@ -415,7 +428,7 @@ static void stop(struct top *t)
 		.counters = counters,
 		.ingest = t->ingest,
 		.off_cpu = t->o.rec.mode == MODE_WALL || t->o.rec.mode == MODE_OFFCPU,
-		.mem_sample_bytes = t->o.rec.mode == MODE_MEMORY ? t->o.rec.mem_sample_bytes : 0,
+		.mem_sample_bytes = mem_sample_bytes(t),
 		.prof = t->prof,
 	};
 	if (!t->screen)
@@ -472,7 +485,8 @@ int live_top_main(int argc, char **argv)
 					     .mode = mode_name[t.o.rec.mode],
 					     .freq = t.o.rec.freq,
 					     .ncpus = sampler__ncpus(t.sampler),
-					     .bpf_pct = -1 };
+					     .bpf_pct = -1,
+					     .mem_sample_bytes = mem_sample_bytes(&t) };
 		draw(&t);
 	}
 	if (poll_loop(&t))
