@@ -34,7 +34,7 @@
 #                                   OTel Collector (tests/backends/) while a python3 runs in a
 #                                   docker container (the trixie root imported) and one on the host
 #   oci-pyroscope, oci-otlp         both pythons' functions arrived at that backend, with file:line
-#   oci-container-label             the container's series carries its container_id, and only its samples
+#   oci-container-label             the container's series carries its container_id and name, and only its samples
 #
 # Caches: the roots (/var/cache/pyebpf/roots, roots.sh), the private
 # dockerd's image store ($PYEBPF_DOCKER_DATA, /var/cache/pyebpf/docker: the
@@ -490,7 +490,7 @@ chk_oci_daemonset() {
 	engine_ready
 	[ -s "$WORK/backends.ok" ] || fail "no backends: $(cat "$WORK/backends.err" 2>/dev/null)"
 	out=$WORK/oci
-	mkdir -p "$out/spool" "$out/pods"
+	mkdir -p "$out/spool" "$out/pods" "$out/containers"
 	write_distwork "$out/distwork.py"
 	local start=$SECONDS
 	bash "$ENGINE" image "$PY_IMAGE" trixie || fail "no python image ($ENGINE image $PY_IMAGE trixie)"
@@ -533,7 +533,7 @@ chk_oci_daemonset() {
 	# no privileges beyond its capabilities and no gaining any (ctr sets
 	# no_new_privs), no seccomp filter (ctr sets none without --seccomp;
 	# there is no AppArmor here), root filesystem read-only, its limits,
-	# its mounts (kubelet's pod logs: an empty directory here; the spool: a
+	# its mounts (kubelet's pod and container logs: empty directories here; the spool: a
 	# directory of this run), its arguments with this test's backends, a
 	# 2 s interval and a duration. The host network: the backends listen on loopback.
 	mkdir -p /usr/lib/debug
@@ -546,6 +546,7 @@ chk_oci_daemonset() {
 		--mount type=bind,src=/usr/lib/debug,dst=/usr/lib/debug,options=rbind:ro \
 		--mount type=bind,src=/sys/fs/cgroup,dst=/sys/fs/cgroup,options=rbind:ro \
 		--mount "type=bind,src=$out/pods,dst=/var/log/pods,options=rbind:ro" \
+		--mount "type=bind,src=$out/containers,dst=/var/log/containers,options=rbind:ro" \
 		--mount "type=bind,src=$out/spool,dst=/var/lib/pyebpf,options=rbind:rw" \
 		"$image" pyebpf-dist-agent /usr/bin/pyebpf record -a -d 10 --continuous=/var/lib/pyebpf --interval=2s \
 		--max-disk=1G --rate-limit=2 --push="http://127.0.0.1:$PYRO_PORT" --otlp="http://127.0.0.1:$OTEL_PORT" \
@@ -632,6 +633,8 @@ chk_oci_container_label() {
 	t=$(curl -sf "http://127.0.0.1:$PYRO_PORT/stub/totals?type=$CPU_TYPE&selector=$sel") ||
 		fail "the Pyroscope stand-in did not answer /stub/totals"
 	echo "$t"
+	# Its name, from dockerd's state seen through dockerd's /proc/PID/root (the agent has its own root).
+	case $t in *'"container":"pyebpf-dist-py"'*) ;; *) fail "the series of container_id=${cid:0:12} lacks container=pyebpf-dist-py" ;; esac
 	curl -sf -o "$out/container.pb.gz" "http://127.0.0.1:$PYRO_PORT/stub/pprof?type=$CPU_TYPE&selector=$sel" ||
 		fail "no profile of container_id=$cid at Pyroscope"
 	"$(bin_of x86_64)" report "$out/container.pb.gz" -o "$out/container.folded" || fail "pyebpf report failed"

@@ -667,7 +667,9 @@ Test(push, systemd_unit_verifies)
  * driver names a burstable pod's containerd container, kubelet's log
  * directory of the pod (/var/log/pods/NAMESPACE_NAME_UID), and a Python in
  * its own mount namespace that claims another name and namespace in its own
- * files (a pod can write those): the node's side wins. No API server is asked.
+ * files (a pod can write those): the node's side wins. kubelet's link of
+ * the container's log (/var/log/containers/POD_NAMESPACE_CONTAINER-ID.log)
+ * names the container. No API server is asked.
  */
 #define POD_UID "3f2e1a0b_1c2d_4e5f_8a9b_0c1d2e3f4a5b"
 #define POD_UID_DASHED "3f2e1a0b-1c2d-4e5f-8a9b-0c1d2e3f4a5b"
@@ -693,7 +695,7 @@ Test(push, kubernetes_pod_labels_from_cgroup_and_the_pod_itself, .timeout = 240,
 {
 	const char *dir = temp_dir();
 	char *py = temp_path(dir, "py"), *spool = temp_path(dir, "spool"), *host = temp_path(dir, "hostname");
-	char mnt[1024], cg[4096], cmd[16384], cmd2[1024], logs[512], *t;
+	char mnt[1024], cg[4096], cmd[16384], cmd2[1024], logs[512], link[512], *t;
 	struct run_result r;
 	FILE *f;
 	pid_t pod;
@@ -720,6 +722,10 @@ Test(push, kubernetes_pod_labels_from_cgroup_and_the_pod_itself, .timeout = 240,
 	snprintf(logs, sizeof(logs), K8S_LOGS "/shop_web-7d9f8b6c5-x2x9z_%s", POD_UID_DASHED);
 	snprintf(cmd2, sizeof(cmd2), "mkdir -p %s", logs);
 	cr_assert_eq(system(cmd2), 0);
+	snprintf(link, sizeof(link), "/var/log/containers/web-7d9f8b6c5-x2x9z_shop_app-%s.log", POD_CID);
+	mkdir("/var/log/containers", 0755);
+	unlink(link);
+	cr_assert_eq(symlink(logs, link), 0, "%s: %s", link, strerror(errno));
 	pod = spawn((const char *const[]){ "sh", "-c", cmd, NULL });
 	backend_start("pyroscope", py, 24045, NULL);
 	sleep_s(1);
@@ -729,6 +735,7 @@ Test(push, kubernetes_pod_labels_from_cgroup_and_the_pod_itself, .timeout = 240,
 	cr_assert_eq(r.status, 0, "%s", r.err);
 	run_result_free(&r);
 	kill_wait(pod);
+	unlink(link);
 	rmdir(logs);
 	for (int i = 0; i < 100 && rmdir(cg) && errno == EBUSY; i++)
 		sleep_s(0.05);
@@ -738,6 +745,7 @@ Test(push, kubernetes_pod_labels_from_cgroup_and_the_pod_itself, .timeout = 240,
 	cr_assert_gt(json_num(t, "total") / PERIOD_NS, 100, "the pod's samples under its service: %s", t);
 	cr_assert(strstr(t, "\"pod_uid\":\"3f2e1a0b-1c2d-4e5f-8a9b-0c1d2e3f4a5b\""), "%s", t);
 	cr_assert(strstr(t, "\"container_id\":\"" POD_CID "\""), "%s", t);
+	cr_assert(strstr(t, "\"container\":\"app\""), "the container's name: %s", t);
 	free(t);
 }
 

@@ -368,8 +368,9 @@ Test(container_args, record_and_top_take_pods, .init = cr_redirect_stderr)
 	cr_assert_stderr_eq_str("pyebpf: empty value for --pod\n");
 }
 
-/* report --container: an id's start as given; a name this host's runtimes do not know, refused. */
-Test(container_args, report_names_need_a_container_now, .init = cr_redirect_stderr)
+/* report --container: an id's start as given; a name this host's runtimes do not know matches the
+ * recording's own names; what no runtime allows in a name or an id, nothing. */
+Test(container_args, report_names_match_the_recorded_names)
 {
 	struct filter f;
 
@@ -382,11 +383,39 @@ Test(container_args, report_names_need_a_container_now, .init = cr_redirect_stde
 	args_begin();
 	filter__init(&f);
 	cr_assert_eq(filter_args__option(&f, OPT_FILTER_CONTAINER, "pyebpf-unit-no-such-container"), 1);
-	cr_assert_eq(filter_args__check(&f), -1);
+	cr_assert_eq(filter_args__check(&f), 0);
+	cr_assert_eq(f.ncontainer_names, 1);
+	cr_assert_str_eq(f.container_names[0], "pyebpf-unit-no-such-container");
+
+	/* Samples of two containers named web (a recreation: two ids) and one of db. */
+	struct profile *p = profile__new();
+	struct sample_labels web1 = { .pid = 1,
+				      .container = profile__str(p, "aaaa11110123"),
+				      .container_name = profile__str(p, "web") },
+			     web2 = { .pid = 2,
+				      .container = profile__str(p, "bbbb22220123"),
+				      .container_name = profile__str(p, "web") },
+			     db = { .pid = 3,
+				    .container = profile__str(p, "cccc33330123"),
+				    .container_name = profile__str(p, "db") };
+
+	cr_assert_not(filter__keep(&f, p, &web1, 0));
 	filter__free(&f);
-	fflush(stderr);
-	cr_assert_stderr_eq_str(
-		"pyebpf: --container: no container is named 'pyebpf-unit-no-such-container' here now, "
-		"and a recording keeps container ids, not names: give the id or its start (--containers "
-		"shows them)\n");
+	args_begin();
+	filter__init(&f);
+	cr_assert_eq(filter_args__option(&f, OPT_FILTER_CONTAINER, "pyebpf-unit-web"), 1);
+	cr_assert_eq(filter_args__check(&f), 0);
+	f.container_names[0] = "web"; /* as if given: no container of that name runs here */
+	cr_assert(filter__keep(&f, p, &web1, 0));
+	cr_assert(filter__keep(&f, p, &web2, 0));
+	cr_assert_not(filter__keep(&f, p, &db, 0));
+	filter__free(&f);
+	args_begin();
+	filter__init(&f);
+	cr_assert_eq(filter_args__option(&f, OPT_FILTER_CONTAINER, "cccc"), 1);
+	cr_assert_eq(filter_args__check(&f), 0);
+	cr_assert_not(filter__keep(&f, p, &web1, 0));
+	cr_assert(filter__keep(&f, p, &db, 0));
+	filter__free(&f);
+	profile__free(p);
 }

@@ -49,6 +49,7 @@ void filter__free(struct filter *f)
 	free(f->exclude_threads);
 	free(f->comms);
 	free(f->containers);
+	free(f->container_names);
 	filter__init(f);
 }
 
@@ -130,7 +131,9 @@ bool filter__keep(const struct filter *f, const struct profile *p, const struct 
 		return false;
 	if (f->ncomms && !has_str(f->comms, f->ncomms, profile__str_at(p, l->comm)))
 		return false;
-	if (f->ncontainers && !has_prefix(f->containers, f->ncontainers, profile__str_at(p, l->container)))
+	if (f->ncontainers && !has_prefix(f->containers, f->ncontainers, profile__str_at(p, l->container)) &&
+	    !(l->container_name &&
+	      has_str(f->container_names, f->ncontainer_names, profile__str_at(p, l->container_name))))
 		return false;
 	if (f->gil_only && !(l->flags & LABEL_GIL_HELD))
 		return false;

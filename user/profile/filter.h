@@ -27,6 +27,8 @@ struct filter {
 	size_t ncomms;
 	const char **containers; /* --container ID: keep only these containers (an id's prefix will do) */
 	size_t ncontainers;
+	const char **container_names; /* --container NAME: and the containers recorded under these names */
+	size_t ncontainer_names;
 	uint64_t since_ns;      /* --since: from this time into the recording */
 	uint64_t until_ns;      /* --until: up to (not including) this time; UINT64_MAX: no limit */
 	int64_t since_epoch_ns; /* --since as a wall-clock time; INT64_MIN: none */

@@ -102,13 +102,17 @@ static bool all_hex(const char *s)
 
 /*
  * report --container: samples keep the container's id (the start of it will
- * do). A name stands for the id of the container of that name on this host
- * now, running or stopped, as docker's own commands take one; a recording
- * of a container since removed is filtered by its id. Resolved once all
- * options are read (a --help among them reads no runtime's state).
+ * do) and its name. A name matches the samples recorded under it (every
+ * container of that name, across restarts and recreations), and stands for
+ * the id of the container of that name on this host now, running or
+ * stopped, as docker's own commands take one (a recording made before
+ * names were kept has only ids). Resolved once all options are read (a
+ * --help among them reads no runtime's state).
  */
 static int container_names(struct filter *f)
 {
+	if (f->ncontainers)
+		f->container_names = xcalloc(f->ncontainers, sizeof(*f->container_names));
 	for (size_t i = 0; i < f->ncontainers; i++) {
 		const char *arg = f->containers[i];
 		char id[128], why[2048];
@@ -118,12 +122,10 @@ static int container_names(struct filter *f)
 			err_msg("--container: %s", why);
 			return -1;
 		}
-		if (r == 0 && !all_hex(arg)) {
-			err_msg("--container: %s, and a recording keeps container ids, not names: give the id or its "
-				"start (--containers shows them)",
-				why);
-			return -1;
-		}
+		if (runtime_name_valid(arg))
+			f->container_names[f->ncontainer_names++] = arg;
+		if (r == 0 && !all_hex(arg))
+			continue; /* a name no runtime knows now: the recording's own names only */
 		/* Ids are written in lower case: an id's start given in upper case is taken as the same. */
 		if (r == 0 && strlen(arg) >= sizeof(id))
 			continue; /* longer than any id: it matches none, as given */

@@ -458,7 +458,7 @@ size_t profile__nstrs(const struct profile *p)
 }
 
 _Static_assert(sizeof(struct frame) == 32, "frames are hashed as bytes: no padding");
-_Static_assert(sizeof(struct sample_labels) == 56, "labels are hashed as bytes: no padding");
+_Static_assert(sizeof(struct sample_labels) == 64, "labels are hashed as bytes: no padding");
 
 size_t profile__nframes(const struct profile *p)
 {

@@ -43,17 +43,19 @@ struct frame {
 struct sample_labels {
 	uint32_t pid;
 	uint32_t tid;
-	uint32_t comm;        /* string id: the process (task) name */
-	uint32_t thread;      /* string id: the Python thread name, else the OS thread name */
-	uint32_t flags;       /* LABEL_* */
-	uint32_t python;      /* string id: the CPython version ("3.12.1"); 0: not Python */
-	uint32_t container;   /* string id: the container id from the cgroup path; 0: none */
-	uint32_t cgroup_path; /* string id: the process's cgroup v2 path; 0: unknown */
-	uint32_t ns_pid;      /* the pid inside the process's own pid namespace; 0: unknown */
-	uint32_t offcpu;      /* enum offcpu_reason: why the thread was off the CPU; 0: it was on it */
-	uint32_t process;     /* string id: the name the process gives itself (multiprocessing's); 0: none */
-	uint32_t k8s_pod;     /* string id: "NAMESPACE/POD" of a Kubernetes pod (either may be empty); 0: none */
-	uint64_t cgroup;      /* cgroup v2 id of the task; 0: unknown */
+	uint32_t comm;           /* string id: the process (task) name */
+	uint32_t thread;         /* string id: the Python thread name, else the OS thread name */
+	uint32_t flags;          /* LABEL_* */
+	uint32_t python;         /* string id: the CPython version ("3.12.1"); 0: not Python */
+	uint32_t container;      /* string id: the container id from the cgroup path; 0: none */
+	uint32_t cgroup_path;    /* string id: the process's cgroup v2 path; 0: unknown */
+	uint32_t ns_pid;         /* the pid inside the process's own pid namespace; 0: unknown */
+	uint32_t offcpu;         /* enum offcpu_reason: why the thread was off the CPU; 0: it was on it */
+	uint32_t process;        /* string id: the name the process gives itself (multiprocessing's); 0: none */
+	uint32_t k8s_pod;        /* string id: "NAMESPACE/POD" of a Kubernetes pod (either may be empty); 0: none */
+	uint32_t container_name; /* string id: the container's name (Kubernetes', else its runtime's); 0: none */
+	uint32_t zero;           /* always 0: keeps cgroup aligned without padding */
+	uint64_t cgroup;         /* cgroup v2 id of the task; 0: unknown */
 };
 
 /* What the whole recording was. */

@@ -47,6 +47,7 @@ void profile_import__labels(struct profile_import *im, struct sample_labels *l)
 	l->thread = profile_import__str(im, l->thread);
 	l->python = profile_import__str(im, l->python);
 	l->container = profile_import__str(im, l->container);
+	l->container_name = profile_import__str(im, l->container_name);
 	l->cgroup_path = profile_import__str(im, l->cgroup_path);
 	l->process = profile_import__str(im, l->process);
 	l->k8s_pod = profile_import__str(im, l->k8s_pod);

@@ -19,9 +19,9 @@
 static const struct {
 	const char *label, *attribute;
 } resource_names[] = {
-	{ "service_name", "service.name" },    { "host", "host.name" },   { "container_id", "container.id" },
-	{ "pod_uid", "k8s.pod.uid" },          { "pod", "k8s.pod.name" }, { "namespace", "k8s.namespace.name" },
-	{ "container", "k8s.container.name" },
+	{ "service_name", "service.name" }, { "host", "host.name" },   { "container_id", "container.id" },
+	{ "pod_uid", "k8s.pod.uid" },       { "pod", "k8s.pod.name" }, { "namespace", "k8s.namespace.name" },
+	{ "container", "container.name" },
 };
 
 /* One request being built: the dictionary its profiles share, and every
@@ -330,6 +330,9 @@ static Otlp__ResourceProfiles *resource_of(struct enc *e, const struct push_seri
 		for (size_t k = 0; k < ARRAY_SIZE(resource_names); k++)
 			if (!strcmp(se->labels[i].name, resource_names[k].label))
 				kv->key = (char *)resource_names[k].attribute;
+		/* A pod's container is named as Kubernetes names it. */
+		if (!strcmp(se->labels[i].name, "container") && series_label(se, "pod"))
+			kv->key = "k8s.container.name";
 		v->value_case = OTLP__ANY_VALUE__VALUE_STRING_VALUE;
 		v->string_value = (char *)se->labels[i].value;
 		kv->value = v;

@@ -138,8 +138,8 @@ static void identity_free(struct identity *id)
 
 /* What one sample's process says of its series. */
 struct series_key {
-	uint32_t comm, container, k8s_pod; /* string ids of the source profile */
-	char pod_uid[40];                  /* from the cgroup path; "" outside a pod */
+	uint32_t comm, container, container_name, k8s_pod; /* string ids of the source profile */
+	char pod_uid[40];                                  /* from the cgroup path; "" outside a pod */
 };
 
 /* The characters of Kubernetes' generated name suffixes (no vowels, no 0, 1, 3). */
@@ -241,6 +241,8 @@ static struct push_series *series_for(struct splitter *sp, const struct series_k
 	add_label(s, "host", sp->host);
 	if (k->container)
 		add_label(s, "container_id", profile__str_at(in, k->container));
+	if (k->container_name) /* Kubernetes' name, else the runtime's: it outlives a restart's new id */
+		add_label(s, "container", profile__str_at(in, k->container_name));
 	if (k->pod_uid[0])
 		add_label(s, "pod_uid", k->pod_uid);
 	for (size_t i = 0; i < sp->c->nextra; i++)
@@ -306,6 +308,7 @@ struct push_series *series_split(const struct profile *p, const struct series_co
 		memset(&k, 0, sizeof(k));                     /* hashed as bytes */
 		k.comm = c->service_name ? 0 : e.labels.comm; /* --service-name: one service whatever the command */
 		k.container = e.labels.container;
+		k.container_name = e.labels.container_name;
 		k.k8s_pod = e.labels.k8s_pod;
 		if (e.labels.cgroup_path)
 			k8s_pod_uid_of(profile__str_at(p, e.labels.cgroup_path), k.pod_uid, sizeof(k.pod_uid));

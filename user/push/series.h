@@ -15,7 +15,8 @@
  * was recorded on (its "pyebpf host:" comment), else this host. A file
  * also keeps the recording's --service-name and --labels (comments beside
  * the host's), for a push that is not given them. A pod's
- * samples also carry namespace, pod, pod_uid and container_id.
+ * samples also carry namespace, pod, pod_uid, container_id and the
+ * container's name (container).
  */
 #ifndef PYEBPF_PUSH_SERIES_H
 #define PYEBPF_PUSH_SERIES_H

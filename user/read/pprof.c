@@ -397,6 +397,8 @@ static void read_samples(struct reader *r, int vi, bool by_period)
 				l.cgroup_path = profile__str(r->p, sv);
 			else if (!strcmp(key, "container"))
 				l.container = profile__str(r->p, sv);
+			else if (!strcmp(key, "container_name"))
+				l.container_name = profile__str(r->p, sv);
 			else if (!strcmp(key, "off_cpu_reason"))
 				l.offcpu = offcpu_reason_parse(sv);
 			else if (!strcmp(key, "time_kind") && !strcmp(sv, "task"))

@@ -11,6 +11,8 @@
 #include <unistd.h>
 
 #include "system/cgroups.h"
+#include "system/container_find.h"
+#include "system/container_names.h"
 #include "symbols/elf_lookup.h"
 #include "symbols/elf_syms.h"
 #include "base/hashmap.h"
@@ -58,13 +60,15 @@ struct proc {
 	bool exe_noted;           /* its executable was noted in the profile's modules */
 	uint32_t name;            /* string id: the name it gives itself (multiprocessing's); 0: none */
 	uint8_t name_asks;        /* looks for it so far: a few at most */
-	uint32_t cgroup_path, container, ns_pid, k8s_pod;
+	uint32_t cgroup_path, container, ns_pid, k8s_pod, container_name;
 };
 
 struct procs {
 	struct profile *prof;
-	struct hashmap *files;    /* file_key → struct file_syms * */
-	struct hashmap *k8s_pods; /* pod UID → string id of "NAMESPACE/POD" (0: not found) */
+	struct hashmap *files;           /* file_key → struct file_syms * */
+	struct hashmap *k8s_pods;        /* pod UID → string id of "NAMESPACE/POD" (0: not found) */
+	struct hashmap *container_names; /* container id → string id of its name (0: none) */
+	struct container_names names;    /* where they come from */
 	size_t seen;
 	uint64_t now, swept_ns;        /* the latest time seen; the last sweep of idle files */
 	uint64_t gens;                 /* maps generations handed out: one is never seen twice */
@@ -94,8 +98,10 @@ struct procs *procs__new(struct profile *p)
 	t->debug_dirs = default_debug_dirs;
 	t->files = hashmap__new();
 	t->k8s_pods = hashmap__new();
-	if (!t->files || !t->k8s_pods)
+	t->container_names = hashmap__new();
+	if (!t->files || !t->k8s_pods || !t->container_names)
 		die("out of memory");
+	t->names = (struct container_names){ .src = &container_sources_host, .k8s_dir = K8S_CONTAINERS_DIR };
 	exe_path(getpid(), t->self_exe, sizeof(t->self_exe));
 	return t;
 }
@@ -146,6 +152,8 @@ void procs__free(struct procs *t)
 		return;
 	hashmap__free_values(t->files, file_free_value);
 	hashmap__free(t->k8s_pods);
+	hashmap__free(t->container_names);
+	container_names__free(&t->names);
 	free(t);
 }
 
@@ -488,6 +496,27 @@ static uint32_t k8s_pod_name(struct procs *t, const char *uid)
 	return (uint32_t)*v;
 }
 
+/* A container's name, looked up once per container (kept when state read
+ * too recently to be read again did not know it yet: a later process of
+ * the container asks again). */
+static uint32_t container_name(struct procs *t, const char *id)
+{
+	uint64_t *v = hashmap__get(t->container_names, id, strlen(id));
+	char name[CONTAINER_NAME_MAX];
+	bool created;
+
+	if (v)
+		return (uint32_t)*v;
+	int final = container_names__of(&t->names, id, now_ns(), name, sizeof(name));
+	uint32_t s = *name ? profile__str(t->prof, name) : 0;
+
+	if (final) {
+		v = hashmap__put(t->container_names, id, strlen(id), &created);
+		*v = s;
+	}
+	return s;
+}
+
 void procs__container_labels(struct procs *t, struct proc *p, struct sample_labels *l)
 {
 	if (!p->ns_read) {
@@ -497,6 +526,8 @@ void procs__container_labels(struct procs *t, struct proc *p, struct sample_labe
 		if (proc_cgroup_path((pid_t)p->pid, path, sizeof(path)) == 0) {
 			p->cgroup_path = profile__str(t->prof, path);
 			p->container = profile__str(t->prof, container_id_of(path, id, sizeof(id)));
+			if (*id)
+				p->container_name = container_name(t, id);
 			if (*k8s_pod_uid_of(path, id, sizeof(id)))
 				p->k8s_pod = k8s_pod_name(t, id);
 		}
@@ -505,5 +536,6 @@ void procs__container_labels(struct procs *t, struct proc *p, struct sample_labe
 	l->k8s_pod = p->k8s_pod;
 	l->cgroup_path = p->cgroup_path;
 	l->container = p->container;
+	l->container_name = p->container_name;
 	l->ns_pid = p->ns_pid;
 }

@@ -216,6 +216,46 @@ done:
 	return out;
 }
 
+/* A DNS label, as Kubernetes names a container: [a-z0-9] and '-' inside, 63 at most. */
+static bool dns_label(const char *s, size_t n)
+{
+	if (!n || n > 63 || s[0] == '-' || s[n - 1] == '-')
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!islower((unsigned char)s[i]) && !isdigit((unsigned char)s[i]) && s[i] != '-')
+			return false;
+	return true;
+}
+
+const char *k8s_container_of_id(const char *containers_dir, const char *id, char *out, size_t size)
+{
+	DIR *d;
+	struct dirent *e;
+	char tail[80];
+
+	out[0] = '\0';
+	if (strlen(id) != 64 || !(d = opendir(containers_dir)))
+		return out;
+	snprintf(tail, sizeof(tail), "-%s.log", id); /* "-ID.log": the end of the entry */
+	while ((e = readdir(d))) {
+		const char *name = e->d_name, *last = strrchr(name, '_');
+		size_t n = strlen(name), tn = strlen(tail), underscores = 0;
+
+		if (n <= tn || strcmp(name + n - tn, tail) != 0)
+			continue;
+		for (const char *c = name; *c; c++)
+			underscores += *c == '_';
+		/* POD_NAMESPACE_CONTAINER-ID.log: the name is between the second '_' and "-ID.log" */
+		if (underscores != 2 || name[0] == '_' || last[-1] == '_' ||
+		    !dns_label(last + 1, (size_t)(name + n - tn - last - 1)))
+			continue;
+		snprintf(out, size, "%.*s", (int)(name + n - tn - last - 1), last + 1);
+		break;
+	}
+	closedir(d);
+	return out;
+}
+
 int proc_cgroup_path(pid_t pid, char *out, size_t size)
 {
 	char path[64], line[4096];

@@ -51,6 +51,17 @@ const char *k8s_pod_uid_of(const char *cgroup_path, char *out, size_t size);
  */
 const char *k8s_pod_of_uid(const char *pods_dir, const char *uid, char *out, size_t size);
 
+/* Where kubelet links each container's log: POD_NAMESPACE_CONTAINER-ID.log. */
+#define K8S_CONTAINERS_DIR "/var/log/containers"
+
+/*
+ * The Kubernetes name of the container with this id (64 hex digits), from
+ * the entry of containers_dir (K8S_CONTAINERS_DIR) that kubelet names
+ * POD_NAMESPACE_CONTAINER-ID.log (no part can hold '_'; a container's name
+ * is a DNS label), or "" (returns out). Only names are read, never a link.
+ */
+const char *k8s_container_of_id(const char *containers_dir, const char *id, char *out, size_t size);
+
 /* A process's cgroup v2 path ("/system.slice/x.scope") from /proc/PID/cgroup; 0 or -1. */
 int proc_cgroup_path(pid_t pid, char *out, size_t size);
 /* A process's pid in its own (innermost) pid namespace, from /proc/PID/status; 0 when unknown. */

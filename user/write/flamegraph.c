@@ -95,7 +95,7 @@ static void node_name(const struct tree *t, const struct node *n, char *buf, siz
 		snprintf(buf, size, "%s [tid %u]", profile__str_at(t->p, n->key.id), n->key.tid);
 		break;
 	case NODE_CONTAINER:
-		snprintf(buf, size, "[container %.12s]", profile__str_at(t->p, n->key.id));
+		container_frame__format(t->p, n->key.id, n->key.tid, buf, size);
 		break;
 	default:
 		f = profile__frame_at(t->p, n->key.id);
@@ -290,7 +290,10 @@ static bool step(const struct tree *t, const struct flamegraph_opts *o, struct h
 		return true;
 	}
 	if (container && level-- == 0) {
-		*k = (struct node_key){ .kind = NODE_CONTAINER, .id = e->labels.container };
+		/* tid holds the container's name (a string id) */
+		*k = (struct node_key){ .kind = NODE_CONTAINER,
+					.id = e->labels.container,
+					.tid = e->labels.container_name };
 		return true;
 	}
 	if (o->threads && level-- == 0) {

@@ -62,7 +62,7 @@ int folded__write(const struct profile *p, const struct folded_opts *o, FILE *ou
 		process_split__name(split, p, e.labels.comm, e.labels.pid, name, sizeof(name));
 		sb_append_frame(&b, name, "");
 		if (o && o->containers && e.labels.container) {
-			snprintf(name, sizeof(name), "[container %.12s]", profile__str_at(p, e.labels.container));
+			container_frame__format(p, e.labels.container, e.labels.container_name, name, sizeof(name));
 			sb_append_frame(&b, name, "");
 		}
 		if (o && o->threads) {

@@ -189,7 +189,7 @@ static ValueType *value_type(struct builder *b, const char *type, const char *un
 }
 
 /* The labels every sample of an entry shares. */
-#define ENTRY_LABELS 14
+#define ENTRY_LABELS 16
 
 struct entry_out {
 	uint64_t *location_ids; /* leaf first */
@@ -252,6 +252,8 @@ static void entry_out(struct builder *b, const struct profile_entry *e, struct e
 		o->labels[o->nlabels++] = label(b, "cgroup_path", profile__str_at(p, e->labels.cgroup_path), 0);
 	if (e->labels.container)
 		o->labels[o->nlabels++] = label(b, "container", profile__str_at(p, e->labels.container), 0);
+	if (e->labels.container_name)
+		o->labels[o->nlabels++] = label(b, "container_name", profile__str_at(p, e->labels.container_name), 0);
 	if (e->labels.ns_pid && e->labels.ns_pid != e->labels.pid)
 		o->labels[o->nlabels++] = label(b, "ns_pid", NULL, e->labels.ns_pid);
 	if (e->labels.offcpu)

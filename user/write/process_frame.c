@@ -80,3 +80,11 @@ void process_split__name(const struct process_split *s, const struct profile *p,
 	else
 		process_frame__format(p, comm, pid, name ? (uint32_t)*name : 0, buf, size);
 }
+
+void container_frame__format(const struct profile *p, uint32_t container, uint32_t name, char *buf, size_t size)
+{
+	if (name)
+		snprintf(buf, size, "[container %s (%.12s)]", profile__str_at(p, name), profile__str_at(p, container));
+	else
+		snprintf(buf, size, "[container %.12s]", profile__str_at(p, container));
+}

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
 /*
- * The process frame at the root of folded stacks and flame graphs, and the
+ * The process frame at the root of folded stacks and flame graphs (and the
+ * container frame under it), and the
  * names of process tracks (Chrome trace) and thread profiles (speedscope).
  *
  * By default processes of one command share one frame, "comm": N identical
@@ -36,6 +37,10 @@ int process_frames_parse(const char *arg, enum process_frames *mode);
  * named itself (name: a string id, 0 for none). Not escaped: each writer
  * escapes for its format. */
 void process_frame__format(const struct profile *p, uint32_t comm, uint32_t pid, uint32_t name, char *buf, size_t size);
+
+/* The container frame under a process's with --containers: "[container ID12]", or "[container NAME (ID12)]"
+ * when it has a name (container, name: string ids; ID12: the id as `docker ps` shortens it). Not escaped. */
+void container_frame__format(const struct profile *p, uint32_t container, uint32_t name, char *buf, size_t size);
 
 struct process_split;
 
