@@ -289,3 +289,76 @@ Test(mem_ledger, a_sample_of_no_point)
 	cr_assert_eq(mem_ledger__held_points(m), 0);
 	mem_ledger__free(m);
 }
+
+/* A release costs what it gives back, not what the ledger holds: 100,000 releases of ranges that
+ * hold nothing (another process's whole address space, holes between one's pages) beside 100,000
+ * sampled pages. Walking every page for each would take minutes; the timeout says it must not. */
+Test(mem_ledger, releases_of_nothing_cost_nothing_beside_many_pages, .timeout = 20)
+{
+	struct mem_ledger *m = mem_ledger__new();
+	struct sample_labels a = labels(10);
+	const uint32_t f[] = { 1 };
+	const uint64_t base = 0x7f0000000000ULL, step = 512 * KIB;
+
+	for (uint64_t i = 0; i < 100000; i++)
+		mem_ledger__grow(m, &a, base + i * step, 1, f, 1);
+	for (uint64_t i = 0; i < 100000; i++) {
+		mem_ledger__release(m, 11, 0, UINT64_MAX);                           /* pid 11 holds nothing */
+		mem_ledger__release(m, 10, base + i * step + 4096, step - 2 * 4096); /* the hole after page i */
+		mem_ledger__move(m, 10, base + i * step + 4096, 4096, 0x1000, 4096); /* nothing there either */
+	}
+	cr_assert_eq(mem_ledger__held_points(m), 100000);
+	/* Half of them back in one range, then the rest page by page from the top. */
+	mem_ledger__release(m, 10, base, 50000 * step);
+	cr_assert_eq(mem_ledger__held_points(m), 50000);
+	for (uint64_t i = 100000; i-- > 50000;)
+		mem_ledger__release(m, 10, base + i * step, 4096);
+	cr_assert_eq(mem_ledger__held_points(m), 0);
+	mem_ledger__free(m);
+}
+
+/* A host's short-lived processes: past MEM_LEDGER_PROCS_MAX, ended ones are summed, the running kept. */
+Test(mem_ledger, ended_processes_summed_past_the_bound)
+{
+	struct mem_ledger *m = mem_ledger__new();
+	const uint32_t f[] = { 1 };
+	uint64_t grown = 0;
+	size_t n, nrest;
+
+	/* pid 1 runs and holds; pids 2.. grow 1..3 points, give them back as they end. */
+	struct sample_labels keep = labels(1);
+	mem_ledger__grow(m, &keep, 0x1000, 5, f, 1);
+	for (uint32_t pid = 2; pid < 2 + MEM_LEDGER_PROCS_MAX + 10; pid++) {
+		struct sample_labels l = labels(pid);
+		uint32_t points = 1 + pid % 3;
+
+		mem_ledger__grow(m, &l, 0x2000, points, f, 1);
+		grown += points;
+		mem_ledger__exited(m, pid);
+	}
+	const struct mem_proc *procs = mem_ledger__procs(m, &n), *rest = mem_ledger__forgotten(m, &nrest);
+	uint64_t kept_grown = 0;
+	bool running = false;
+
+	cr_assert_leq(n, MEM_LEDGER_PROCS_MAX, "%zu processes kept", n);
+	cr_assert_eq(n + nrest, MEM_LEDGER_PROCS_MAX + 11, "every process counted once");
+	for (size_t i = 0; i < n; i++) {
+		if (procs[i].pid == 1) {
+			running = !procs[i].exited && procs[i].grown == 5;
+			continue;
+		}
+		kept_grown += procs[i].grown;
+		/* Forgotten when pid MAX + 1 ended (one more than the bound): those that grew least, first. */
+		if (procs[i].pid <= MEM_LEDGER_PROCS_MAX + 1)
+			cr_assert_geq(procs[i].grown, 2, "the ended that grew least go first: pid %u grew 1",
+				      procs[i].pid);
+	}
+	cr_assert(running, "the running process is kept");
+	cr_assert_eq(kept_grown + rest->grown, grown);
+	cr_assert_eq(rest->returned, rest->grown);
+	cr_assert_eq(mem_ledger__held_points(m), 5);
+	/* Its pages are still found by range after the processes around it moved. */
+	mem_ledger__release(m, 1, 0, 0x2000);
+	cr_assert_eq(mem_ledger__held_points(m), 0);
+	mem_ledger__free(m);
+}

@@ -25,6 +25,15 @@ struct page_key {
 	uint64_t addr;
 };
 
+/* A process's sampled pages, their addresses in order: a range given back
+ * is found by two binary searches, so a release costs what it gives back
+ * (a target that unmaps without end makes pyebpf search, not walk every
+ * page it holds). */
+struct addrs {
+	uint64_t *v;
+	size_t n, cap;
+};
+
 struct mem_ledger {
 	struct hashmap *site_ids; /* labels + frames → index in sites */
 	struct site **sites;      /* NULL: a free slot, its index in free_sites */
@@ -36,7 +45,10 @@ struct mem_ledger {
 	uint64_t held;
 	struct hashmap *proc_ids; /* pid → index in procs */
 	struct mem_proc *procs;
-	size_t nprocs, procs_cap;
+	struct addrs *proc_addrs; /* beside procs, by the same index */
+	size_t nprocs, procs_cap, addrs_cap;
+	struct mem_proc rest; /* processes that ended and were forgotten, summed (pid 0) */
+	size_t nrest;
 	uint32_t *key_buf; /* a site's key being built */
 	size_t key_cap;
 };
@@ -62,24 +74,69 @@ void mem_ledger__free(struct mem_ledger *m)
 	hashmap__free(m->site_ids);
 	hashmap__free(m->pages);
 	hashmap__free(m->proc_ids);
+	for (size_t i = 0; i < m->nprocs; i++)
+		free(m->proc_addrs[i].v);
+	free(m->proc_addrs);
 	free(m->procs);
 	free(m->key_buf);
 	free(m);
 }
 
-static struct mem_proc *proc_of(struct mem_ledger *m, uint32_t pid, uint32_t comm)
+static size_t proc_index(struct mem_ledger *m, uint32_t pid, uint32_t comm)
 {
 	bool created;
 	uint64_t *v = hashmap__put(m->proc_ids, &pid, sizeof(pid), &created);
 
 	if (created) {
 		xgrow(&m->procs, &m->procs_cap, m->nprocs + 1, sizeof(*m->procs));
+		xgrow(&m->proc_addrs, &m->addrs_cap, m->nprocs + 1, sizeof(*m->proc_addrs));
 		m->procs[m->nprocs] = (struct mem_proc){ .pid = pid, .comm = comm };
+		m->proc_addrs[m->nprocs] = (struct addrs){ 0 };
 		*v = m->nprocs++;
 	}
 	if (comm)
 		m->procs[*v].comm = comm;
-	return &m->procs[*v];
+	return (size_t)*v;
+}
+
+static struct mem_proc *proc_of(struct mem_ledger *m, uint32_t pid, uint32_t comm)
+{
+	return &m->procs[proc_index(m, pid, comm)];
+}
+
+/* The first of a's addresses >= addr. */
+static size_t lower_bound(const struct addrs *a, uint64_t addr)
+{
+	size_t lo = 0, hi = a->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (a->v[mid] < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static void addrs_insert(struct addrs *a, uint64_t addr)
+{
+	size_t at = lower_bound(a, addr);
+
+	if (at < a->n && a->v[at] == addr)
+		return;
+	xgrow(&a->v, &a->cap, a->n + 1, sizeof(*a->v));
+	memmove(a->v + at + 1, a->v + at, (a->n - at) * sizeof(*a->v));
+	a->v[at] = addr;
+	a->n++;
+}
+
+/* Drop a->v[from .. to). */
+static void addrs_erase(struct addrs *a, size_t from, size_t to)
+{
+	memmove(a->v + from, a->v + to, (a->n - to) * sizeof(*a->v));
+	a->n -= to - from;
 }
 
 /* A site's key (labels, then frames) in m->key_buf; its length in bytes. */
@@ -161,13 +218,16 @@ void mem_ledger__grow(struct mem_ledger *m, const struct sample_labels *l, uint6
 	if (!points) /* a page that holds no point stands for nothing (and would keep an empty stack's slot) */
 		return;
 	site = site_of(m, l, frames, nframes);
-	pr = proc_of(m, l->pid, l->comm);
+	size_t pi = proc_index(m, l->pid, l->comm);
 
+	pr = &m->procs[pi];
 	pr->exited = false; /* a pid seen again: another process's now */
 	v = hashmap__put(m->pages, &k, sizeof(k), &created);
 
 	if (!created)
 		give_back(m, l->pid, *v);
+	else
+		addrs_insert(&m->proc_addrs[pi], k.addr);
 	*v = (uint64_t)site << 32 | points;
 	m->sites[site]->held += points;
 	m->held += points;
@@ -176,57 +236,41 @@ void mem_ledger__grow(struct mem_ledger *m, const struct sample_labels *l, uint6
 		pr->peak = pr->grown - pr->returned;
 }
 
-/* Every sampled page of pid in [start, end) (all of pid's when all): into *keys, n of them. */
-static size_t pages_in(const struct mem_ledger *m, uint32_t pid, uint64_t start, uint64_t end, bool all,
-		       struct page_key **keys)
+/* pid's sampled pages in [start, end) (every one when all): the range [*from, *to) of its addresses; NULL
+ * when it has none. */
+static struct addrs *pages_in(struct mem_ledger *m, uint32_t pid, uint64_t start, uint64_t end, bool all, size_t *from,
+			      size_t *to)
 {
-	size_t n = 0, cap = 0, pos = 0, klen;
-	const void *key;
-	uint64_t value;
+	uint64_t *v = hashmap__get(m->proc_ids, &pid, sizeof(pid));
+	struct addrs *a;
 
-	*keys = NULL;
-	/* A range of few pages is looked up page by page; a larger one than
-	 * the ledger holds pages is found by going through them all. */
-	if (!all && (end - start) / PAGE <= 4 * hashmap__size(m->pages)) {
-		uint64_t first = start & ~(PAGE - 1), pages = (end - first) / PAGE + ((end - first) % PAGE != 0);
-
-		/* Counted, not compared with end: the last page of the address space does not wrap to 0. */
-		for (uint64_t i = 0; i < pages; i++) {
-			struct page_key k = { .pid = pid, .addr = first + i * PAGE };
-
-			if (hashmap__get(m->pages, &k, sizeof(k))) {
-				xgrow(keys, &cap, n + 1, sizeof(**keys));
-				(*keys)[n++] = k;
-			}
-		}
-		return n;
-	}
-	while (hashmap__next(m->pages, &pos, &key, &klen, &value)) {
-		const struct page_key *k = key;
-
-		if (k->pid == pid && (all || (k->addr >= start && k->addr < end))) {
-			xgrow(keys, &cap, n + 1, sizeof(**keys));
-			(*keys)[n++] = *k;
-		}
-	}
-	return n;
+	if (!v)
+		return NULL;
+	a = &m->proc_addrs[*v];
+	/* Every page the range reaches into: from the page start is in. */
+	*from = all ? 0 : lower_bound(a, start & ~(PAGE - 1));
+	*to = all ? a->n : lower_bound(a, end);
+	return *from < *to ? a : NULL;
 }
 
 static void release(struct mem_ledger *m, uint32_t pid, uint64_t start, uint64_t end, bool all)
 {
-	struct page_key *keys;
-	size_t n;
+	size_t from, to;
+	struct addrs *a;
 
-	if (!hashmap__size(m->pages) || (!all && end <= start))
+	if (!all && end <= start)
 		return;
-	n = pages_in(m, pid, start, end, all, &keys);
-	for (size_t i = 0; i < n; i++) {
-		uint64_t *v = hashmap__get(m->pages, &keys[i], sizeof(keys[i]));
+	a = pages_in(m, pid, start, end, all, &from, &to);
+	if (!a)
+		return;
+	for (size_t i = from; i < to; i++) {
+		struct page_key k = { .pid = pid, .addr = a->v[i] };
+		uint64_t *v = hashmap__get(m->pages, &k, sizeof(k));
 
 		give_back(m, pid, *v);
-		hashmap__remove(m->pages, &keys[i], sizeof(keys[i]));
+		hashmap__remove(m->pages, &k, sizeof(k));
 	}
-	free(keys);
+	addrs_erase(a, from, to);
 }
 
 /* The end of a range, kept within the address space (a hostile length wraps). */
@@ -246,6 +290,62 @@ void mem_ledger__forget(struct mem_ledger *m, uint32_t pid)
 		release(m, pid, 0, 0, true);
 }
 
+static int by_less_growth(const void *a, const void *b)
+{
+	const struct mem_proc *x = a, *y = b;
+
+	return x->grown < y->grown ? -1 : x->grown > y->grown;
+}
+
+/*
+ * Past MEM_LEDGER_PROCS_MAX processes (a busy host's short-lived ones), the
+ * ended processes that grew least are summed into rest and forgotten until
+ * half that many are left, the running ones all kept: what a recording of
+ * a host keeps does not grow with the processes it sees.
+ */
+static void forget_ended(struct mem_ledger *m)
+{
+	struct mem_proc *ended = xcalloc(m->nprocs, sizeof(*ended));
+	size_t nended = 0, keep = 0, drop;
+	uint64_t cut;
+
+	for (size_t i = 0; i < m->nprocs; i++)
+		if (m->procs[i].exited)
+			ended[nended++] = m->procs[i];
+	drop = m->nprocs - MEM_LEDGER_PROCS_MAX / 2 < nended ? m->nprocs - MEM_LEDGER_PROCS_MAX / 2 : nended;
+	if (!drop) {
+		free(ended);
+		return;
+	}
+	qsort(ended, nended, sizeof(*ended), by_less_growth);
+	cut = ended[drop - 1].grown; /* those that grew less, and enough of those that grew as much */
+	size_t at_cut = 0;
+
+	for (size_t i = 0; i < drop; i++)
+		at_cut += ended[i].grown == cut;
+	hashmap__free(m->proc_ids);
+	m->proc_ids = hashmap__new();
+	for (size_t i = 0; i < m->nprocs; i++) {
+		struct mem_proc *p = &m->procs[i];
+		bool created;
+
+		if (p->exited && (p->grown < cut || (p->grown == cut && at_cut && at_cut--))) {
+			m->rest.grown += p->grown;
+			m->rest.returned += p->returned;
+			if (p->peak > m->rest.peak)
+				m->rest.peak = p->peak;
+			m->nrest++;
+			free(m->proc_addrs[i].v); /* empty: an ended process gave everything back */
+			continue;
+		}
+		m->procs[keep] = *p;
+		m->proc_addrs[keep] = m->proc_addrs[i];
+		*hashmap__put(m->proc_ids, &p->pid, sizeof(p->pid), &created) = keep++;
+	}
+	m->nprocs = keep;
+	free(ended);
+}
+
 void mem_ledger__exited(struct mem_ledger *m, uint32_t pid)
 {
 	uint64_t *v = hashmap__get(m->proc_ids, &pid, sizeof(pid));
@@ -254,6 +354,8 @@ void mem_ledger__exited(struct mem_ledger *m, uint32_t pid)
 		return;
 	release(m, pid, 0, 0, true);
 	m->procs[*v].exited = true;
+	if (m->nprocs > MEM_LEDGER_PROCS_MAX)
+		forget_ended(m);
 }
 
 void mem_ledger__tidy(struct mem_ledger *m)
@@ -264,21 +366,26 @@ void mem_ledger__tidy(struct mem_ledger *m)
 void mem_ledger__move(struct mem_ledger *m, uint32_t pid, uint64_t start, uint64_t len, uint64_t to, uint64_t to_len)
 {
 	uint64_t end = range_end(start, len);
-	struct page_key *keys;
-	uint64_t *values;
-	size_t n;
+	size_t from, upto, n;
+	uint64_t *addrs, *values;
+	struct addrs *a;
 
-	if (!hashmap__size(m->pages) || end <= start)
+	if (end <= start || !(a = pages_in(m, pid, start, end, false, &from, &upto)))
 		return;
-	n = pages_in(m, pid, start, end, false, &keys);
-	values = xcalloc(n + 1, sizeof(*values));
+	n = upto - from;
+	addrs = xcalloc(n, sizeof(*addrs));
+	values = xcalloc(n, sizeof(*values));
+	memcpy(addrs, a->v + from, n * sizeof(*addrs));
 	/* Out first, then in: the old and new ranges may overlap. */
 	for (size_t i = 0; i < n; i++) {
-		values[i] = *hashmap__get(m->pages, &keys[i], sizeof(keys[i]));
-		hashmap__remove(m->pages, &keys[i], sizeof(keys[i]));
+		struct page_key k = { .pid = pid, .addr = addrs[i] };
+
+		values[i] = *hashmap__get(m->pages, &k, sizeof(k));
+		hashmap__remove(m->pages, &k, sizeof(k));
 	}
+	addrs_erase(a, from, upto);
 	for (size_t i = 0; i < n; i++) {
-		uint64_t off = keys[i].addr - start;
+		uint64_t off = addrs[i] - start;
 		struct page_key k = { .pid = pid, .addr = to + off };
 		bool created;
 		uint64_t *v;
@@ -290,10 +397,12 @@ void mem_ledger__move(struct mem_ledger *m, uint32_t pid, uint64_t start, uint64
 		v = hashmap__put(m->pages, &k, sizeof(k), &created);
 		if (!created)
 			give_back(m, pid, *v);
+		else
+			addrs_insert(a, k.addr);
 		*v = values[i];
 	}
 	free(values);
-	free(keys);
+	free(addrs);
 }
 
 void mem_ledger__held(const struct mem_ledger *m, mem_held_fn fn, void *ctx)
@@ -312,4 +421,10 @@ const struct mem_proc *mem_ledger__procs(const struct mem_ledger *m, size_t *n)
 {
 	*n = m->nprocs;
 	return m->procs;
+}
+
+const struct mem_proc *mem_ledger__forgotten(const struct mem_ledger *m, size_t *n)
+{
+	*n = m->nrest;
+	return &m->rest;
 }

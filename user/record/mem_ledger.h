@@ -63,5 +63,9 @@ void mem_ledger__held(const struct mem_ledger *m, mem_held_fn fn, void *ctx);
 uint64_t mem_ledger__held_points(const struct mem_ledger *m);
 /* The processes seen, in the order first seen; n of them. */
 const struct mem_proc *mem_ledger__procs(const struct mem_ledger *m, size_t *n);
+/* Processes kept apart, at most this many: past it, ended ones are summed and forgotten. */
+#define MEM_LEDGER_PROCS_MAX 4096
+/* The n ended processes forgotten so far, summed into one (pid 0; its peak: the largest of theirs). */
+const struct mem_proc *mem_ledger__forgotten(const struct mem_ledger *m, size_t *n);
 
 #endif

@@ -101,13 +101,15 @@ static void memory_summary(FILE *f, const struct record_summary *s, const struct
 	uint64_t grown = 0, returned = 0, n = s->mem_sample_bytes;
 	char a[32], b[32], c[32], d[32], name[64];
 	struct mem_proc *v;
-	size_t np;
+	size_t np, nrest;
 
 	if (!m)
 		return;
-	const struct mem_proc *procs = mem_ledger__procs(m, &np);
+	const struct mem_proc *procs = mem_ledger__procs(m, &np), *rest = mem_ledger__forgotten(m, &nrest);
 	v = xcalloc(np + 1, sizeof(*v));
 	memcpy(v, procs, np * sizeof(*v));
+	grown = rest->grown; /* ended processes kept only as a sum */
+	returned = rest->returned;
 	for (size_t i = 0; i < np; i++) {
 		grown += v[i].grown;
 		returned += v[i].returned;
@@ -126,11 +128,13 @@ static void memory_summary(FILE *f, const struct record_summary *s, const struct
 			human_bytes((v[i].grown - v[i].returned) * n, c, sizeof(c)),
 			v[i].exited ? "held (it ended: its memory went back with it)" : "held",
 			human_bytes(v[i].peak * n, d, sizeof(d)));
-	if (np > MEM_PROCS_LISTED)
-		fprintf(f, "pyebpf: memory: and %zu more processes\n", np - MEM_PROCS_LISTED);
+	if (np + nrest > MEM_PROCS_LISTED)
+		fprintf(f, "pyebpf: memory: and %zu more processes\n",
+			np + nrest - (np < MEM_PROCS_LISTED ? np : MEM_PROCS_LISTED));
 	/* What a program held, it gives back as it ends: said once, for those that held some. */
-	for (size_t i = 0; i < np; i++)
-		if (v[i].exited && v[i].peak * n >= MEM_ENDED_HINT_BYTES) {
+	for (size_t i = 0; i <= np; i++)
+		if (i == np ? nrest && rest->peak * n >= MEM_ENDED_HINT_BYTES
+			    : v[i].exited && v[i].peak * n >= MEM_ENDED_HINT_BYTES) {
 			fprintf(f, "pyebpf: memory: a process that ends gives back what it held: to see what it holds "
 				   "while it runs, end the recording before it ends (-d, Ctrl-C) or attach with -p\n");
 			break;
