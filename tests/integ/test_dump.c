@@ -413,11 +413,11 @@ Test(dump, container_by_name, .init = docker_engine_start, .fini = docker_engine
 	cr_assert(strstr(r.out, want), "no '%s' in:\n%s", want, r.out);
 	run_result_free(&r);
 
-	/* -p of the same process: the same container line. */
+	/* -p of the same process: the same container line, named from docker's state. */
 	snprintf(pidarg, sizeof(pidarg), "%d", (int)pid);
 	run((const char *const[]){ PYEBPF, "dump", "-p", pidarg, NULL }, 60, &r);
 	cr_assert_eq(r.status, 0, "%s", r.err);
-	snprintf(want, sizeof(want), "\nContainer %.12s, pid 1 inside\n", id);
+	snprintf(want, sizeof(want), "\nContainer %.12s \"%s\", pid 1 inside\n", id, name);
 	cr_assert(strstr(r.out, want), "no '%s' in:\n%s", want + 1, r.out);
 	run_result_free(&r);
 

@@ -30,6 +30,7 @@
 #include "base/util.h"
 #include "system/cgroups.h"
 #include "system/container_find.h"
+#include "system/container_names.h"
 #include "write/dump.h"
 
 /* What --locals needs of a thread's capture: its thread state and code objects, leaf first. */
@@ -391,12 +392,21 @@ static int write_dump(struct dumper *d)
 			read_locals(d, raw_of(d, th->tid), uf, nu, owned, &nowned);
 		}
 	}
-	/* Where it runs: its container (the id as `docker ps` shortens it) and its own pid there. */
+	/* Where it runs: its container (the id as `docker ps` shortens it, and its name) and its own pid there. */
 	if (proc_cgroup_path((pid_t)d->opts.pid, cgroup, sizeof(cgroup)) == 0 &&
 	    *container_id_of(cgroup, cid, sizeof(cid))) {
+		static char name[CONTAINER_NAME_MAX];
+
+		doc.container_name = d->container_name;
+		if (!doc.container_name) { /* -p: named as samples are (Kubernetes', else the runtime's) */
+			struct container_names cn = { .src = &container_sources_host, .k8s_dir = K8S_CONTAINERS_DIR };
+
+			container_names__of(&cn, cid, now_ns(), name, sizeof(name));
+			container_names__free(&cn);
+			doc.container_name = name[0] ? name : NULL;
+		}
 		cid[12] = '\0';
 		doc.container = cid;
-		doc.container_name = d->container_name;
 	}
 	doc.ns_pid = proc_ns_pid((pid_t)d->opts.pid);
 	qsort(threads, t, sizeof(*threads), cmp_tid);
