@@ -435,7 +435,7 @@ TEST_DEPS := pybind11-dev python3-dev libc6-dbg python3-numpy python3-scipy libo
 	python3-flask gunicorn python3-aiohttp python3-sphinx graphviz libcriterion-dev bc golang-go \
 	libclang-rt-14-dev chromium patchelf clang-format clang-tidy cppcheck shellcheck linux-perf strace \
 	tmux nginx-light openssl groff-base debhelper lintian python3-venv file ca-certificates \
-	mmdebstrap docker.io skopeo
+	mmdebstrap docker.io skopeo podman
 
 # make deps ARCH=arm64 on an x86-64 machine: the cross toolchain and the
 # arm64 libraries beside the host's (Debian's multiarch; clang, bpftool and

@@ -81,6 +81,9 @@ static void runtime_files(const uint8_t *data, size_t size)
 	runtime_dockerd_args(text, size, a, sizeof(a), b, sizeof(b));
 	if ((a[0] && a[0] != '/') || (b[0] && b[0] != '/'))
 		abort();
+	runtime_conmon_args(text, size, a, sizeof(a), b, sizeof(b));
+	if ((a[0] && a[0] != '/') || (b[0] && b[0] != '/'))
+		abort();
 	if (runtime_toml_string(text, size, "storage", "graphroot", a, sizeof(a)) == 0 && strlen(a) >= sizeof(a))
 		abort();
 	(void)runtime_json_string(text, size, "data-root", a, sizeof(a));

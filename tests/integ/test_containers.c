@@ -644,3 +644,121 @@ Test(containers, docker_restart_followed_and_exit_ends_the_recording, .init = do
 	free(folded);
 	free(out);
 }
+
+/* ---- a real podman: no daemon, its own storage ---------------------------- */
+
+static char podman_dir[64];
+
+/* podman ARGS... with the test's storage (tests/engines/podman.sh do): its stdout, trailing newline removed. */
+static char *podman(const char *const args[])
+{
+	const char *argv[24] = { "bash", "../tests/engines/podman.sh", "do", podman_dir };
+	int n = 4;
+
+	for (int i = 0; args[i] && n < 23; i++)
+		argv[n++] = args[i];
+	argv[n] = NULL;
+	return docker(argv); /* the same: the command must succeed */
+}
+
+static void podman_engine_start(void)
+{
+	struct run_result r;
+
+	if (system("command -v podman >/dev/null 2>&1") != 0)
+		cr_skip_test("podman is not installed (make test-deps installs it)");
+	snprintf(podman_dir, sizeof(podman_dir), "/tmp/pyebpf-pm-%d", (int)getpid());
+	run((const char *const[]){ "bash", "../tests/engines/podman.sh", "image", podman_dir, DOCKER_IMAGE, "trixie",
+				   NULL },
+	    300, &r);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	run_result_free(&r);
+}
+
+static void podman_engine_stop(void)
+{
+	struct run_result r;
+
+	if (!podman_dir[0])
+		return;
+	run((const char *const[]){ "bash", "../tests/engines/podman.sh", "stop", podman_dir, NULL }, 180, &r);
+	run_result_free(&r);
+}
+
+/*
+ * podman keeps no daemon and, here, its storage where no default or
+ * storage.conf says (--root, --runroot): `--container NAME` finds the
+ * container through the storage its conmon names, follows it across a
+ * `podman restart` (a new cgroup), and the samples carry its name.
+ */
+Test(containers, podman_container_by_name_followed_across_a_restart, .init = podman_engine_start,
+     .fini = podman_engine_stop, .timeout = 600)
+{
+	const char *dir = temp_dir();
+	char name[64], script[PATH_MAX], mount[PATH_MAX + 32], alpha[PATH_MAX], want[512], frame[128],
+		paths[8][PATH_MAX];
+	char *spool = temp_path(dir, "spool"), *err = temp_path(dir, "err"), *folded = temp_path(dir, "i.folded"), *id,
+	     *text, *pidtext;
+	int line = script_marker("../tests/fixtures/pywork.py", "alpha-call"), n = 0;
+	double secs[8], t0;
+	struct folded f;
+	pid_t pid;
+
+	snprintf(name, sizeof(name), "podbox-%d", (int)getpid());
+	snprintf(alpha, sizeof(alpha), "alpha (/pywork.py:%d)", line);
+	cr_assert(realpath("../tests/fixtures/pywork.py", script), "%s", strerror(errno));
+	snprintf(mount, sizeof(mount), "%s:/pywork.py:ro", script);
+	id = docker((const char *const[]){ "bash", "../tests/engines/podman.sh", "run", podman_dir, name, "-v", mount,
+					   DOCKER_IMAGE, "python3", "/pywork.py", "split", "600", NULL });
+	pidtext = podman((const char *const[]){ "inspect", "-f", "{{.State.Pid}}", name, NULL });
+	pid = (pid_t)atoi(pidtext);
+	free(pidtext);
+	for (int i = 0; i < 600 && proc_cpu(pid) < 0.5; i++)
+		sleep_s(0.05);
+	cr_assert_geq(proc_cpu(pid), 0.5, "%s's python3 (pid %d) did not start", name, (int)pid);
+
+	pid_t rec = spawn_capture((const char *const[]){ PYEBPF, "record", "-F", "99", "--container", name,
+							 "--continuous", spool, "--interval", "3s", NULL },
+				  err);
+	wait_for_text(err, SAMPLING, 60);
+	wait_for_text(err, "pyebpf: wrote ", 30); /* an interval before the restart */
+	free(podman((const char *const[]){ "restart", "-t", "1", name, NULL }));
+	for (t0 = mono(); n < 2 && mono() - t0 < 30; sleep_s(0.1)) {
+		text = file_text(err);
+		n = intervals_after(text, " started again ", paths, secs, 8);
+		free(text);
+	}
+	cr_assert_eq(n, 2, "%d intervals written after the restart", n);
+	kill(rec, SIGTERM);
+	cr_assert_eq(wait_exit(rec, 30), 0);
+	text = file_text(err);
+	cr_log_info("%s", text);
+	snprintf(want, sizeof(want), "pyebpf: container %s (%.12s) stopped at ", name, id);
+	cr_assert_eq(occurrences(text, want), 1, "%s", text);
+	snprintf(want, sizeof(want), "pyebpf: container %s (%.12s) started again ", name, id);
+	cr_assert_eq(occurrences(text, want), 1, "%s", text);
+	free(text);
+
+	/* The whole interval after the one with the restart: the workload at its rate, under its name. */
+	struct run_result r;
+	uint64_t due = (uint64_t)(99 * secs[1]), ab;
+
+	run((const char *const[]){ PYEBPF, "report", paths[1], "--containers", "-o", folded, NULL }, 60, &r);
+	cr_assert_eq(r.status, 0, "%s: %s", paths[1], r.err);
+	run_result_free(&r);
+	folded_load(folded, &f);
+	snprintf(frame, sizeof(frame), ";[container %s (%.12s)];", name, id);
+	ab = count_all(&f, alpha, "work (/pywork.py:") + count_all(&f, "beta (/pywork.py:", "work (/pywork.py:");
+	cr_log_info("after the restart: %llu samples in %.1f s (%llu due), %llu in alpha/beta\n",
+		    (unsigned long long)f.total, secs[1], (unsigned long long)due, (unsigned long long)ab);
+	cr_assert_geq(f.total * 2, due, "%llu samples in %.1f s", (unsigned long long)f.total, secs[1]);
+	cr_assert_geq(ab * 10, f.total * 8, "alpha/beta in %llu of %llu", (unsigned long long)ab,
+		      (unsigned long long)f.total);
+	for (size_t i = 0; i < f.n; i++)
+		cr_assert(strstr(f.lines[i].stack, frame), "not under %s: %s", frame, f.lines[i].stack);
+	folded_free(&f);
+	free(id);
+	free(spool);
+	free(err);
+	free(folded);
+}

@@ -263,6 +263,38 @@ Test(runtime_state, dockerd_command_line)
 	cr_assert_str_eq(root, "");
 }
 
+/* podman's storage, from the exit command it hands conmon (as podman 4.3 writes it). */
+Test(runtime_state, conmon_command_line)
+{
+	char root[256], run[256];
+
+	runtime_conmon_args(ARGS("/usr/bin/conmon\0--api-version\0"
+				 "1\0-c\0abc\0-n\0web\0--root\0/not/this\0"
+				 "--exit-command\0/usr/bin/podman\0--exit-command-arg\0--root\0"
+				 "--exit-command-arg\0/tmp/pm/root\0--exit-command-arg\0--runroot\0"
+				 "--exit-command-arg\0/tmp/pm/run\0--exit-command-arg\0--log-level\0"
+				 "--exit-command-arg\0warning\0"),
+			    root, sizeof(root), run, sizeof(run));
+	cr_assert_str_eq(root, "/tmp/pm/root", "conmon's own --root is runc's state, not podman's storage");
+	cr_assert_str_eq(run, "/tmp/pm/run");
+	runtime_conmon_args(ARGS("conmon\0--exit-command-arg\0--root=/a\0--exit-command-arg\0--runroot=/b\0"), root,
+			    sizeof(root), run, sizeof(run));
+	cr_assert_str_eq(root, "/a");
+	cr_assert_str_eq(run, "/b");
+	/* A value not behind its own --exit-command-arg, a relative one, a flag that only starts the same, none. */
+	runtime_conmon_args(ARGS("conmon\0--exit-command-arg\0--root\0/x\0--exit-command-arg\0--runroot\0"
+				 "--exit-command-arg\0rel\0--exit-command-arg\0--rootless=/y\0"),
+			    root, sizeof(root), run, sizeof(run));
+	cr_assert_str_eq(root, "");
+	cr_assert_str_eq(run, "");
+	runtime_conmon_args("", 0, root, sizeof(root), run, sizeof(run));
+	cr_assert_str_eq(root, "");
+	/* Cut short at the end: not taken. */
+	runtime_conmon_args("conmon\0--exit-command-arg\0--root\0--exit-command-arg\0/cut", 56, root, sizeof(root), run,
+			    sizeof(run));
+	cr_assert_str_eq(root, "");
+}
+
 Test(runtime_state, settings_files)
 {
 	const char *toml = "# storage.conf\n[storage]\ndriver = \"overlay\"\n  runroot = \"/run/x\"  # comment\n"

@@ -171,6 +171,45 @@ void runtime_dockerd_args(const char *cmdline, size_t len, char *data_root, size
 	}
 }
 
+/* The next whole argument after a (NUL-terminated, before end), or NULL. */
+static const char *next_arg(const char *a, const char *end)
+{
+	const char *z = memchr(a, '\0', (size_t)(end - a));
+
+	return z && z + 1 < end && memchr(z + 1, '\0', (size_t)(end - z - 1)) ? z + 1 : NULL;
+}
+
+void runtime_conmon_args(const char *cmdline, size_t len, char *graphroot, size_t gsize, char *runroot, size_t rsize)
+{
+	const char *end = cmdline + len, *a = len && memchr(cmdline, '\0', len) ? cmdline : NULL;
+
+	graphroot[0] = runroot[0] = '\0';
+	/* podman's own options, handed to conmon for its exit command: "--exit-command-arg" before each
+	 * ("--root", then the path; or "--root=PATH"). */
+	while (a && (a = next_arg(a, end))) {
+		const char *opt, *val = NULL;
+
+		if (strcmp(a, "--exit-command-arg") || !(opt = next_arg(a, end)))
+			continue;
+		a = opt;
+		bool root = !strncmp(opt, "--root", 6), run = !strncmp(opt, "--runroot", 9);
+		size_t n = root ? 6 : 9;
+
+		if ((!root && !run) || (opt[n] && opt[n] != '='))
+			continue;
+		if (opt[n] == '=') {
+			val = opt + n + 1;
+		} else {
+			const char *flag = next_arg(opt, end);
+
+			if (!flag || strcmp(flag, "--exit-command-arg") || !(val = next_arg(flag, end)))
+				continue;
+			a = val;
+		}
+		path_arg(val, root ? graphroot : runroot, root ? gsize : rsize);
+	}
+}
+
 int runtime_json_string(const char *buf, size_t len, const char *key, char *out, size_t size)
 {
 	struct json_value root;

@@ -54,6 +54,10 @@ int runtime_parse_nerdctl(const char *name, const char *buf, size_t len, struct 
 /* dockerd's /proc/PID/cmdline (arguments NUL-separated): its data root (--data-root, or the old -g and
  * --graph) and --config-file, each "" when not given or not absolute. */
 void runtime_dockerd_args(const char *cmdline, size_t len, char *data_root, size_t dsize, char *config, size_t csize);
+/* conmon's /proc/PID/cmdline: the storage podman ran it with, from the exit command it hands conmon
+ * ("--exit-command-arg --root --exit-command-arg PATH", and --runroot), each "" when not given or not
+ * absolute. */
+void runtime_conmon_args(const char *cmdline, size_t len, char *graphroot, size_t gsize, char *runroot, size_t rsize);
 /* A JSON file's top-level string member `key` (daemon.json's "data-root"); 0 or -1. */
 int runtime_json_string(const char *buf, size_t len, const char *key, char *out, size_t size);
 /* A TOML file's `key = "value"` in [section] ("" for the top level), a basic string without escapes

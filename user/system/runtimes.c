@@ -342,6 +342,24 @@ static void dockerd(struct reader *r, const char *proc, const char *pid, int roo
 		docker_config_file(r, r->roots[root], config);
 }
 
+/* A running conmon: the storage of the podman that started it (its --root and --runroot, which may be
+ * neither the default nor storage.conf's). */
+static void conmon(struct reader *r, const char *proc, const char *pid, int root)
+{
+	char graphroot[PATH_MAX], runroot[PATH_MAX];
+	size_t len;
+	char *cmd = proc_file(proc, pid, "cmdline", CMDLINE_MAX, &len);
+
+	if (!cmd)
+		return;
+	runtime_conmon_args(cmd, len, graphroot, sizeof(graphroot), runroot, sizeof(runroot));
+	free(cmd);
+	if (graphroot[0])
+		read_storage(r, r->roots[root], graphroot);
+	if (runroot[0])
+		read_storage(r, r->roots[root], runroot);
+}
+
 /* The roots of running dockerd, containerd (nerdctl's) and conmon (podman's) processes. */
 static void read_daemons(struct reader *r, const char *proc)
 {
@@ -365,6 +383,8 @@ static void read_daemons(struct reader *r, const char *proc)
 			root = add_root(r, open(path, O_PATH | O_DIRECTORY | O_CLOEXEC));
 			if (root >= 0 && !strcmp(comm, "dockerd"))
 				dockerd(r, proc, e->d_name, root);
+			else if (root >= 0 && !strcmp(comm, "conmon"))
+				conmon(r, proc, e->d_name, root);
 		}
 		free(comm);
 	}
