@@ -11,6 +11,8 @@
 #include "push/endpoint.h"
 #include "push/journal.h"
 #include "push/pyroscope_req.h"
+#include "push/otlp_req.h"
+#include "otlp.pb-c.h"
 #include "push/secret.h"
 #include "push/series.h"
 #include "pyroscope.pb-c.h"
@@ -676,7 +678,8 @@ Test(push, pod_series_are_named_by_namespace_and_workload)
 	uint32_t a = profile__frame(p, &fa);
 	struct sample_labels r1 = { .pid = 1,
 				    .comm = profile__str(p, "gunicorn"),
-				    .k8s_pod = profile__str(p, "shop/web-7d9f8b6c5-x2x9z") };
+				    .k8s_pod = profile__str(p, "shop/web-7d9f8b6c5-x2x9z"),
+				    .container_name = profile__str(p, "app") };
 	struct sample_labels r2 = r1;
 	struct series_config c = { 0 };
 	struct push_series *s;
@@ -692,6 +695,29 @@ Test(push, pod_series_are_named_by_namespace_and_workload)
 	cr_assert_str_eq(series_label(&s[1], "service_name"), "shop/web");
 	cr_assert_str_eq(series_label(&s[0], "namespace"), "shop");
 	cr_assert_str_eq(series_label(&s[1], "pod"), "web-7d9f8b6c5-bb2kq");
+	cr_assert_str_eq(series_label(&s[0], "container"), "app", "the container's name in its pod");
+
+	/* In OTLP, a pod's container is named as Kubernetes names it. */
+	uint8_t *gz, *raw;
+	size_t gzlen, rawlen, nprofiles;
+	const char *why;
+	bool named = false;
+
+	cr_assert_eq(otlp_request(s, n, "x.pb.gz", &gz, &gzlen, &nprofiles), 0);
+	cr_assert_eq(gzip__inflate(gz, gzlen, 1 << 24, &raw, &rawlen, &why), 0);
+	Otlp__ExportProfilesServiceRequest *req = otlp__export_profiles_service_request__unpack(NULL, rawlen, raw);
+
+	cr_assert(req);
+	for (size_t i = 0; i < req->resource_profiles[0]->resource->n_attributes; i++) {
+		const Otlp__KeyValue *kv = req->resource_profiles[0]->resource->attributes[i];
+
+		cr_assert_str_neq(kv->key, "container.name");
+		named |= !strcmp(kv->key, "k8s.container.name") && !strcmp(kv->value->string_value, "app");
+	}
+	cr_assert(named, "no k8s.container.name=app");
+	otlp__export_profiles_service_request__free_unpacked(req, NULL);
+	free(raw);
+	free(gz);
 	series_free(s, n);
 	profile__free(p);
 }
