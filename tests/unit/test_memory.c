@@ -360,5 +360,21 @@ Test(mem_ledger, ended_processes_summed_past_the_bound)
 	/* Its pages are still found by range after the processes around it moved. */
 	mem_ledger__release(m, 1, 0, 0x2000);
 	cr_assert_eq(mem_ledger__held_points(m), 0);
+
+	mem_ledger__free(m);
+
+	/* Running processes past the bound are all kept; a few ending among them are kept too (not worth
+	 * a walk of every process at each exit). */
+	m = mem_ledger__new();
+	for (uint32_t pid = 100000; pid < 100000 + MEM_LEDGER_PROCS_MAX + 100; pid++) {
+		struct sample_labels l = labels(pid);
+
+		mem_ledger__grow(m, &l, 0x3000, 1, f, 1);
+	}
+	for (uint32_t pid = 100000; pid < 100010; pid++)
+		mem_ledger__exited(m, pid);
+	mem_ledger__procs(m, &n);
+	cr_assert_eq(n, MEM_LEDGER_PROCS_MAX + 100);
+	cr_assert_eq(mem_ledger__held_points(m), MEM_LEDGER_PROCS_MAX + 90);
 	mem_ledger__free(m);
 }

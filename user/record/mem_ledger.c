@@ -47,6 +47,7 @@ struct mem_ledger {
 	struct mem_proc *procs;
 	struct addrs *proc_addrs; /* beside procs, by the same index */
 	size_t nprocs, procs_cap, addrs_cap;
+	size_t nended;        /* of procs, those that ended */
 	struct mem_proc rest; /* processes that ended and were forgotten, summed (pid 0) */
 	size_t nrest;
 	uint32_t *key_buf; /* a site's key being built */
@@ -221,6 +222,7 @@ void mem_ledger__grow(struct mem_ledger *m, const struct sample_labels *l, uint6
 	size_t pi = proc_index(m, l->pid, l->comm);
 
 	pr = &m->procs[pi];
+	m->nended -= pr->exited;
 	pr->exited = false; /* a pid seen again: another process's now */
 	v = hashmap__put(m->pages, &k, sizeof(k), &created);
 
@@ -301,7 +303,7 @@ static int by_less_growth(const void *a, const void *b)
  * Past MEM_LEDGER_PROCS_MAX processes (a busy host's short-lived ones), the
  * ended processes that grew least are summed into rest and forgotten until
  * half that many are left, the running ones all kept: what a recording of
- * a host keeps does not grow with the processes it sees.
+ * a host keeps grows with the processes running, not with all it sees.
  */
 static void forget_ended(struct mem_ledger *m)
 {
@@ -343,6 +345,7 @@ static void forget_ended(struct mem_ledger *m)
 		*hashmap__put(m->proc_ids, &p->pid, sizeof(p->pid), &created) = keep++;
 	}
 	m->nprocs = keep;
+	m->nended -= drop;
 	free(ended);
 }
 
@@ -353,8 +356,11 @@ void mem_ledger__exited(struct mem_ledger *m, uint32_t pid)
 	if (!v)
 		return;
 	release(m, pid, 0, 0, true);
+	m->nended += !m->procs[*v].exited;
 	m->procs[*v].exited = true;
-	if (m->nprocs > MEM_LEDGER_PROCS_MAX)
+	/* Enough ended ones to forget that the walk pays for itself (not at every exit of a host whose
+	 * running processes alone pass the bound). */
+	if (m->nprocs > MEM_LEDGER_PROCS_MAX && m->nended >= MEM_LEDGER_PROCS_MAX / 4)
 		forget_ended(m);
 }
 
