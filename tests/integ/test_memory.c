@@ -25,6 +25,10 @@
 
 TestSuite(memory, .timeout = 300);
 
+/* The last recording saw growth at the LRU tracepoint (fentry refused), whose per-CPU batches can flush
+ * a few pages of one function's growth while the next runs. */
+static bool lru_batches;
+
 /* What the workload said of itself. */
 struct truth {
 	double rss_start, rss_end, kept; /* bytes */
@@ -90,6 +94,7 @@ static void record_held(const char *const opts[], const char *const env[], const
 	status = wait_exit(pid, 60);
 	*err = slurp(err_path);
 	cr_assert_eq(status, 0, "exit %d: %s", status, *err);
+	lru_batches = strstr(*err, "refuses fentry") != NULL;
 	read_truth(*err, t);
 	free(err_path);
 }
@@ -151,7 +156,12 @@ static void check_leak(const char *label, const char *pb, const struct truth *t,
 		  "%s: %.1f MiB grew under churn()", label, churn_alloc / MIB);
 	cr_assert(leak_alloc > 0.8 * t->kept && leak_alloc < 1.2 * t->kept, "%s: %.1f MiB grew under leak(), kept %.1f",
 		  label, leak_alloc / MIB, t->kept / MIB);
-	cr_assert_eq(spin_any, 0, "%s: %.1f MiB under spin()", label, spin_any / MIB);
+	/* spin() maps nothing in: none at fentry; at the tracepoint, a batch's last pages at most (1% of what grew). */
+	if (lru_batches)
+		cr_assert_leq(spin_any, 0.01 * (double)al.total, "%s: %.1f MiB under spin() of %.1f MiB", label,
+			      spin_any / MIB, (double)al.total / MIB);
+	else
+		cr_assert_eq(spin_any, 0, "%s: %.1f MiB under spin()", label, spin_any / MIB);
 	folded_free(&in);
 	folded_free(&al);
 }
