@@ -189,7 +189,7 @@ void runtime_conmon_args(const char *cmdline, size_t len, char *graphroot, size_
 	while (a && (a = next_arg(a, end))) {
 		const char *opt, *val = NULL;
 
-		if (strcmp(a, "--exit-command-arg") || !(opt = next_arg(a, end)))
+		if (strcmp(a, "--exit-command-arg") != 0 || !(opt = next_arg(a, end)))
 			continue;
 		a = opt;
 		bool root = !strncmp(opt, "--root", 6), run = !strncmp(opt, "--runroot", 9);
@@ -202,7 +202,7 @@ void runtime_conmon_args(const char *cmdline, size_t len, char *graphroot, size_
 		} else {
 			const char *flag = next_arg(opt, end);
 
-			if (!flag || strcmp(flag, "--exit-command-arg") || !(val = next_arg(flag, end)))
+			if (!flag || strcmp(flag, "--exit-command-arg") != 0 || !(val = next_arg(flag, end)))
 				continue;
 			a = val;
 		}
