@@ -18,19 +18,18 @@ struct site {
 	uint32_t frames[];
 };
 
-/* A sampled page: its process and address. */
-struct page_key {
-	uint32_t pid;
-	uint32_t zero; /* hashed as bytes: no padding */
+/* A sampled page: its address and what it holds (site index << 32 | points). */
+struct page {
 	uint64_t addr;
+	uint64_t value;
 };
 
-/* A process's sampled pages, their addresses in order: a range given back
- * is found by two binary searches, so a release costs what it gives back
- * (a target that unmaps without end makes pyebpf search, not walk every
- * page it holds). */
+/* A process's sampled pages in address order: a page is found, and a range
+ * given back, by binary search, so a release costs what it gives back (a
+ * target that unmaps without end makes pyebpf search, not walk every page
+ * it holds). */
 struct addrs {
-	uint64_t *v;
+	struct page *v;
 	size_t n, cap;
 };
 
@@ -40,8 +39,6 @@ struct mem_ledger {
 	size_t nsites, sites_cap;
 	uint32_t *free_sites;
 	size_t nfree, free_cap;
-	/* page_key → site index << 32 | points */
-	struct hashmap *pages;
 	uint64_t held;
 	struct hashmap *proc_ids; /* pid → index in procs */
 	struct mem_proc *procs;
@@ -59,7 +56,6 @@ struct mem_ledger *mem_ledger__new(void)
 	struct mem_ledger *m = xcalloc(1, sizeof(*m));
 
 	m->site_ids = hashmap__new();
-	m->pages = hashmap__new();
 	m->proc_ids = hashmap__new();
 	return m;
 }
@@ -73,7 +69,6 @@ void mem_ledger__free(struct mem_ledger *m)
 	free(m->sites);
 	free(m->free_sites);
 	hashmap__free(m->site_ids);
-	hashmap__free(m->pages);
 	hashmap__free(m->proc_ids);
 	for (size_t i = 0; i < m->nprocs; i++)
 		free(m->proc_addrs[i].v);
@@ -105,7 +100,7 @@ static struct mem_proc *proc_of(struct mem_ledger *m, uint32_t pid, uint32_t com
 	return &m->procs[proc_index(m, pid, comm)];
 }
 
-/* The first of a's addresses >= addr. */
+/* The first of a's pages at or above addr. */
 static size_t lower_bound(const struct addrs *a, uint64_t addr)
 {
 	size_t lo = 0, hi = a->n;
@@ -113,7 +108,7 @@ static size_t lower_bound(const struct addrs *a, uint64_t addr)
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (a->v[mid] < addr)
+		if (a->v[mid].addr < addr)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -121,16 +116,20 @@ static size_t lower_bound(const struct addrs *a, uint64_t addr)
 	return lo;
 }
 
-static void addrs_insert(struct addrs *a, uint64_t addr)
+/* The page at addr, made (value 0) when a has none there; *created says which. */
+static struct page *page_at(struct addrs *a, uint64_t addr, bool *created)
 {
 	size_t at = lower_bound(a, addr);
 
-	if (at < a->n && a->v[at] == addr)
-		return;
+	*created = false;
+	if (at < a->n && a->v[at].addr == addr)
+		return &a->v[at];
+	*created = true;
 	xgrow(&a->v, &a->cap, a->n + 1, sizeof(*a->v));
 	memmove(a->v + at + 1, a->v + at, (a->n - at) * sizeof(*a->v));
-	a->v[at] = addr;
+	a->v[at] = (struct page){ .addr = addr };
 	a->n++;
+	return &a->v[at];
 }
 
 /* Drop a->v[from .. to). */
@@ -210,11 +209,10 @@ static void release(struct mem_ledger *m, uint32_t pid, uint64_t start, uint64_t
 void mem_ledger__grow(struct mem_ledger *m, const struct sample_labels *l, uint64_t addr, uint32_t points,
 		      const uint32_t *frames, uint32_t nframes)
 {
-	struct page_key k = { .pid = l->pid, .addr = addr & ~(PAGE - 1) };
 	uint32_t site;
 	struct mem_proc *pr;
+	struct page *pg;
 	bool created;
-	uint64_t *v;
 
 	if (!points) /* a page that holds no point stands for nothing (and would keep an empty stack's slot) */
 		return;
@@ -224,13 +222,10 @@ void mem_ledger__grow(struct mem_ledger *m, const struct sample_labels *l, uint6
 	pr = &m->procs[pi];
 	m->nended -= pr->exited;
 	pr->exited = false; /* a pid seen again: another process's now */
-	v = hashmap__put(m->pages, &k, sizeof(k), &created);
-
+	pg = page_at(&m->proc_addrs[pi], addr & ~(PAGE - 1), &created);
 	if (!created)
-		give_back(m, l->pid, *v);
-	else
-		addrs_insert(&m->proc_addrs[pi], k.addr);
-	*v = (uint64_t)site << 32 | points;
+		give_back(m, l->pid, pg->value);
+	pg->value = (uint64_t)site << 32 | points;
 	m->sites[site]->held += points;
 	m->held += points;
 	pr->grown += points;
@@ -265,13 +260,8 @@ static void release(struct mem_ledger *m, uint32_t pid, uint64_t start, uint64_t
 	a = pages_in(m, pid, start, end, all, &from, &to);
 	if (!a)
 		return;
-	for (size_t i = from; i < to; i++) {
-		struct page_key k = { .pid = pid, .addr = a->v[i] };
-		uint64_t *v = hashmap__get(m->pages, &k, sizeof(k));
-
-		give_back(m, pid, *v);
-		hashmap__remove(m->pages, &k, sizeof(k));
-	}
+	for (size_t i = from; i < to; i++)
+		give_back(m, pid, a->v[i].value);
 	addrs_erase(a, from, to);
 }
 
@@ -373,42 +363,31 @@ void mem_ledger__move(struct mem_ledger *m, uint32_t pid, uint64_t start, uint64
 {
 	uint64_t end = range_end(start, len);
 	size_t from, upto, n;
-	uint64_t *addrs, *values;
+	struct page *moved;
 	struct addrs *a;
 
 	if (end <= start || !(a = pages_in(m, pid, start, end, false, &from, &upto)))
 		return;
 	n = upto - from;
-	addrs = xcalloc(n, sizeof(*addrs));
-	values = xcalloc(n, sizeof(*values));
-	memcpy(addrs, a->v + from, n * sizeof(*addrs));
 	/* Out first, then in: the old and new ranges may overlap. */
-	for (size_t i = 0; i < n; i++) {
-		struct page_key k = { .pid = pid, .addr = addrs[i] };
-
-		values[i] = *hashmap__get(m->pages, &k, sizeof(k));
-		hashmap__remove(m->pages, &k, sizeof(k));
-	}
+	moved = xcalloc(n, sizeof(*moved));
+	memcpy(moved, a->v + from, n * sizeof(*moved));
 	addrs_erase(a, from, upto);
 	for (size_t i = 0; i < n; i++) {
-		uint64_t off = addrs[i] - start;
-		struct page_key k = { .pid = pid, .addr = to + off };
+		uint64_t off = moved[i].addr - start, addr = to + off;
+		struct page *pg;
 		bool created;
-		uint64_t *v;
 
-		if (off >= to_len || k.addr < to) { /* cut off by a shrink (or a wrap) */
-			give_back(m, pid, values[i]);
+		if (off >= to_len || addr < to) { /* cut off by a shrink (or a wrap) */
+			give_back(m, pid, moved[i].value);
 			continue;
 		}
-		v = hashmap__put(m->pages, &k, sizeof(k), &created);
+		pg = page_at(a, addr, &created);
 		if (!created)
-			give_back(m, pid, *v);
-		else
-			addrs_insert(a, k.addr);
-		*v = values[i];
+			give_back(m, pid, pg->value);
+		pg->value = moved[i].value;
 	}
-	free(values);
-	free(addrs);
+	free(moved);
 }
 
 void mem_ledger__held(const struct mem_ledger *m, mem_held_fn fn, void *ctx)
