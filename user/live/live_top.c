@@ -104,6 +104,13 @@ static int preflight(struct top *t)
 	return preflight_rate(o->freq);
 }
 
+/* --mode memory: the bytes of growth a sample stands for, shown in their
+ * place; 0 in the other modes. */
+static uint64_t mem_sample_bytes(const struct top *t)
+{
+	return t->o.rec.mode == MODE_MEMORY ? t->o.rec.mem_sample_bytes : 0;
+}
+
 static int open_and_load(struct top *t)
 {
 	const struct record_opts *o = &t->o.rec;
@@ -121,7 +128,7 @@ static int open_and_load(struct top *t)
 		.on_cpu = o->mode == MODE_CPU || o->mode == MODE_WALL,
 		.off_cpu = o->mode == MODE_WALL || o->mode == MODE_OFFCPU,
 		/* --mode memory: the table's shares are of the memory that grew */
-		.mem_sample_bytes = o->mode == MODE_MEMORY ? o->mem_sample_bytes : 0,
+		.mem_sample_bytes = mem_sample_bytes(t),
 	};
 	struct ingest_config ic = {
 		.filter = &o->filter,
@@ -145,13 +152,6 @@ static int open_and_load(struct top *t)
 static const char *const mode_name[] = {
 	[MODE_CPU] = "cpu", [MODE_WALL] = "wall", [MODE_OFFCPU] = "off-cpu", [MODE_MEMORY] = "memory"
 };
-
-/* --mode memory: the bytes of growth a sample stands for, shown in their
- * place; 0 in the other modes. */
-static uint64_t mem_sample_bytes(const struct top *t)
-{
-	return t->o.rec.mode == MODE_MEMORY ? t->o.rec.mem_sample_bytes : 0;
-}
 
 /* BPF's time so far: the timer program's samples, and the switch hooks' in
  * wall mode; memory mode's samples (its hook's other runs only with
