@@ -131,14 +131,15 @@ static void memory_summary(FILE *f, const struct record_summary *s, const struct
 	if (np + nrest > MEM_PROCS_LISTED)
 		fprintf(f, "pyebpf: memory: and %zu more processes\n",
 			np + nrest - (np < MEM_PROCS_LISTED ? np : MEM_PROCS_LISTED));
-	/* What a program held, it gives back as it ends: said once, for those that held some. */
-	for (size_t i = 0; i <= np; i++)
-		if (i == np ? nrest && rest->peak * n >= MEM_ENDED_HINT_BYTES
-			    : v[i].exited && v[i].peak * n >= MEM_ENDED_HINT_BYTES) {
-			fprintf(f, "pyebpf: memory: a process that ends gives back what it held: to see what it holds "
-				   "while it runs, end the recording before it ends (-d, Ctrl-C) or attach with -p\n");
-			break;
-		}
+	/* What a program held, it gives back as it ends: said once, for those that held some (the
+	 * forgotten ones all ended: rest's peak is the largest of theirs). */
+	bool ended_holding = nrest && rest->peak * n >= MEM_ENDED_HINT_BYTES;
+
+	for (size_t i = 0; i < np && !ended_holding; i++)
+		ended_holding = v[i].exited && v[i].peak * n >= MEM_ENDED_HINT_BYTES;
+	if (ended_holding)
+		fprintf(f, "pyebpf: memory: a process that ends gives back what it held: to see what it holds while "
+			   "it runs, end the recording before it ends (-d, Ctrl-C) or attach with -p\n");
 	free(v);
 }
 
