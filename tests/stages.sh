@@ -25,9 +25,12 @@ for stage in "$@"; do
 		backends_pid=
 	fi
 	echo "== make $stage"
+	start=$SECONDS
 	if ! make --no-print-directory "$stage" 2>&1 | tee -a "$log"; then
 		failed_stages+=("$stage")
 	fi
+	# Each stage's share of CI's time budget, for the one who must cut it.
+	echo "== make $stage: $((SECONDS - start)) s"
 done
 rm -f "$log.backends"
 # Criterion: "[====] Synthesis: Tested: N | Passing: P | Failing: F | Crashing: C".

@@ -460,6 +460,14 @@ Test(containers, docker_container_by_name, .init = docker_engine_start, .fini = 
 		cr_assert_eq(f.total, total, "report --container %s", i < 2 ? name : want);
 		folded_free(&f);
 	}
+	/* A container the recording does not hold (the decoy ran beside it): one line that lists what it
+	 * holds, and no output. */
+	char *none = temp_path(dir, "none.folded");
+	snprintf(want, sizeof(want),
+		 "pyebpf: no sample of container '%s': the recordings hold 1 container: %s (%.12s)\n", decoy, name, id);
+	refused((const char *const[]){ PYEBPF, "report", pb, "--container", decoy, "-o", none, NULL }, 1, want);
+	cr_assert(access(none, F_OK) != 0, "report wrote %s for a container it does not hold", none);
+	free(none);
 	free(pb);
 	free(all);
 	free(mine);

@@ -1,6 +1,7 @@
 /* Filters: which samples and frames stay, the same for record and report. */
 #include "unit.h"
 
+#include "profile/containers_seen.h"
 #include "profile/filter.h"
 #include "profile/filter_args.h"
 #include "profile/filter_idle.h"
@@ -211,5 +212,40 @@ Test(filter, exclude_idle_keeps_threads_that_ran_or_woke)
 	cr_assert_eq(st.samples, 400);
 	cr_assert_eq(profile__total(q), 31);
 	profile__free(q);
+	profile__free(p);
+}
+
+/*
+ * What report --container says it holds when a name kept nothing: each
+ * container once, in order of first sample, named where a name was
+ * recorded, escaped, cut after the first few.
+ */
+Test(filter, containers_seen_for_a_miss)
+{
+	struct profile *p = profile__new();
+	uint32_t mod = frame(p, FRAME_PYTHON, "<module>", "/a.py", 1, 1);
+	char line[256];
+
+	cr_assert_eq(containers_seen(p, 8, line, sizeof(line)), 0);
+	cr_assert_str_eq(line, "");
+	const char *ids[] = { "3f2a9c1b7e4d", "9b1e0c2d4f6a", "3f2a9c1b7e4d", "0123456789ab", "aaaaaaaaaaaa" };
+	const char *names[] = { "web", "api\x1b[2J", "web", NULL, NULL };
+	for (int i = 0; i < 5; i++) {
+		struct sample_labels l = { .pid = 10u + (uint32_t)i,
+					   .tid = 10u + (uint32_t)i,
+					   .container = profile__str(p, ids[i]),
+					   .container_name = names[i] ? profile__str(p, names[i]) : 0 };
+
+		profile__add(p, &l, &mod, 1, 1);
+	}
+	struct sample_labels host = { .pid = 1, .tid = 1 };
+	profile__add(p, &host, &mod, 1, 1);
+	cr_assert_eq(containers_seen(p, 8, line, sizeof(line)), 4);
+	cr_assert_str_eq(line, "web (3f2a9c1b7e4d), api\\x1b[2J (9b1e0c2d4f6a), 0123456789ab, aaaaaaaaaaaa");
+	cr_assert_eq(containers_seen(p, 2, line, sizeof(line)), 4);
+	cr_assert_str_eq(line, "web (3f2a9c1b7e4d), api\\x1b[2J (9b1e0c2d4f6a) and 2 more");
+	/* A short buffer: cut, still a string. */
+	cr_assert_eq(containers_seen(p, 8, line, 10), 4);
+	cr_assert_str_eq(line, "web (3f2a");
 	profile__free(p);
 }

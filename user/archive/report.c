@@ -8,6 +8,8 @@
 #include <sys/stat.h>
 
 #include "archive/archive.h"
+#include "base/escape.h"
+#include "profile/containers_seen.h"
 #include "profile/filter.h"
 #include "write/formats.h"
 #include "base/outfile.h"
@@ -126,6 +128,34 @@ static int writes_over_input(const struct archive *a, const char *output)
 	return 0;
 }
 
+/* --container kept nothing: an error that names the containers the
+ * recordings hold (read again without it), not an empty output, so a
+ * mistyped name or an id of another host reads as such. */
+static int no_such_container(const char *side, struct archive *a, const struct filter *f, uint32_t flags)
+{
+	struct filter others = *f;
+	struct archive_stats st;
+	struct profile *all;
+	char held[1024], arg[4 * 64 + 1];
+	size_t n;
+
+	others.ncontainers = others.ncontainer_names = 0;
+	all = archive__load(a, &others, flags, &st);
+	if (!all)
+		return -1;
+	n = containers_seen(all, 8, held, sizeof(held));
+	/* As given: a name the runtime knows now stands in containers[] as its id. */
+	text_escape(f->ncontainer_names ? f->container_names[0] : f->containers[0], arg, sizeof(arg));
+	if (n)
+		err_msg("%sno sample of container '%s'%s: the recordings hold %zu container%s: %s", side, arg,
+			f->ncontainers > 1 ? " or the others given" : "", n, n > 1 ? "s" : "", held);
+	else
+		err_msg("%sno sample of container '%s'%s: the recordings hold no sample of any container", side, arg,
+			f->ncontainers > 1 ? " or the others given" : "");
+	profile__free(all);
+	return -1;
+}
+
 /* The recordings read as one; `what` names them for titles. */
 static struct profile *load(const char *side, const char *const *paths, size_t n, const struct filter *f,
 			    bool exclude_idle, uint32_t flags, const char *output, char *what, size_t size)
@@ -144,6 +174,10 @@ static struct profile *load(const char *side, const char *const *paths, size_t n
 	snprintf(name, sizeof(name), "%s%s", paths[0], n > 1 ? " and more" : "");
 	snprintf(what, size, "%s", name);
 	p = archive__load(&a, f, flags, &st);
+	if (p && f->ncontainers && !profile__total(p) && st.samples && no_such_container(side, &a, f, flags)) {
+		profile__free(p);
+		p = NULL;
+	}
 	if (p && tell(side, &a, &st, f, name, what, size)) {
 		profile__free(p);
 		p = NULL;
