@@ -241,8 +241,11 @@ static __always_inline int call_ends(long ret)
 	if (!c)
 		return 0;
 	if (c->op == PYEBPF_MEM_BRK) { /* brk returns where the break is now: below where it was, given back */
-		if ((__u64)ret < c->start)
-			send_mem(PYEBPF_MEM_BRK, ret, c->start - (__u64)ret, 0, 0);
+		/* From the page after the new break: the one it falls in stays mapped. */
+		__u64 from = ((__u64)ret + 4095) & ~4095ULL, upto = (c->start + 4095) & ~4095ULL;
+
+		if (from < upto)
+			send_mem(PYEBPF_MEM_BRK, from, upto - from, 0, 0);
 	} else if (ret >= 0) { /* mremap returns an address, the others 0 */
 		send_mem(c->op, c->start, c->len, c->op == PYEBPF_MEM_MOVE ? (__u64)ret : 0, c->new_len);
 	}

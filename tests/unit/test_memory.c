@@ -8,6 +8,7 @@
 #include "profile/profile.h"
 #include "read/pprof.h"
 #include "record/mem_ledger.h"
+#include "record/page_set.h"
 #include "write/pprof.h"
 
 #define KIB 1024ULL
@@ -131,11 +132,21 @@ Test(mem_ledger, exited_gives_back_keeps_its_peak_and_pages_replaced)
 	cr_assert_eq(p[0].peak, 6, "the most held at once: 2 + 4");
 	cr_assert_eq(p[0].grown, 9);
 	cr_assert_eq(p[0].returned, 9);
-	/* The pid comes back as another process. */
+	/* The pid comes back as another process: a record of its own, the ended one's figures kept. */
 	mem_ledger__grow(m, &a, 8 * MIB, 1, one, 1);
 	p = mem_ledger__procs(m, &n);
-	cr_assert_not(p[0].exited);
+	cr_assert_eq(n, 2);
+	cr_assert(p[0].exited);
+	cr_assert_eq(p[0].grown, 9);
+	cr_assert_eq(p[0].peak, 6);
+	cr_assert_not(p[1].exited);
+	cr_assert_eq(p[1].pid, 10);
+	cr_assert_eq(p[1].grown, 1);
+	cr_assert_eq(p[1].peak, 1);
 	cr_assert_eq(held_of(m).by_frame[1], 1);
+	mem_ledger__release(m, 10, 8 * MIB, 4096);
+	cr_assert_eq(mem_ledger__procs(m, &n)[1].returned, 1);
+	cr_assert_eq(mem_ledger__held_points(m), 0);
 	mem_ledger__free(m);
 }
 
@@ -377,4 +388,115 @@ Test(mem_ledger, ended_processes_summed_past_the_bound)
 	cr_assert_eq(n, MEM_LEDGER_PROCS_MAX + 100);
 	cr_assert_eq(mem_ledger__held_points(m), MEM_LEDGER_PROCS_MAX + 90);
 	mem_ledger__free(m);
+}
+
+/* mremap onto pages already sampled (MREMAP_FIXED): the kernel unmapped them first, so they are given
+ * back, though nothing moved over them; resized in place, what is past the new end goes. */
+Test(mem_ledger, mremap_fixed_over_held_pages_and_in_place)
+{
+	struct mem_ledger *m = mem_ledger__new();
+	struct sample_labels a = labels(10);
+	const uint32_t f[] = { 4 };
+
+	mem_ledger__grow(m, &a, 1 * MIB, 1, f, 1);
+	for (uint64_t i = 0; i < 4; i++)
+		mem_ledger__grow(m, &a, 2 * MIB + i * 4 * KIB, 1, f, 1);
+	/* 4 KiB at 1 MiB onto 2 MiB, 16 KiB long: four held pages there are replaced by one. */
+	mem_ledger__move(m, 10, 1 * MIB, 4 * KIB, 2 * MIB, 16 * KIB);
+	cr_assert_eq(mem_ledger__held_points(m), 1);
+	/* A move from where nothing is sampled still unmaps what it lands on. */
+	mem_ledger__grow(m, &a, 8 * MIB, 1, f, 1);
+	mem_ledger__move(m, 10, 4 * MIB, 4 * KIB, 8 * MIB, 4 * KIB);
+	cr_assert_eq(mem_ledger__held_points(m), 1);
+	/* In place, to half its length: the page past it goes, the first stays. */
+	mem_ledger__grow(m, &a, 2 * MIB + 4 * KIB, 1, f, 1);
+	mem_ledger__move(m, 10, 2 * MIB, 8 * KIB, 2 * MIB, 4 * KIB);
+	cr_assert_eq(mem_ledger__held_points(m), 1);
+	mem_ledger__release(m, 10, 2 * MIB, 4 * KIB);
+	cr_assert_eq(mem_ledger__held_points(m), 0);
+	mem_ledger__free(m);
+}
+
+/* Memory grown downwards (mmap's arenas come below the last) and given back from the bottom, 200,000
+ * sampled pages: each page added or taken moves a chunk, not every page held (which would move
+ * 10^11 pages' worth of bytes, minutes; the timeout says it must not). */
+Test(mem_ledger, grown_downwards_and_given_back_from_the_bottom, .timeout = 20)
+{
+	struct mem_ledger *m = mem_ledger__new();
+	struct sample_labels a = labels(10);
+	const uint32_t f[] = { 1 };
+	const uint64_t top = 0x7f0000000000ULL, step = 64 * KIB, n = 200000;
+
+	for (uint64_t i = 1; i <= n; i++)
+		mem_ledger__grow(m, &a, top - i * step, 1, f, 1);
+	cr_assert_eq(mem_ledger__held_points(m), n);
+	for (uint64_t i = n; i >= 1; i--)
+		mem_ledger__release(m, 10, top - i * step, 4096);
+	cr_assert_eq(mem_ledger__held_points(m), 0);
+	mem_ledger__free(m);
+}
+
+/* The page set against a plain sorted list: random adds and range takes, then every page in order. */
+static uint64_t taken_sum;
+
+static void sum_taken(void *ctx, const struct page *pg)
+{
+	(void)ctx;
+	taken_sum += pg->value;
+}
+
+Test(page_set, random_adds_and_takes_match_a_sorted_list)
+{
+	struct page_set s = { 0 };
+	static uint64_t ref[20000];
+	size_t nref = 0;
+	uint64_t seed = 42;
+
+	for (int round = 0; round < 200000; round++) {
+		seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+		uint64_t addr = ((seed >> 33) % 50000) * 4096;
+
+		if ((seed >> 20) % 4) { /* add */
+			bool created, had = false;
+			size_t at = 0;
+
+			while (at < nref && ref[at] < addr)
+				at++;
+			had = at < nref && ref[at] == addr;
+			struct page *pg = page_set__at(&s, addr, &created);
+			cr_assert_eq(created, !had);
+			cr_assert_eq(pg->addr, addr);
+			if (!had && nref < 20000) {
+				memmove(ref + at + 1, ref + at, (nref - at) * sizeof(*ref));
+				ref[at] = addr;
+				nref++;
+				pg->value = addr;
+			} else if (!had) { /* the reference is full: take it out again */
+				page_set__take(&s, addr, addr + 1, sum_taken, NULL);
+			}
+		} else { /* take a range */
+			uint64_t len = ((seed >> 40) % 64) * 4096, want = 0, end = addr + len;
+			size_t from = 0, to;
+
+			while (from < nref && ref[from] < addr)
+				from++;
+			for (to = from; to < nref && ref[to] < end; to++)
+				want += ref[to];
+			taken_sum = 0;
+			page_set__take(&s, addr, end, sum_taken, NULL);
+			cr_assert_eq(taken_sum, want, "round %d", round);
+			memmove(ref + from, ref + to, (nref - to) * sizeof(*ref));
+			nref -= to - from;
+		}
+		cr_assert_eq(s.n, nref, "round %d", round);
+	}
+	/* Every page, in order: taken one by one from the bottom, each the next of the reference. */
+	for (size_t i = 0; i < nref; i++) {
+		taken_sum = 0;
+		page_set__take(&s, 0, ref[i] + 1, sum_taken, NULL);
+		cr_assert_eq(taken_sum, ref[i], "page %zu", i);
+	}
+	cr_assert_eq(s.n, 0);
+	cr_assert_eq(s.nc, 0);
+	page_set__free(&s);
 }

@@ -178,6 +178,10 @@ static void tick(struct top *t, uint64_t now)
 
 	live_table__add(t->table, t->prof);
 	profile__clear_samples(t->prof);
+	/* The ledger's sites (a stack and its labels each, tids among them)
+	 * would grow with every thread that ever grew memory: top shows no
+	 * held memory, so the empty ones go at each tick. */
+	ingest__mem_tidy(t->ingest);
 	free(live_table__view(t->table, &all, &n, &tot));
 	sampler__counters(t->sampler, counters);
 	bpf = bpf_ns(t, counters);

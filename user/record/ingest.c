@@ -980,6 +980,12 @@ void ingest__mem_held(struct ingest *in)
 	mem_ledger__tidy(in->mem);
 }
 
+void ingest__mem_tidy(struct ingest *in)
+{
+	if (in->mem)
+		mem_ledger__tidy(in->mem);
+}
+
 const struct mem_ledger *ingest__mem_ledger(const struct ingest *in)
 {
 	return in->mem;

@@ -106,6 +106,9 @@ void ingest__tasks_now(struct ingest *in, uint64_t now);
 /* --mode memory: the memory held now, into the profile as LABEL_MEM_HELD
  * entries, untimed (before a profile is written). */
 void ingest__mem_held(struct ingest *in);
+/* --mode memory without held memory in the output (top): the sites whose
+ * pages all went back are forgotten, as ingest__mem_held does after its walk. */
+void ingest__mem_tidy(struct ingest *in);
 struct mem_ledger;
 const struct mem_ledger *ingest__mem_ledger(const struct ingest *in); /* NULL outside memory mode */
 

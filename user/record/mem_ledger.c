@@ -6,6 +6,7 @@
 
 #include "base/hashmap.h"
 #include "base/util.h"
+#include "record/page_set.h"
 
 #define PAGE 4096ULL
 
@@ -18,21 +19,6 @@ struct site {
 	uint32_t frames[];
 };
 
-/* A sampled page: its address and what it holds (site index << 32 | points). */
-struct page {
-	uint64_t addr;
-	uint64_t value;
-};
-
-/* A process's sampled pages in address order: a page is found, and a range
- * given back, by binary search, so a release costs what it gives back (a
- * target that unmaps without end makes pyebpf search, not walk every page
- * it holds). */
-struct addrs {
-	struct page *v;
-	size_t n, cap;
-};
-
 struct mem_ledger {
 	struct hashmap *site_ids; /* labels + frames → index in sites */
 	struct site **sites;      /* NULL: a free slot, its index in free_sites */
@@ -42,8 +28,8 @@ struct mem_ledger {
 	uint64_t held;
 	struct hashmap *proc_ids; /* pid → index in procs */
 	struct mem_proc *procs;
-	struct addrs *proc_addrs; /* beside procs, by the same index */
-	size_t nprocs, procs_cap, addrs_cap;
+	struct page_set *proc_pages; /* beside procs, by the same index */
+	size_t nprocs, procs_cap, pages_cap;
 	size_t nended;        /* of procs, those that ended */
 	struct mem_proc rest; /* processes that ended and were forgotten, summed (pid 0) */
 	size_t nrest;
@@ -71,23 +57,26 @@ void mem_ledger__free(struct mem_ledger *m)
 	hashmap__free(m->site_ids);
 	hashmap__free(m->proc_ids);
 	for (size_t i = 0; i < m->nprocs; i++)
-		free(m->proc_addrs[i].v);
-	free(m->proc_addrs);
+		page_set__free(&m->proc_pages[i]);
+	free(m->proc_pages);
 	free(m->procs);
 	free(m->key_buf);
 	free(m);
 }
 
-static size_t proc_index(struct mem_ledger *m, uint32_t pid, uint32_t comm)
+/* pid's record; a new one when it has none, or (`again`) when the pid's
+ * last process ended: a pid seen again is another process's, whose figures
+ * are its own (the ended one keeps its line in the summary). */
+static size_t proc_index(struct mem_ledger *m, uint32_t pid, uint32_t comm, bool again)
 {
 	bool created;
 	uint64_t *v = hashmap__put(m->proc_ids, &pid, sizeof(pid), &created);
 
-	if (created) {
+	if (created || (again && m->procs[*v].exited)) {
 		xgrow(&m->procs, &m->procs_cap, m->nprocs + 1, sizeof(*m->procs));
-		xgrow(&m->proc_addrs, &m->addrs_cap, m->nprocs + 1, sizeof(*m->proc_addrs));
+		xgrow(&m->proc_pages, &m->pages_cap, m->nprocs + 1, sizeof(*m->proc_pages));
 		m->procs[m->nprocs] = (struct mem_proc){ .pid = pid, .comm = comm };
-		m->proc_addrs[m->nprocs] = (struct addrs){ 0 };
+		m->proc_pages[m->nprocs] = (struct page_set){ 0 };
 		*v = m->nprocs++;
 	}
 	if (comm)
@@ -97,46 +86,7 @@ static size_t proc_index(struct mem_ledger *m, uint32_t pid, uint32_t comm)
 
 static struct mem_proc *proc_of(struct mem_ledger *m, uint32_t pid, uint32_t comm)
 {
-	return &m->procs[proc_index(m, pid, comm)];
-}
-
-/* The first of a's pages at or above addr. */
-static size_t lower_bound(const struct addrs *a, uint64_t addr)
-{
-	size_t lo = 0, hi = a->n;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (a->v[mid].addr < addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
-/* The page at addr, made (value 0) when a has none there; *created says which. */
-static struct page *page_at(struct addrs *a, uint64_t addr, bool *created)
-{
-	size_t at = lower_bound(a, addr);
-
-	*created = false;
-	if (at < a->n && a->v[at].addr == addr)
-		return &a->v[at];
-	*created = true;
-	xgrow(&a->v, &a->cap, a->n + 1, sizeof(*a->v));
-	memmove(a->v + at + 1, a->v + at, (a->n - at) * sizeof(*a->v));
-	a->v[at] = (struct page){ .addr = addr };
-	a->n++;
-	return &a->v[at];
-}
-
-/* Drop a->v[from .. to). */
-static void addrs_erase(struct addrs *a, size_t from, size_t to)
-{
-	memmove(a->v + from, a->v + to, (a->n - to) * sizeof(*a->v));
-	a->n -= to - from;
+	return &m->procs[proc_index(m, pid, comm, false)];
 }
 
 /* A site's key (labels, then frames) in m->key_buf; its length in bytes. */
@@ -194,7 +144,8 @@ static void forget_empty_sites(struct mem_ledger *m)
 	}
 }
 
-/* A sampled page given back: off its site and its process. */
+/* A sampled page given back: off its site and its process. A page's value
+ * (struct page_set's) is its site's index << 32 | its points. */
 static void give_back(struct mem_ledger *m, uint32_t pid, uint64_t value)
 {
 	uint64_t points = value & 0xffffffffu;
@@ -217,12 +168,10 @@ void mem_ledger__grow(struct mem_ledger *m, const struct sample_labels *l, uint6
 	if (!points) /* a page that holds no point stands for nothing (and would keep an empty stack's slot) */
 		return;
 	site = site_of(m, l, frames, nframes);
-	size_t pi = proc_index(m, l->pid, l->comm);
+	size_t pi = proc_index(m, l->pid, l->comm, true);
 
 	pr = &m->procs[pi];
-	m->nended -= pr->exited;
-	pr->exited = false; /* a pid seen again: another process's now */
-	pg = page_at(&m->proc_addrs[pi], addr & ~(PAGE - 1), &created);
+	pg = page_set__at(&m->proc_pages[pi], addr & ~(PAGE - 1), &created);
 	if (!created)
 		give_back(m, l->pid, pg->value);
 	pg->value = (uint64_t)site << 32 | points;
@@ -233,36 +182,28 @@ void mem_ledger__grow(struct mem_ledger *m, const struct sample_labels *l, uint6
 		pr->peak = pr->grown - pr->returned;
 }
 
-/* pid's sampled pages in [start, end) (every one when all): the range [*from, *to) of its addresses; NULL
- * when it has none. */
-static struct addrs *pages_in(struct mem_ledger *m, uint32_t pid, uint64_t start, uint64_t end, bool all, size_t *from,
-			      size_t *to)
-{
-	uint64_t *v = hashmap__get(m->proc_ids, &pid, sizeof(pid));
-	struct addrs *a;
+struct giving_back {
+	struct mem_ledger *m;
+	uint32_t pid;
+};
 
-	if (!v)
-		return NULL;
-	a = &m->proc_addrs[*v];
-	/* Every page the range reaches into: from the page start is in. */
-	*from = all ? 0 : lower_bound(a, start & ~(PAGE - 1));
-	*to = all ? a->n : lower_bound(a, end);
-	return *from < *to ? a : NULL;
+static void give_back_page(void *ctx, const struct page *pg)
+{
+	struct giving_back *g = ctx;
+
+	give_back(g->m, g->pid, pg->value);
 }
 
+/* pid gives back its sampled pages in [start, end), every one when all:
+ * from the page start is in. */
 static void release(struct mem_ledger *m, uint32_t pid, uint64_t start, uint64_t end, bool all)
 {
-	size_t from, to;
-	struct addrs *a;
+	uint64_t *v = hashmap__get(m->proc_ids, &pid, sizeof(pid));
+	struct giving_back g = { m, pid };
 
-	if (!all && end <= start)
-		return;
-	a = pages_in(m, pid, start, end, all, &from, &to);
-	if (!a)
-		return;
-	for (size_t i = from; i < to; i++)
-		give_back(m, pid, a->v[i].value);
-	addrs_erase(a, from, to);
+	if (v)
+		page_set__take(&m->proc_pages[*v], all ? 0 : start & ~(PAGE - 1), all ? UINT64_MAX : end,
+			       give_back_page, &g);
 }
 
 /* The end of a range, kept within the address space (a hostile length wraps). */
@@ -327,11 +268,11 @@ static void forget_ended(struct mem_ledger *m)
 			if (p->peak > m->rest.peak)
 				m->rest.peak = p->peak;
 			m->nrest++;
-			free(m->proc_addrs[i].v); /* empty: an ended process gave everything back */
+			page_set__free(&m->proc_pages[i]); /* empty: an ended process gave everything back */
 			continue;
 		}
 		m->procs[keep] = *p;
-		m->proc_addrs[keep] = m->proc_addrs[i];
+		m->proc_pages[keep] = m->proc_pages[i];
 		*hashmap__put(m->proc_ids, &p->pid, sizeof(p->pid), &created) = keep++;
 	}
 	m->nprocs = keep;
@@ -359,35 +300,52 @@ void mem_ledger__tidy(struct mem_ledger *m)
 	forget_empty_sites(m);
 }
 
+struct moving {
+	struct page *v;
+	size_t n, cap;
+};
+
+static void collect_page(void *ctx, const struct page *pg)
+{
+	struct moving *mv = ctx;
+
+	xgrow(&mv->v, &mv->cap, mv->n + 1, sizeof(*mv->v));
+	mv->v[mv->n++] = *pg;
+}
+
 void mem_ledger__move(struct mem_ledger *m, uint32_t pid, uint64_t start, uint64_t len, uint64_t to, uint64_t to_len)
 {
-	uint64_t end = range_end(start, len);
-	size_t from, upto, n;
-	struct page *moved;
-	struct addrs *a;
+	uint64_t end = range_end(start, len), *v;
+	struct moving mv = { 0 };
 
-	if (end <= start || !(a = pages_in(m, pid, start, end, false, &from, &upto)))
+	if (end <= start)
 		return;
-	n = upto - from;
-	/* Out first, then in: the old and new ranges may overlap. */
-	moved = xcalloc(n, sizeof(*moved));
-	memcpy(moved, a->v + from, n * sizeof(*moved));
-	addrs_erase(a, from, upto);
-	for (size_t i = 0; i < n; i++) {
-		uint64_t off = moved[i].addr - start, addr = to + off;
+	if (to == start) { /* resized where it is: what is past its new end went back */
+		if (to_len < len)
+			release(m, pid, start + to_len, end, false);
+		return;
+	}
+	/* Moved: whatever was mapped where it went was unmapped first (MREMAP_FIXED). */
+	release(m, pid, to, range_end(to, to_len), false);
+	v = hashmap__get(m->proc_ids, &pid, sizeof(pid));
+	if (!v)
+		return;
+	page_set__take(&m->proc_pages[*v], start & ~(PAGE - 1), end, collect_page, &mv);
+	for (size_t i = 0; i < mv.n; i++) {
+		uint64_t off = mv.v[i].addr - start, addr = to + off;
 		struct page *pg;
 		bool created;
 
 		if (off >= to_len || addr < to) { /* cut off by a shrink (or a wrap) */
-			give_back(m, pid, moved[i].value);
+			give_back(m, pid, mv.v[i].value);
 			continue;
 		}
-		pg = page_at(a, addr, &created);
+		pg = page_set__at(&m->proc_pages[*v], addr, &created);
 		if (!created)
 			give_back(m, pid, pg->value);
-		pg->value = moved[i].value;
+		pg->value = mv.v[i].value;
 	}
-	free(moved);
+	free(mv.v);
 }
 
 void mem_ledger__held(const struct mem_ledger *m, mem_held_fn fn, void *ctx)
