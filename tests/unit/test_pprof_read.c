@@ -189,6 +189,53 @@ Test(pprof_read, heap_profile_is_refused_by_name)
 	free(buf);
 }
 
+/*
+ * A memory profile counts points, each standing for its period in bytes:
+ * a period no recorder uses, or points that stand for more bytes than the
+ * adds of a view can carry, is refused in a line, not added 2^30 times.
+ */
+Test(pprof_read, memory_profile_of_impossible_bytes)
+{
+	Perftools__Profiles__Profile pp = PERFTOOLS__PROFILES__PROFILE__INIT;
+	Perftools__Profiles__ValueType a = PERFTOOLS__PROFILES__VALUE_TYPE__INIT, b = a;
+	Perftools__Profiles__ValueType *vts[] = { &a, &b };
+	Perftools__Profiles__Sample s = PERFTOOLS__PROFILES__SAMPLE__INIT;
+	Perftools__Profiles__Sample *ss[] = { &s };
+	int64_t values[] = { 0, 4294967295LL };
+	char *strs[] = { "", "alloc_objects", "count", "inuse_objects" };
+	size_t len;
+	uint8_t *buf;
+
+	pp.n_string_table = 4;
+	pp.string_table = strs;
+	a.type = 1;
+	a.unit = 2;
+	b.type = 3;
+	b.unit = 2;
+	pp.n_sample_type = 2;
+	pp.sample_type = vts;
+	s.n_value = 2;
+	s.value = values;
+	pp.n_sample = 1;
+	pp.sample = ss;
+	pp.period = (1LL << 30) + 1;
+	buf = pack(&pp, &len);
+	expect_error(buf, len, "its memory sampling period of 1073741825 bytes is not one (1 byte to 1 GiB)");
+	free(buf);
+	pp.period = 1LL << 30; /* 2^32 points of a GiB */
+	buf = pack(&pp, &len);
+	expect_error(buf, len, "its samples stand for more than 4503599626321920 bytes");
+	free(buf);
+	pp.period = 512 * 1024; /* 2 PiB held: a recording's worth, at the edge */
+	buf = pack(&pp, &len);
+	char why[256] = "";
+	struct profile *q = pprof__read(buf, len, why, sizeof(why));
+	cr_assert(q, "%s", why);
+	cr_assert_eq(profile__meta_of(q)->mem_sample_bytes, 512 * 1024);
+	profile__free(q);
+	free(buf);
+}
+
 Test(pprof_read, dangling_indexes)
 {
 	Perftools__Profiles__Profile pp = PERFTOOLS__PROFILES__PROFILE__INIT;

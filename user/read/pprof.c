@@ -469,6 +469,9 @@ static struct profile *convert(const Profile *pp, char *why, size_t whylen)
 	if (r.held_vi >= 0) { /* its period is bytes a sample point stands for */
 		m->mem_sample_bytes = m->period_ns ? m->period_ns : 1;
 		m->period_ns = 0;
+		if (m->mem_sample_bytes > PPROF_MAX_SAMPLE_BYTES)
+			fail(&r, "its memory sampling period of %" PRIu64 " bytes is not one (1 byte to 1 GiB)",
+			     m->mem_sample_bytes);
 	}
 	for (size_t i = 0; i < pp->n_sample_type && !r.failed; i++) {
 		const char *type = str(&r, pp->sample_type[i]->type);
@@ -485,6 +488,11 @@ static struct profile *convert(const Profile *pp, char *why, size_t whylen)
 		read_locations(&r);
 	if (!r.failed)
 		read_samples(&r, vi, by_period);
+	/* A memory profile is shown in bytes, points times the period: as many
+	 * adds of UINT32_MAX as a count is, bounded as the counts are. */
+	if (!r.failed && m->mem_sample_bytes && r.total > PPROF_MAX_SPLITS * (uint64_t)UINT32_MAX / m->mem_sample_bytes)
+		fail(&r, "its samples stand for more than %llu bytes",
+		     (unsigned long long)(PPROF_MAX_SPLITS * (uint64_t)UINT32_MAX));
 	if (!r.failed && r.cut) {
 		char note[160];
 

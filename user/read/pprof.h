@@ -35,6 +35,9 @@
 #define PPROF_MAX_SPLITS (1ULL << 20)
 /* A sampling period beyond an hour is not one (and would overflow merges). */
 #define PPROF_MAX_PERIOD 3600000000000LL
+/* A memory profile's period is the bytes a sample point stands for:
+ * record takes 4 KiB to 1 GiB; Go's heap profiles 512 KiB, or 1. */
+#define PPROF_MAX_SAMPLE_BYTES (1ULL << 30)
 
 /*
  * A profile from gzip-compressed or plain profile.proto bytes; NULL with the
