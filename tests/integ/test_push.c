@@ -696,7 +696,6 @@ Test(push, kubernetes_pod_labels_from_cgroup_and_the_pod_itself, .timeout = 240,
 	const char *dir = temp_dir();
 	char *py = temp_path(dir, "py"), *spool = temp_path(dir, "spool"), *host = temp_path(dir, "hostname");
 	char mnt[1024], cg[4096], cmd[16384], cmd2[1024], logs[512], link[512], *t;
-	struct run_result r;
 	FILE *f;
 	pid_t pod;
 
@@ -725,15 +724,20 @@ Test(push, kubernetes_pod_labels_from_cgroup_and_the_pod_itself, .timeout = 240,
 	snprintf(link, sizeof(link), "/var/log/containers/web-7d9f8b6c5-x2x9z_shop_app-%s.log", POD_CID);
 	mkdir("/var/log/containers", 0755);
 	unlink(link);
-	cr_assert_eq(symlink(logs, link), 0, "%s: %s", link, strerror(errno));
 	pod = spawn((const char *const[]){ "sh", "-c", cmd, NULL });
 	backend_start("pyroscope", py, 24045, NULL);
 	sleep_s(1);
-	run((const char *const[]){ PYEBPF, "record", "--continuous", spool, "--interval", "1s", "--container", POD_CID,
-				   "--push", "http://127.0.0.1:24045", "-d", "3", NULL },
-	    60, &r);
-	cr_assert_eq(r.status, 0, "%s", r.err);
-	run_result_free(&r);
+	/* kubelet makes the log link once the container runs: here, after the recording saw it unnamed. */
+	char *err = temp_path(dir, "err");
+	pid_t rec = spawn_capture((const char *const[]){ PYEBPF, "record", "--continuous", spool, "--interval", "1s",
+							 "--container", POD_CID, "--push", "http://127.0.0.1:24045",
+							 "-d", "4", NULL },
+				  err);
+	wait_for_text(err, SAMPLING, 10);
+	sleep_s(1.2);
+	cr_assert_eq(symlink(logs, link), 0, "%s: %s", link, strerror(errno));
+	cr_assert_eq(wait_exit(rec, 60), 0);
+	free(err);
 	kill_wait(pod);
 	unlink(link);
 	rmdir(logs);

@@ -496,24 +496,30 @@ static uint32_t k8s_pod_name(struct procs *t, const char *uid)
 	return (uint32_t)*v;
 }
 
-/* A container's name, looked up once per container (kept when state read
- * too recently to be read again did not know it yet: a later process of
- * the container asks again). */
-static uint32_t container_name(struct procs *t, const char *id)
+/* Marks a container_names entry as a miss; the rest of it is when. */
+#define NAME_MISS (1ULL << 63)
+
+/*
+ * A container's name, looked up once per container once known. One not
+ * known is asked again, at most once a second, by its processes' samples:
+ * kubelet makes a container's log link (its name) only after the container
+ * started, and a runtime's state read just before may not have it yet.
+ */
+static uint32_t container_name(struct procs *t, const char *id, uint64_t now)
 {
 	uint64_t *v = hashmap__get(t->container_names, id, strlen(id));
 	char name[CONTAINER_NAME_MAX];
 	bool created;
 
-	if (v)
+	if (v && !(*v & NAME_MISS))
 		return (uint32_t)*v;
-	int final = container_names__of(&t->names, id, now_ns(), name, sizeof(name));
+	if (v && now - (*v & ~NAME_MISS) < CONTAINER_NAMES_REREAD_NS)
+		return 0;
+	container_names__of(&t->names, id, now, name, sizeof(name));
 	uint32_t s = *name ? profile__str(t->prof, name) : 0;
 
-	if (final) {
-		v = hashmap__put(t->container_names, id, strlen(id), &created);
-		*v = s;
-	}
+	v = hashmap__put(t->container_names, id, strlen(id), &created);
+	*v = s ? s : NAME_MISS | (now & ~NAME_MISS);
 	return s;
 }
 
@@ -527,11 +533,13 @@ void procs__container_labels(struct procs *t, struct proc *p, struct sample_labe
 			p->cgroup_path = profile__str(t->prof, path);
 			p->container = profile__str(t->prof, container_id_of(path, id, sizeof(id)));
 			if (*id)
-				p->container_name = container_name(t, id);
+				p->container_name = container_name(t, id, now_ns());
 			if (*k8s_pod_uid_of(path, id, sizeof(id)))
 				p->k8s_pod = k8s_pod_name(t, id);
 		}
 		p->ns_pid = proc_ns_pid((pid_t)p->pid);
+	} else if (p->container && !p->container_name) { /* not named yet: maybe by now */
+		p->container_name = container_name(t, profile__str_at(t->prof, p->container), now_ns());
 	}
 	l->k8s_pod = p->k8s_pod;
 	l->cgroup_path = p->cgroup_path;
