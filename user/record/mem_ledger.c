@@ -84,11 +84,6 @@ static size_t proc_index(struct mem_ledger *m, uint32_t pid, uint32_t comm, bool
 	return (size_t)*v;
 }
 
-static struct mem_proc *proc_of(struct mem_ledger *m, uint32_t pid, uint32_t comm)
-{
-	return &m->procs[proc_index(m, pid, comm, false)];
-}
-
 /* A site's key (labels, then frames) in m->key_buf; its length in bytes. */
 static size_t site_key(struct mem_ledger *m, const struct sample_labels *l, const uint32_t *frames, uint32_t n)
 {
@@ -144,18 +139,16 @@ static void forget_empty_sites(struct mem_ledger *m)
 	}
 }
 
-/* A sampled page given back: off its site and its process. A page's value
- * (struct page_set's) is its site's index << 32 | its points. */
-static void give_back(struct mem_ledger *m, uint32_t pid, uint64_t value)
+/* A sampled page given back: off its site and its process's record. A
+ * page's value (struct page_set's) is its site's index << 32 | its points. */
+static void give_back(struct mem_ledger *m, struct mem_proc *pr, uint64_t value)
 {
 	uint64_t points = value & 0xffffffffu;
 
 	m->sites[value >> 32]->held -= points;
 	m->held -= points;
-	proc_of(m, pid, 0)->returned += points;
+	pr->returned += points;
 }
-
-static void release(struct mem_ledger *m, uint32_t pid, uint64_t start, uint64_t end, bool all);
 
 void mem_ledger__grow(struct mem_ledger *m, const struct sample_labels *l, uint64_t addr, uint32_t points,
 		      const uint32_t *frames, uint32_t nframes)
@@ -173,7 +166,7 @@ void mem_ledger__grow(struct mem_ledger *m, const struct sample_labels *l, uint6
 	pr = &m->procs[pi];
 	pg = page_set__at(&m->proc_pages[pi], addr & ~(PAGE - 1), &created);
 	if (!created)
-		give_back(m, l->pid, pg->value);
+		give_back(m, pr, pg->value);
 	pg->value = (uint64_t)site << 32 | points;
 	m->sites[site]->held += points;
 	m->held += points;
@@ -184,26 +177,32 @@ void mem_ledger__grow(struct mem_ledger *m, const struct sample_labels *l, uint6
 
 struct giving_back {
 	struct mem_ledger *m;
-	uint32_t pid;
+	struct mem_proc *pr;
 };
 
 static void give_back_page(void *ctx, const struct page *pg)
 {
 	struct giving_back *g = ctx;
 
-	give_back(g->m, g->pid, pg->value);
+	give_back(g->m, g->pr, pg->value);
 }
 
-/* pid gives back its sampled pages in [start, end), every one when all:
+/* The process at index pi gives back its sampled pages in [start, end):
  * from the page start is in. */
+static void release_at(struct mem_ledger *m, size_t pi, uint64_t start, uint64_t end)
+{
+	struct giving_back g = { m, &m->procs[pi] };
+
+	page_set__take(&m->proc_pages[pi], start & ~(PAGE - 1), end, give_back_page, &g);
+}
+
+/* pid gives back its sampled pages in [start, end), every one when all. */
 static void release(struct mem_ledger *m, uint32_t pid, uint64_t start, uint64_t end, bool all)
 {
 	uint64_t *v = hashmap__get(m->proc_ids, &pid, sizeof(pid));
-	struct giving_back g = { m, pid };
 
 	if (v)
-		page_set__take(&m->proc_pages[*v], all ? 0 : start & ~(PAGE - 1), all ? UINT64_MAX : end,
-			       give_back_page, &g);
+		release_at(m, (size_t)*v, all ? 0 : start, all ? UINT64_MAX : end);
 }
 
 /* The end of a range, kept within the address space (a hostile length wraps). */
@@ -219,8 +218,7 @@ void mem_ledger__release(struct mem_ledger *m, uint32_t pid, uint64_t start, uin
 
 void mem_ledger__forget(struct mem_ledger *m, uint32_t pid)
 {
-	if (hashmap__get(m->proc_ids, &pid, sizeof(pid)))
-		release(m, pid, 0, 0, true);
+	release(m, pid, 0, 0, true);
 }
 
 static int by_less_growth(const void *a, const void *b)
@@ -286,7 +284,7 @@ void mem_ledger__exited(struct mem_ledger *m, uint32_t pid)
 
 	if (!v)
 		return;
-	release(m, pid, 0, 0, true);
+	release_at(m, (size_t)*v, 0, UINT64_MAX);
 	m->nended += !m->procs[*v].exited;
 	m->procs[*v].exited = true;
 	/* Enough ended ones to forget that the walk pays for itself (not at every exit of a host whose
@@ -315,34 +313,35 @@ static void collect_page(void *ctx, const struct page *pg)
 
 void mem_ledger__move(struct mem_ledger *m, uint32_t pid, uint64_t start, uint64_t len, uint64_t to, uint64_t to_len)
 {
-	uint64_t end = range_end(start, len), *v;
+	uint64_t end = range_end(start, len), *v = hashmap__get(m->proc_ids, &pid, sizeof(pid));
 	struct moving mv = { 0 };
+	struct mem_proc *pr;
+	size_t pi;
 
-	if (end <= start)
+	if (end <= start || !v)
 		return;
+	pi = (size_t)*v;
+	pr = &m->procs[pi];
 	if (to == start) { /* resized where it is: what is past its new end went back */
 		if (to_len < len)
-			release(m, pid, start + to_len, end, false);
+			release_at(m, pi, start + to_len, end);
 		return;
 	}
 	/* Moved: whatever was mapped where it went was unmapped first (MREMAP_FIXED). */
-	release(m, pid, to, range_end(to, to_len), false);
-	v = hashmap__get(m->proc_ids, &pid, sizeof(pid));
-	if (!v)
-		return;
-	page_set__take(&m->proc_pages[*v], start & ~(PAGE - 1), end, collect_page, &mv);
+	release_at(m, pi, to, range_end(to, to_len));
+	page_set__take(&m->proc_pages[pi], start & ~(PAGE - 1), end, collect_page, &mv);
 	for (size_t i = 0; i < mv.n; i++) {
 		uint64_t off = mv.v[i].addr - start, addr = to + off;
 		struct page *pg;
 		bool created;
 
 		if (off >= to_len || addr < to) { /* cut off by a shrink (or a wrap) */
-			give_back(m, pid, mv.v[i].value);
+			give_back(m, pr, mv.v[i].value);
 			continue;
 		}
-		pg = page_set__at(&m->proc_pages[*v], addr, &created);
+		pg = page_set__at(&m->proc_pages[pi], addr, &created);
 		if (!created)
-			give_back(m, pid, pg->value);
+			give_back(m, pr, pg->value);
 		pg->value = mv.v[i].value;
 	}
 	free(mv.v);
