@@ -23,6 +23,11 @@
 /* The syscall a task is in (-1: none), and its first argument. */
 #define ARCH_SYSCALL_NR(regs) ((__s32)BPF_CORE_READ((regs), orig_ax))
 #define ARCH_SYSCALL_ARG0(regs) BPF_CORE_READ((regs), di)
+/* The next two, at syscall entry (the raw sys_enter tracepoint). */
+#define ARCH_SYSCALL_ARG1(regs) BPF_CORE_READ((regs), si)
+#define ARCH_SYSCALL_ARG2(regs) BPF_CORE_READ((regs), dx)
+/* A 32-bit task's syscall (TS_COMPAT): its numbers are the ia32 table's. */
+#define ARCH_COMPAT_SYSCALL(task) (BPF_CORE_READ((task), thread_info.status) & 0x0002)
 
 #elif defined(__TARGET_ARCH_arm64)
 
@@ -35,6 +40,11 @@
 /* x0 is overwritten by the return value; the first argument stays in orig_x0. */
 #define ARCH_SYSCALL_NR(regs) ((__s32)BPF_CORE_READ((regs), syscallno))
 #define ARCH_SYSCALL_ARG0(regs) BPF_CORE_READ((regs), orig_x0)
+/* The next two, at syscall entry (the raw sys_enter tracepoint). */
+#define ARCH_SYSCALL_ARG1(regs) BPF_CORE_READ((regs), regs[1])
+#define ARCH_SYSCALL_ARG2(regs) BPF_CORE_READ((regs), regs[2])
+/* An AArch32 task (TIF_32BIT): its numbers are the compat table's. */
+#define ARCH_COMPAT_SYSCALL(task) (BPF_CORE_READ((task), thread_info.flags) & (1UL << 22))
 
 #else
 #error "pyebpf's BPF knows __TARGET_ARCH_x86 and __TARGET_ARCH_arm64"

@@ -253,56 +253,51 @@ static __always_inline int call_ends(long ret)
 	return 0;
 }
 
-SEC("tracepoint/syscalls/sys_enter_munmap")
-int on_munmap(struct trace_event_raw_sys_enter *ctx)
+/*
+ * The calls are seen at the raw syscall tracepoints (sys_enter, sys_exit),
+ * BTF-typed: unlike the per-syscall ones (syscalls/sys_enter_munmap...)
+ * they need no tracing filesystem mounted, which a fresh host, a
+ * container or a DaemonSet that mounts debugfs alone does not have. They
+ * run for every syscall of every process, so the number is looked at
+ * first; only the four calls below go on to ask whether the process is a
+ * target. A 32-bit task's numbers are another table's (ia32's 12 is
+ * chdir, not brk): its calls are not these.
+ */
+static __always_inline int gives_back(long nr)
 {
-	return call_begins(PYEBPF_MEM_UNMAP, ctx->args[0], ctx->args[1], 0);
+	return (nr == PYEBPF_NR_munmap || nr == PYEBPF_NR_madvise || nr == PYEBPF_NR_brk || nr == PYEBPF_NR_mremap) &&
+	       !ARCH_COMPAT_SYSCALL(current_task());
 }
 
-/* The advice that drops pages: DONTNEED, FREE, REMOVE, DONTNEED_LOCKED. */
-SEC("tracepoint/syscalls/sys_enter_madvise")
-int on_madvise(struct trace_event_raw_sys_enter *ctx)
+SEC("tp_btf/sys_enter")
+int BPF_PROG(on_mem_call, struct pt_regs *regs, long nr)
 {
-	long advice = (long)ctx->args[2];
+	__u64 a0, a1;
+	long advice;
 
-	if (advice != 4 && advice != 8 && advice != 9 && advice != 24)
+	if (!gives_back(nr))
 		return 0;
-	return call_begins(PYEBPF_MEM_ADVISE, ctx->args[0], ctx->args[1], 0);
+	a0 = ARCH_SYSCALL_ARG0(regs);
+	a1 = ARCH_SYSCALL_ARG1(regs);
+	switch (nr) {
+	case PYEBPF_NR_munmap:
+		return call_begins(PYEBPF_MEM_UNMAP, a0, a1, 0);
+	case PYEBPF_NR_madvise:
+		/* The advice that drops pages: DONTNEED, FREE, REMOVE, DONTNEED_LOCKED. */
+		advice = (long)ARCH_SYSCALL_ARG2(regs);
+		if (advice != 4 && advice != 8 && advice != 9 && advice != 24)
+			return 0;
+		return call_begins(PYEBPF_MEM_ADVISE, a0, a1, 0);
+	case PYEBPF_NR_brk:
+		/* The break before the call: where a shrink gives back from. */
+		return a0 ? call_begins(PYEBPF_MEM_BRK, BPF_CORE_READ(current_task(), mm, brk), 0, 0) : 0;
+	default: /* mremap */
+		return call_begins(PYEBPF_MEM_MOVE, a0, a1, ARCH_SYSCALL_ARG2(regs));
+	}
 }
 
-/* The break before the call: where a shrink gives back from. */
-SEC("tracepoint/syscalls/sys_enter_brk")
-int on_brk(struct trace_event_raw_sys_enter *ctx)
+SEC("tp_btf/sys_exit")
+int BPF_PROG(on_mem_call_done, struct pt_regs *regs, long ret)
 {
-	return ctx->args[0] ? call_begins(PYEBPF_MEM_BRK, BPF_CORE_READ(current_task(), mm, brk), 0, 0) : 0;
-}
-
-SEC("tracepoint/syscalls/sys_enter_mremap")
-int on_mremap(struct trace_event_raw_sys_enter *ctx)
-{
-	return call_begins(PYEBPF_MEM_MOVE, ctx->args[0], ctx->args[1], ctx->args[2]);
-}
-
-SEC("tracepoint/syscalls/sys_exit_munmap")
-int on_munmap_done(struct trace_event_raw_sys_exit *ctx)
-{
-	return call_ends(ctx->ret);
-}
-
-SEC("tracepoint/syscalls/sys_exit_madvise")
-int on_madvise_done(struct trace_event_raw_sys_exit *ctx)
-{
-	return call_ends(ctx->ret);
-}
-
-SEC("tracepoint/syscalls/sys_exit_brk")
-int on_brk_done(struct trace_event_raw_sys_exit *ctx)
-{
-	return call_ends(ctx->ret);
-}
-
-SEC("tracepoint/syscalls/sys_exit_mremap")
-int on_mremap_done(struct trace_event_raw_sys_exit *ctx)
-{
-	return call_ends(ctx->ret);
+	return gives_back(ARCH_SYSCALL_NR(regs)) ? call_ends(ret) : 0;
 }

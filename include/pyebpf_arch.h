@@ -2,7 +2,8 @@
 /*
  * What differs per CPU, for both sides, in one place (as libbpf's
  * bpf_tracing.h keeps pt_regs): the user registers --native unwinds from
- * and their DWARF numbers, and the syscall numbers behind off-CPU reasons.
+ * and their DWARF numbers, and the syscall numbers behind off-CPU reasons
+ * and memory given back.
  * How BPF reads them from a task is bpf/arch.bpf.h. The BPF side is told its
  * target by -D__TARGET_ARCH_*, userspace by its compiler.
  */
@@ -32,11 +33,15 @@ enum pyebpf_syscall_nr {
 	PYEBPF_NR_write = 1,
 	PYEBPF_NR_open = 2,
 	PYEBPF_NR_poll = 7,
+	PYEBPF_NR_munmap = 11,
+	PYEBPF_NR_brk = 12,
 	PYEBPF_NR_pread64 = 17,
 	PYEBPF_NR_pwrite64 = 18,
 	PYEBPF_NR_readv = 19,
 	PYEBPF_NR_writev = 20,
 	PYEBPF_NR_select = 23,
+	PYEBPF_NR_mremap = 25,
+	PYEBPF_NR_madvise = 28,
 	PYEBPF_NR_nanosleep = 35,
 	PYEBPF_NR_sendfile = 40,
 	PYEBPF_NR_connect = 42,
@@ -142,6 +147,10 @@ enum pyebpf_syscall_nr {
 	PYEBPF_NR_recvfrom = 207,
 	PYEBPF_NR_sendmsg = 211,
 	PYEBPF_NR_recvmsg = 212,
+	PYEBPF_NR_brk = 214,
+	PYEBPF_NR_munmap = 215,
+	PYEBPF_NR_mremap = 216,
+	PYEBPF_NR_madvise = 233,
 	PYEBPF_NR_accept4 = 242,
 	PYEBPF_NR_recvmmsg = 243,
 	PYEBPF_NR_sendmmsg = 269,

@@ -19,6 +19,14 @@ export PATH=/usr/sbin:/usr/bin:/sbin:/bin
 # (it lowers perf_event_max_sample_rate until sampling all but stops): off
 # in the guest, where only correctness is measured.
 echo 0 > /proc/sys/kernel/perf_cpu_time_max_percent
+# A fresh host mounts no tracing filesystem (seen 2026-12-02), nor do most
+# containers: every test here runs without tracefs and debugfs, so nothing
+# pyebpf attaches may need them (run.sh mounts both for the guest's own use).
+for m in $(awk '$3 == "tracefs" || $3 == "debugfs" { print $2 }' /proc/mounts | sort -r); do umount -l "$m"; done
+if grep -qE ' (tracefs|debugfs) ' /proc/mounts; then
+	echo "guest-tests: tracefs or debugfs is still mounted"
+	exit 1
+fi
 # 180, not 120: on a slower machine's TCG the compat build's test on 6.1
 # (then two interpreters, four recordings, the build verified each time;
 # one interpreter since) took longer than 120 s, and trixie's 103 s.

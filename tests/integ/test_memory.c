@@ -64,15 +64,23 @@ static void read_truth(const char *text, struct truth *t)
  * stopped (SIGINT) once the workload has told its truth, while it holds
  * its memory. The recording's stderr (the workload's too) into *err.
  */
+/* What record_held() runs pyebpf under, or NULL: as a command prefix (the next test's namespace). */
+static const char *const *record_prefix;
+
 static void record_held(const char *const opts[], const char *const env[], const char *python, const char *mode,
 			const char *rounds, const char *pb, char **err, struct truth *t)
 {
 	const char *dir = temp_dir();
 	char *err_path = temp_path(dir, "record.err"), script[PATH_MAX];
-	const char *argv[40] = { PYEBPF, "record", "--mode", "memory", "-o", pb };
-	int n = 6, status;
+	const char *argv[48];
+	int n = 0, status;
 	pid_t pid;
 
+	for (int i = 0; record_prefix && record_prefix[i]; i++)
+		argv[n++] = record_prefix[i];
+	for (const char *const *a = (const char *const[]){ PYEBPF, "record", "--mode", "memory", "-o", pb, NULL }; *a;
+	     a++)
+		argv[n++] = *a;
 	cr_assert(realpath(WORKLOAD, script), "%s", strerror(errno));
 	for (int i = 0; opts && opts[i]; i++)
 		argv[n++] = opts[i];
@@ -264,6 +272,36 @@ Test(kernels, memory_mode_reads_the_leak_on_this_kernel, .timeout = 600)
 	record_held((const char *const[]){ "--sample-bytes", "128K", NULL }, NULL, python, "leak", "10", pb, &err, &t);
 	cr_log_info("growth seen %s\n",
 		    strstr(err, "refuses fentry") ? "at the LRU tracepoint (fentry refused)" : "at fentry");
+	check_leak(python, pb, &t, script, script, 10);
+	free(err);
+	free(pb);
+}
+
+/*
+ * A fresh host, most containers and a DaemonSet that mounts debugfs alone
+ * have no tracing filesystem: in a mount namespace of its own with tracefs
+ * and debugfs unmounted (the shell checks they are gone, or exits 97
+ * before pyebpf starts), memory mode attaches all it needs and reads the
+ * same answer.
+ */
+Test(memory, without_tracefs_or_debugfs)
+{
+	const char *python = "/usr/bin/python3.11";
+	char script[PATH_MAX], *pb = temp_path(temp_dir(), "notracefs.pb.gz"), *err;
+	struct truth t;
+	static const char *const unmounted[] = {
+		"unshare", "--mount", "--propagation", "private", "sh", "-c",
+		"for m in $(awk '$3 == \"tracefs\" || $3 == \"debugfs\" { print $2 }' /proc/mounts | sort -r); do "
+		"umount -l \"$m\" || exit 97; done; "
+		"! grep -qE ' (tracefs|debugfs) ' /proc/mounts || exit 97; exec \"$@\"",
+		"sh", NULL
+	};
+
+	cr_assert(realpath(WORKLOAD, script));
+	record_prefix = unmounted;
+	record_held(NULL, NULL, python, "leak", "10", pb, &err, &t);
+	record_prefix = NULL;
+	cr_assert_null(strstr(err, "cannot attach"), "%s", err);
 	check_leak(python, pb, &t, script, script, 10);
 	free(err);
 	free(pb);

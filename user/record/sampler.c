@@ -102,6 +102,10 @@ static unsigned flush_chunk(const struct sampler_config *c, uint32_t ring_bytes)
 	return fit < 1 ? 1 : fit > FLUSH_CHUNK_MAX ? FLUSH_CHUNK_MAX : (unsigned)fit;
 }
 
+/* --mode memory: the syscalls that give memory back or move it, as they
+ * begin and end (the raw syscall tracepoints: no tracefs needed). */
+#define MEM_SYSCALL_PROGS 2
+
 struct sampler {
 	struct sample_bpf *skel;
 	struct ring_buffer *rb;
@@ -113,7 +117,7 @@ struct sampler {
 	struct bpf_link *fork_link, *exec_link, *exit_link;
 	struct bpf_link *switch_link;      /* --mode wall/off-cpu */
 	struct bpf_link *switch_done_link; /* its finish_task_switch kprobe, where there is no task work */
-	struct bpf_link *mem_links[9];     /* --mode memory: the growth hook, the syscalls that give back */
+	struct bpf_link *mem_links[1 + MEM_SYSCALL_PROGS]; /* --mode memory: the growth hook, the syscalls that give back */
 	const char *mem_hook;              /* the kernel function memory growth is seen in; NULL: none */
 	struct bpf_program *mem_grow;      /* ... its program (set at load) */
 	struct kernel_plan plan;
@@ -340,18 +344,10 @@ static struct bpf_program *mem_grow_prog(const struct sampler *s)
 								 : s->skel->progs.on_anon_page;
 }
 
-/* --mode memory: the syscalls that give memory back or move it, as they begin and end. */
-#define MEM_SYSCALL_PROGS 8
-
+/* The syscall hook i of MEM_SYSCALL_PROGS: the entry, then the exit. */
 static struct bpf_program *mem_syscall_prog(const struct sampler *s, size_t i)
 {
-	struct bpf_program *v[MEM_SYSCALL_PROGS] = {
-		s->skel->progs.on_munmap,       s->skel->progs.on_munmap_done, s->skel->progs.on_madvise,
-		s->skel->progs.on_madvise_done, s->skel->progs.on_brk,         s->skel->progs.on_brk_done,
-		s->skel->progs.on_mremap,       s->skel->progs.on_mremap_done,
-	};
-
-	return v[i];
+	return i ? s->skel->progs.on_mem_call_done : s->skel->progs.on_mem_call;
 }
 
 static int load(struct sampler *s, const struct sampler_config *c)
@@ -470,9 +466,9 @@ static int attach_memory(struct sampler *s)
 
 		s->mem_links[i + 1] = bpf_program__attach(p);
 		if (!s->mem_links[i + 1]) {
-			err_msg("--mode memory: cannot attach %s: %s (the kernel's syscall tracepoints, "
-				"CONFIG_FTRACE_SYSCALLS)",
-				bpf_program__section_name(p), strerror(errno));
+			err_msg("--mode memory: cannot attach the raw syscall tracepoint %s: %s "
+				"(the kernel's CONFIG_HAVE_SYSCALL_TRACEPOINTS)",
+				bpf_program__section_name(p) + strlen("tp_btf/"), strerror(errno));
 			return -1;
 		}
 	}
