@@ -109,6 +109,12 @@ static __always_inline __u32 capture_current(void *ctx, struct pyebpf_sample *s)
 
 static __always_inline int send_sample(struct pyebpf_sample *s, __u32 size)
 {
+#ifndef READ_OTHER_TASK
+	/* A sample that comes as something ends may be its process's last:
+	 * its new code objects go ahead of it (copy_new_code). */
+	if ((s->flags & PYEBPF_SAMPLE_PY) && (s->flags & (PYEBPF_SAMPLE_OFFCPU | PYEBPF_SAMPLE_MEM)))
+		copy_new_code(s);
+#endif
 	if (bpf_ringbuf_output(&events, s, size, sample_wakeup_flag(s->h.pid, s->flags))) {
 		/* Lost: every tick the record stood for (a wait's, or a tick and
 		 * those the timer skipped before it), as the summary counts samples. */

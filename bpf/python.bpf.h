@@ -152,10 +152,17 @@ struct cycle_ctx {
  * loop. A global function takes no pointers on 5.10: the walk's state lives
  * in this per-CPU record, copied in before the loop and out after it.
  */
+/* A walk of a sample's frames for code objects to copy (copy_step). */
+struct copy_ctx {
+	__u32 pid, n, budget;
+	__u32 code_len, off_name, off_file, off_linetable;
+};
+
 struct walks {
 	struct tlist_ctx tlist_step;
 	struct fwalk_ctx fwalk_step;
 	struct cycle_ctx cycle_step;
+	struct copy_ctx copy_step;
 };
 
 struct {
@@ -176,6 +183,7 @@ struct {
 int WALK_GLOBAL(tlist_step)(__u32 i);
 int WALK_GLOBAL(fwalk_step)(__u32 i);
 int WALK_GLOBAL(cycle_step)(__u32 i);
+int WALK_GLOBAL(copy_step)(__u32 i);
 
 #ifdef PYEBPF_KERNEL_COMPAT
 #define WALK_ITERATE(full, n, cb)          \
@@ -192,6 +200,9 @@ int WALK_GLOBAL(cycle_step)(__u32 i);
 WALK_CALLBACK(tlist_step)
 WALK_CALLBACK(fwalk_step)
 WALK_CALLBACK(cycle_step)
+#ifndef READ_OTHER_TASK
+WALK_CALLBACK(copy_step)
+#endif
 #define WALK_ITERATE(full, n, cb) bpf_loop((full), WALK_CAT(cb, loop), NULL, 0);
 #endif
 
@@ -730,6 +741,124 @@ static __always_inline void python_stack(struct pyebpf_sample *s, __u32 pid, __u
 	}
 }
 
+#ifndef READ_OTHER_TASK
+/*
+ * Copies of code objects (PYEBPF_EVENT_MEM_COPY) for a sample that may be
+ * its process's last: a script's final wait is sent as it ends, and the
+ * process may exit a millisecond later, before the reader names it; the
+ * code objects its frames ran would then be unreadable. For each code
+ * object of the leaf-most COPY_FRAMES frames not copied before (for its
+ * process), what userspace names a frame from goes into the ring ahead of
+ * the sample: the code object's fields, its name, its file and its line
+ * table, each up to PYEBPF_MEM_COPY_MAX bytes. Userspace reads them only
+ * if the process is gone by then (user/python/mem_copies.h). Most samples
+ * copy nothing: one lookup per frame.
+ */
+#define COPY_FRAMES 32
+#define COPY_CODES 8 /* new code objects copied per sample at most: the next sample copies on */
+
+struct code_copied_key {
+	__u32 pid, reserved;
+	__u64 code;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct code_copied_key);
+	__type(value, __u8);
+} codes_copied SEC(".maps") __weak;
+
+/* len bytes at addr into the ring; only up to the end of addr's page when
+ * the whole cannot be read (the object may end a mapping). */
+static __always_inline void copy_out(__u32 pid, __u64 addr, __u32 len)
+{
+	struct pyebpf_mem_copy *e;
+	__u32 room = 4096 - (__u32)(addr & 4095);
+
+	if (!addr || !len)
+		return;
+	if (len > PYEBPF_MEM_COPY_MAX)
+		len = PYEBPF_MEM_COPY_MAX;
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		count(PYEBPF_CNT_COPY_LOST);
+		return;
+	}
+	if (user_read(e->data, len, (const void *)addr)) {
+		if (room >= len || !room || user_read(e->data, room & (PYEBPF_MEM_COPY_MAX - 1), (const void *)addr)) {
+			bpf_ringbuf_discard(e, 0);
+			return;
+		}
+		len = room & (PYEBPF_MEM_COPY_MAX - 1);
+	}
+	e->h.type = PYEBPF_EVENT_MEM_COPY;
+	e->h.pid = pid;
+	e->h.tid = (__u32)bpf_get_current_pid_tgid();
+	e->h.cpu = bpf_get_smp_processor_id();
+	e->h.ts_ns = bpf_ktime_get_ns();
+	e->addr = addr;
+	e->len = len;
+	e->reserved = 0;
+	bpf_ringbuf_submit(e, 0);
+}
+
+/* The object a code object's field at off points to, copied. */
+static __always_inline void copy_field(__u32 pid, __u64 code, __u32 off)
+{
+	__u64 p;
+
+	if (off && !read_ptr(code + off, &p))
+		copy_out(pid, p, PYEBPF_MEM_COPY_MAX);
+}
+
+static long copy_step(__u32 i, void *data)
+{
+	struct copy_ctx *c = data;
+	struct pyebpf_sample *s = sample_buf();
+	struct code_copied_key key = { .pid = c->pid };
+	__u8 one = 1;
+	__u64 k;
+
+	if (!s || i >= c->n || i >= COPY_FRAMES || !c->budget)
+		return 1;
+	k = i;
+	/* The bound as the verifier sees it: clang drops a C mask after the check above. */
+	asm volatile("%[k] &= %[m]" : [k] "+r"(k) : [m] "i"(COPY_FRAMES - 1));
+	key.code = s->py[k].code;
+	if (!key.code || bpf_map_lookup_elem(&codes_copied, &key))
+		return 0;
+	bpf_map_update_elem(&codes_copied, &key, &one, BPF_ANY);
+	c->budget--;
+	copy_out(c->pid, key.code, c->code_len);
+	copy_field(c->pid, key.code, c->off_name);
+	copy_field(c->pid, key.code, c->off_file);
+	copy_field(c->pid, key.code, c->off_linetable);
+	return 0;
+}
+
+/* Copy the new code objects of the sample in this CPU's buffer (s): sent before it. */
+static __always_inline void copy_new_code(const struct pyebpf_sample *s)
+{
+	__u32 pid = s->h.pid, oid;
+	const struct pyebpf_py_proc *pp = bpf_map_lookup_elem(&py_procs, &pid);
+	const struct pyebpf_py_offsets *o;
+	struct copy_ctx c = { .pid = pid, .n = s->py_len, .budget = COPY_CODES };
+
+	if (!pp || !c.n)
+		return;
+	oid = pp->offsets_id;
+	o = bpf_map_lookup_elem(&py_offsets, &oid);
+	if (!o || !o->code_copy_len)
+		return;
+	c.code_len = o->code_copy_len;
+	c.off_name = o->code_name;
+	c.off_file = o->code_filename;
+	c.off_linetable = o->code_linetable;
+	LOOP(COPY_FRAMES, COPY_FRAMES, copy_step, &c);
+}
+#endif
+
 /* The walks' loop bodies (see struct walks). */
 #define WALK_BODY(cb)                                                 \
 	__noinline int WALK_GLOBAL(cb)(__u32 i)                       \
@@ -741,5 +870,8 @@ static __always_inline void python_stack(struct pyebpf_sample *s, __u32 pid, __u
 WALK_BODY(tlist_step)
 WALK_BODY(fwalk_step)
 WALK_BODY(cycle_step)
+#ifndef READ_OTHER_TASK
+WALK_BODY(copy_step)
+#endif
 
 #endif

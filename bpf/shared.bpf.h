@@ -180,6 +180,36 @@ static __always_inline __u64 wakeup_flag(void)
 	return bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) > WAKEUP_BYTES ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
 }
 
+/*
+ * A Python sample that comes as something ends (a wait, sent when the
+ * thread runs again; memory growth) may be its process's last: a script's
+ * final sleep is followed by its exit within milliseconds, and once the
+ * process is gone its code objects cannot be read, so its frames could not
+ * be named (the reader's timed drain is every 50 ms). Such a sample wakes
+ * the reader at once, at most once every PROMPT_WAKE_NS on the whole
+ * machine: a wake-up drains whatever is in the ring, so a busy host's
+ * records are read within that time without a wake-up each.
+ */
+#define PROMPT_WAKE_NS (2 * 1000000ULL)
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64); /* bpf_ktime_get_ns() of the last prompt wake-up */
+} prompt_woke SEC(".maps") __weak;
+
+static __always_inline __u64 prompt_wakeup_flag(void)
+{
+	__u32 zero = 0;
+	__u64 *woke = bpf_map_lookup_elem(&prompt_woke, &zero), now = bpf_ktime_get_ns();
+
+	if (!woke || now - *woke < PROMPT_WAKE_NS) /* a racing CPU may wake it twice: harmless */
+		return wakeup_flag();
+	*woke = now;
+	return BPF_RB_FORCE_WAKEUP;
+}
+
 /* A sample of a young process not (yet) known as Python wakes the reader:
  * naming it is what registers the process with the Python walker. */
 static __always_inline __u64 sample_wakeup_flag(__u32 pid, __u32 flags)
@@ -188,7 +218,7 @@ static __always_inline __u64 sample_wakeup_flag(__u32 pid, __u32 flags)
 	__u64 now;
 
 	if (flags & PYEBPF_SAMPLE_PY)
-		return wakeup_flag();
+		return flags & (PYEBPF_SAMPLE_OFFCPU | PYEBPF_SAMPLE_MEM) ? prompt_wakeup_flag() : wakeup_flag();
 	y = bpf_map_lookup_elem(&young, &pid);
 	if (!y)
 		return wakeup_flag();

@@ -33,6 +33,12 @@ enum pyebpf_event_type {
 	/* --mode memory: a target gave address space back, or moved it (a
 	 * pyebpf_mem_event): what the samples of that range grew is held no more. */
 	PYEBPF_EVENT_MEM = 6,
+	/* Bytes of a Python process's memory as a sample found them (a
+	 * pyebpf_mem_copy): the parts of a code object its frames are named
+	 * from, sent before a sample that may be its process's last (a wait's
+	 * end, memory growth) for each code object not sent before. Userspace
+	 * reads them only if the process is gone when it names the sample. */
+	PYEBPF_EVENT_MEM_COPY = 7,
 };
 
 struct pyebpf_event_header {
@@ -156,6 +162,16 @@ struct pyebpf_memgrow {
 	__u64 bytes;  /* how much: a page, or a huge page */
 	__u32 points; /* sample points in it (>= 1) */
 	__u32 reserved[3];
+};
+
+/* PYEBPF_EVENT_MEM_COPY: len bytes from addr in process h.pid. */
+#define PYEBPF_MEM_COPY_MAX 512
+struct pyebpf_mem_copy {
+	struct pyebpf_event_header h;
+	__u64 addr;
+	__u32 len; /* <= PYEBPF_MEM_COPY_MAX */
+	__u32 reserved;
+	__u8 data[PYEBPF_MEM_COPY_MAX];
 };
 
 /* PYEBPF_EVENT_MEM: what a target did to its address space. */
@@ -297,6 +313,12 @@ struct pyebpf_py_offsets {
 	__u32 code_filename;
 	__u32 code_firstlineno;
 	__u32 code_check_len;
+	/* What a copy of a code object (PYEBPF_EVENT_MEM_COPY) takes: the
+	 * bytes from its start that cover every field userspace names a frame
+	 * from (0: no copies), and where its line table's pointer is
+	 * (co_linetable, co_lnotab before 3.10). */
+	__u32 code_copy_len;
+	__u32 code_linetable;
 };
 #define PYEBPF_MAX_CODE_READ 96
 
@@ -344,6 +366,7 @@ enum pyebpf_counter {
 	PYEBPF_CNT_MEM_TAKEN,       /* memory samples taken (sent or lost) */
 	PYEBPF_CNT_MEM_TAKEN_NS,    /* nanoseconds of BPF those took (a sum) */
 	PYEBPF_CNT_MEM_EVENT_LOST,  /* address space given back or moved, not told: ring buffer full */
+	PYEBPF_CNT_COPY_LOST,       /* a copy of a code object not sent: ring buffer full */
 	PYEBPF_CNT__COUNT,
 };
 
@@ -354,7 +377,8 @@ _Static_assert(sizeof(struct pyebpf_offcpu) == 32, "offcpu layout");
 _Static_assert(sizeof(struct pyebpf_sample) ==
 		       24 + 8 + 16 + 16 + 16 + 16 + 8 + 32 + 2UL * 127 * 8 + 24UL * PYEBPF_MAX_PY_FRAMES,
 	       "sample layout");
-_Static_assert(sizeof(struct pyebpf_py_offsets) == 31UL * 4, "py offsets layout");
+_Static_assert(sizeof(struct pyebpf_py_offsets) == 33UL * 4, "py offsets layout");
+_Static_assert(sizeof(struct pyebpf_mem_copy) == 40 + PYEBPF_MEM_COPY_MAX, "mem copy layout");
 _Static_assert(sizeof(struct pyebpf_py_proc) == 32, "py proc layout");
 _Static_assert(sizeof(struct pyebpf_proc_event) == 40, "proc event layout");
 _Static_assert(sizeof(struct pyebpf_memgrow) == sizeof(struct pyebpf_offcpu), "memgrow layout");

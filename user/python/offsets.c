@@ -690,6 +690,17 @@ static uint64_t u64_at(const uint8_t *buf, size_t off)
 	return v;
 }
 
+size_t py_code_read_size(const struct py_layout *l)
+{
+	uint32_t offs[] = { l->ob_type, l->co_name, l->co_filename, l->co_firstlineno, l->co_linetable, l->co_qualname };
+	size_t max = 0;
+
+	for (size_t i = 0; i < sizeof(offs) / sizeof(offs[0]); i++)
+		if (offs[i] != PYEBPF_NO_OFFSET && offs[i] + 8 > max)
+			max = offs[i] + 8;
+	return max < PY_CODE_READ_MAX ? max : PY_CODE_READ_MAX;
+}
+
 void py_layout_code_check(struct py_layout *l)
 {
 	struct pyebpf_py_offsets *o = &l->bpf;
@@ -700,8 +711,12 @@ void py_layout_code_check(struct py_layout *l)
 	 * PyFrameObject: f_globals, f_locals). */
 	o->frame_locals = o->frame_globals + (o->frame_kind == PYEBPF_FRAMES_OBJECT ? 8 : 16);
 	o->code_check_len = 0;
+	o->code_copy_len = 0;
 	if (name == PYEBPF_NO_OFFSET || l->co_filename == PYEBPF_NO_OFFSET || l->co_firstlineno == PYEBPF_NO_OFFSET)
 		return;
+	/* What a copy of the code object sends: all a frame is named from. */
+	o->code_copy_len = (uint32_t)py_code_read_size(l);
+	o->code_linetable = l->co_linetable != PYEBPF_NO_OFFSET ? l->co_linetable : 0;
 	start = l->co_filename < start ? l->co_filename : start;
 	start = l->co_firstlineno < start ? l->co_firstlineno : start;
 	end = l->co_filename + 8 > end ? l->co_filename + 8 : end;

@@ -102,6 +102,12 @@ const struct py_layout *py_layout_builtin(int major, int minor, int free_threade
  * co_* fields; a layout whose fields lie too far apart gets none.
  */
 void py_layout_code_check(struct py_layout *l);
+
+/* Bytes of a code object that cover every field a frame is named from,
+ * at most PY_CODE_READ_MAX: never read past the object (it may end a
+ * mapping). BPF copies as much (pyebpf_py_offsets.code_copy_len). */
+#define PY_CODE_READ_MAX 256
+size_t py_code_read_size(const struct py_layout *l);
 /* Every built-in layout, for tests. */
 const struct py_layout *py_layouts_builtin(size_t *n);
 

@@ -7,6 +7,14 @@
 #include <sys/uio.h>
 
 #include "base/util.h"
+#include "python/mem_copies.h"
+
+static bool copies_first;
+
+void procmem_copies_first(bool on)
+{
+	copies_first = on;
+}
 
 int procmem_read(pid_t pid, uint64_t addr, void *buf, size_t len)
 {
@@ -14,7 +22,12 @@ int procmem_read(pid_t pid, uint64_t addr, void *buf, size_t len)
 
 	if (!addr)
 		return -1;
-	return process_vm_readv(pid, &local, 1, &remote, 1, 0) == (ssize_t)len ? 0 : -1;
+	if (copies_first && mem_copies__read((uint32_t)pid, addr, buf, len))
+		return 0;
+	if (process_vm_readv(pid, &local, 1, &remote, 1, 0) == (ssize_t)len)
+		return 0;
+	/* Gone (or unmapped since): what BPF copied of it as a sample named it. */
+	return mem_copies__read((uint32_t)pid, addr, buf, len) ? 0 : -1;
 }
 
 int procmem_u64(pid_t pid, uint64_t addr, uint64_t *v)

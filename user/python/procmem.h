@@ -3,14 +3,20 @@
 #ifndef PYEBPF_PY_PROCMEM_H
 #define PYEBPF_PY_PROCMEM_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
 #include "python/offsets.h"
 
-/* 0 when all len bytes were read, else -1. */
+/* 0 when all len bytes were read, else -1. What the process no longer
+ * holds is read from the copies BPF sent (python/mem_copies.h). */
 int procmem_read(pid_t pid, uint64_t addr, void *buf, size_t len);
+/* Read the copies before the process itself (on), or only once it fails
+ * (off, the default): a code object freed since its sample reads true
+ * from its copy. */
+void procmem_copies_first(bool on);
 int procmem_u64(pid_t pid, uint64_t addr, uint64_t *v);
 
 /* A str object (PyUnicode, or 2.7 PyString) as a new UTF-8 string; NULL on failure.

@@ -11,6 +11,7 @@
 #include "base/escape.h"
 #include "python/linetable.h"
 #include "python/gil.h"
+#include "python/mem_copies.h"
 #include "python/procmem.h"
 #include "python/qualname.h"
 #include "python/threadname.h"
@@ -18,7 +19,7 @@
 #define RECHECK_NS 1000000000ULL
 #define MAX_NAME 1024
 #define MAX_LINETABLE (1 << 20)
-#define CODE_READ 256 /* at most this much of a code object is read at once */
+#define CODE_READ PY_CODE_READ_MAX /* at most this much of a code object is read at once */
 #define CODE_MEMO 4
 
 struct py_code {
@@ -239,19 +240,6 @@ static int32_t field32(const uint8_t *buf, uint32_t off)
 	return v;
 }
 
-/* Bytes of a code object that cover every field we use: never read past
- * the object (it may end a mapping). */
-static size_t code_read_size(const struct py_layout *l)
-{
-	uint32_t offs[] = { l->ob_type, l->co_name, l->co_filename, l->co_firstlineno, l->co_linetable, l->co_qualname };
-	size_t max = 0;
-
-	for (size_t i = 0; i < sizeof(offs) / sizeof(offs[0]); i++)
-		if (offs[i] != PYEBPF_NO_OFFSET && offs[i] + 8 > max)
-			max = offs[i] + 8;
-	return max < CODE_READ ? max : CODE_READ;
-}
-
 /*
  * Is the object whose first bytes are buf alive? A freed object's memory
  * may keep its type and fields (the allocator writes its free-list link
@@ -277,7 +265,7 @@ static bool object_alive(const struct py_layout *l, const uint8_t *buf)
 }
 
 /* Read the code object at addr into c; false when it is not one. */
-static bool read_code(struct pyprocs *t, struct py_proc *p, uint64_t addr, struct py_code *c)
+static bool read_code_now(struct pyprocs *t, struct py_proc *p, uint64_t addr, struct py_code *c)
 {
 	const struct py_layout *l = &p->interp.layout;
 	uint8_t buf[CODE_READ];
@@ -286,7 +274,7 @@ static bool read_code(struct pyprocs *t, struct py_proc *p, uint64_t addr, struc
 	free(c->linetable);
 	memset(c, 0, sizeof(*c));
 	memset(buf, 0, sizeof(buf));
-	if (procmem_read((pid_t)p->pid, addr, buf, code_read_size(l)))
+	if (procmem_read((pid_t)p->pid, addr, buf, py_code_read_size(l)))
 		return false;
 	if (p->interp.code_type && field64(buf, l->ob_type) != p->interp.code_type)
 		return false;
@@ -324,13 +312,31 @@ static bool read_code(struct pyprocs *t, struct py_proc *p, uint64_t addr, struc
 	return true;
 }
 
+/*
+ * A code object as the process holds it; else as BPF copied it when the
+ * sample named it (python/mem_copies.h): a process that ends right after
+ * its last sample is gone by the time it is named, or finalizing, its code
+ * objects freed.
+ */
+static bool read_code(struct pyprocs *t, struct py_proc *p, uint64_t addr, struct py_code *c)
+{
+	bool ok;
+
+	if (read_code_now(t, p, addr, c))
+		return true;
+	procmem_copies_first(true);
+	ok = read_code_now(t, p, addr, c);
+	procmem_copies_first(false);
+	return ok;
+}
+
 /* Is the cached entry still the code object at addr? */
 static bool still_same(struct py_proc *p, uint64_t addr, const struct py_code *c)
 {
 	const struct py_layout *l = &p->interp.layout;
 	uint8_t buf[CODE_READ] = { 0 };
 
-	if (procmem_read((pid_t)p->pid, addr, buf, code_read_size(l)))
+	if (procmem_read((pid_t)p->pid, addr, buf, py_code_read_size(l)))
 		return true; /* gone: keep what we know */
 	return field64(buf, l->co_qualname != PYEBPF_NO_OFFSET ? l->co_qualname : l->co_name) == c->name_ptr &&
 	       field64(buf, l->co_filename) == c->file_ptr && field32(buf, l->co_firstlineno) == c->firstlineno;
@@ -359,8 +365,15 @@ static struct py_code *code_entry(struct pyprocs *t, struct py_proc *p, uint64_t
 		read_code(t, p, code, c);
 		c->checked_ns = now;
 	} else {
+		uint8_t first;
+
 		c = *v;
-		if (now - c->checked_ns > RECHECK_NS) {
+		/* Unreadable when a sample before this one named it, after its
+		 * process had ended; a copy BPF sent since makes it readable. */
+		if (!c->valid && mem_copies__read(p->pid, code, &first, 1)) {
+			read_code(t, p, code, c);
+			c->checked_ns = now;
+		} else if (now - c->checked_ns > RECHECK_NS) {
 			if (!c->valid || !still_same(p, code, c))
 				read_code(t, p, code, c);
 			c->checked_ns = now;

@@ -6,6 +6,7 @@
 #include "record/ingest.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,7 @@
 #include "symbols/procs.h"
 #include "record/mem_ledger.h"
 #include "record/processes.h"
+#include "python/mem_copies.h"
 #include "python/symbolize.h"
 #include "python/threadname.h"
 #include "sample_view.h"
@@ -991,6 +993,19 @@ const struct mem_ledger *ingest__mem_ledger(const struct ingest *in)
 	return in->mem;
 }
 
+/* What BPF copied of a process's memory for the sample that follows. */
+static void mem_copy_event(struct ingest *in, const void *data, size_t size)
+{
+	const struct pyebpf_mem_copy *c = data;
+	size_t head = offsetof(struct pyebpf_mem_copy, data);
+
+	if (size < head || c->len > PYEBPF_MEM_COPY_MAX || size - head < c->len) {
+		in->stats.bad++;
+		return;
+	}
+	mem_copies__add(c->h.pid, c->addr, c->data, c->len);
+}
+
 int ingest__event(void *ctx, void *data, size_t size)
 {
 	struct ingest *in = ctx;
@@ -1009,15 +1024,21 @@ int ingest__event(void *ctx, void *data, size_t size)
 	case PYEBPF_EVENT_EXEC:
 		if (in->mem) /* a new address space: the old one's memory is gone */
 			mem_ledger__forget(in->mem, h->pid);
+		mem_copies__forget(h->pid);
 		exec_event(in, h->pid);
 		break;
 	case PYEBPF_EVENT_EXIT:
 		if (in->mem)
 			mem_ledger__exited(in->mem, h->pid);
+		/* Every sample it sent is named by now: they came before. */
+		mem_copies__forget(h->pid);
 		processes__exit(in->table, h->pid, now_ns());
 		break;
 	case PYEBPF_EVENT_MEM:
 		mem_event(in, data, size);
+		break;
+	case PYEBPF_EVENT_MEM_COPY:
+		mem_copy_event(in, data, size);
 		break;
 	case PYEBPF_EVENT_BLOCKED: /* a process only off-CPU samples will name: is it Python? */
 	case PYEBPF_EVENT_FORK:    /* a new target: its first waits need its Python stacks */
