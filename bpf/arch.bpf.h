@@ -22,6 +22,8 @@
 #define ARCH_FP(regs) BPF_CORE_READ((regs), bp)
 /* The syscall a task is in (-1: none), and its first argument. */
 #define ARCH_SYSCALL_NR(regs) ((__s32)BPF_CORE_READ((regs), orig_ax))
+/* The same from a BTF-typed pointer (tp_btf's arguments), loaded directly. */
+#define ARCH_SYSCALL_NR_BTF(regs) ((__s32)(regs)->orig_ax)
 #define ARCH_SYSCALL_ARG0(regs) BPF_CORE_READ((regs), di)
 /* The next two, at syscall entry (the raw sys_enter tracepoint). */
 #define ARCH_SYSCALL_ARG1(regs) BPF_CORE_READ((regs), si)
@@ -39,6 +41,7 @@
 #define ARCH_FP(regs) BPF_CORE_READ((regs), regs[29])
 /* x0 is overwritten by the return value; the first argument stays in orig_x0. */
 #define ARCH_SYSCALL_NR(regs) ((__s32)BPF_CORE_READ((regs), syscallno))
+#define ARCH_SYSCALL_NR_BTF(regs) ((__s32)(regs)->syscallno)
 #define ARCH_SYSCALL_ARG0(regs) BPF_CORE_READ((regs), orig_x0)
 /* The next two, at syscall entry (the raw sys_enter tracepoint). */
 #define ARCH_SYSCALL_ARG1(regs) BPF_CORE_READ((regs), regs[1])

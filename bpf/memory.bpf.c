@@ -254,15 +254,72 @@ static __always_inline int call_ends(long ret)
 }
 
 /*
- * The calls are seen at the raw syscall tracepoints (sys_enter, sys_exit),
- * BTF-typed: unlike the per-syscall ones (syscalls/sys_enter_munmap...)
- * they need no tracing filesystem mounted, which a fresh host, a
- * container or a DaemonSet that mounts debugfs alone does not have. They
- * run for every syscall of every process, so the number is looked at
- * first; only the four calls below go on to ask whether the process is a
- * target. A 32-bit task's numbers are another table's (ia32's 12 is
- * chdir, not brk): its calls are not these.
+ * The calls are seen at their own syscall tracepoints where a tracing
+ * filesystem is mounted (libbpf attaches those through tracefs): they run
+ * for those four calls alone. Where none is (a fresh host, most
+ * containers, a DaemonSet that mounts debugfs alone), at the raw
+ * tracepoints of every syscall (sys_enter, sys_exit, BTF-typed: no
+ * tracefs needed), which cost every syscall on the machine a little more
+ * (bench/memory.sh): the number is looked at first, and only the four
+ * calls go on to ask whether the process is a target. Userspace picks one
+ * set (user/record/sampler.c).
  */
+SEC("tracepoint/syscalls/sys_enter_munmap")
+int on_munmap(struct trace_event_raw_sys_enter *ctx)
+{
+	return call_begins(PYEBPF_MEM_UNMAP, ctx->args[0], ctx->args[1], 0);
+}
+
+/* The advice that drops pages: DONTNEED, FREE, REMOVE, DONTNEED_LOCKED. */
+SEC("tracepoint/syscalls/sys_enter_madvise")
+int on_madvise(struct trace_event_raw_sys_enter *ctx)
+{
+	long advice = (long)ctx->args[2];
+
+	if (advice != 4 && advice != 8 && advice != 9 && advice != 24)
+		return 0;
+	return call_begins(PYEBPF_MEM_ADVISE, ctx->args[0], ctx->args[1], 0);
+}
+
+/* The break before the call: where a shrink gives back from. */
+SEC("tracepoint/syscalls/sys_enter_brk")
+int on_brk(struct trace_event_raw_sys_enter *ctx)
+{
+	return ctx->args[0] ? call_begins(PYEBPF_MEM_BRK, BPF_CORE_READ(current_task(), mm, brk), 0, 0) : 0;
+}
+
+SEC("tracepoint/syscalls/sys_enter_mremap")
+int on_mremap(struct trace_event_raw_sys_enter *ctx)
+{
+	return call_begins(PYEBPF_MEM_MOVE, ctx->args[0], ctx->args[1], ctx->args[2]);
+}
+
+SEC("tracepoint/syscalls/sys_exit_munmap")
+int on_munmap_done(struct trace_event_raw_sys_exit *ctx)
+{
+	return call_ends(ctx->ret);
+}
+
+SEC("tracepoint/syscalls/sys_exit_madvise")
+int on_madvise_done(struct trace_event_raw_sys_exit *ctx)
+{
+	return call_ends(ctx->ret);
+}
+
+SEC("tracepoint/syscalls/sys_exit_brk")
+int on_brk_done(struct trace_event_raw_sys_exit *ctx)
+{
+	return call_ends(ctx->ret);
+}
+
+SEC("tracepoint/syscalls/sys_exit_mremap")
+int on_mremap_done(struct trace_event_raw_sys_exit *ctx)
+{
+	return call_ends(ctx->ret);
+}
+
+/* The raw tracepoints' four calls. A 32-bit task's numbers are another
+ * table's (ia32's 12 is chdir, not brk): its calls are not these. */
 static __always_inline int gives_back(long nr)
 {
 	return (nr == PYEBPF_NR_munmap || nr == PYEBPF_NR_madvise || nr == PYEBPF_NR_brk || nr == PYEBPF_NR_mremap) &&
@@ -299,5 +356,6 @@ int BPF_PROG(on_mem_call, struct pt_regs *regs, long nr)
 SEC("tp_btf/sys_exit")
 int BPF_PROG(on_mem_call_done, struct pt_regs *regs, long ret)
 {
-	return gives_back(ARCH_SYSCALL_NR(regs)) ? call_ends(ret) : 0;
+	/* A direct load of the BTF-typed registers, not a probe read: this runs at every syscall's end. */
+	return gives_back(ARCH_SYSCALL_NR_BTF(regs)) ? call_ends(ret) : 0;
 }

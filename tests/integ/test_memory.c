@@ -282,28 +282,51 @@ Test(kernels, memory_mode_reads_the_leak_on_this_kernel, .timeout = 600)
  * have no tracing filesystem: in a mount namespace of its own with tracefs
  * and debugfs unmounted (the shell checks they are gone, or exits 97
  * before pyebpf starts), memory mode attaches all it needs and reads the
- * same answer.
+ * same answer, twice: as root, with the syscalls' own tracepoints (their
+ * ids read through a tracefs it mounts privately), and without
+ * CAP_SYS_ADMIN, which may not mount, at the raw syscall tracepoints,
+ * saying so. Neither leaves a tracefs mounted here.
  */
 Test(memory, without_tracefs_or_debugfs)
 {
 	const char *python = "/usr/bin/python3.11";
 	char script[PATH_MAX], *pb = temp_path(temp_dir(), "notracefs.pb.gz"), *err;
 	struct truth t;
-	static const char *const unmounted[] = {
-		"unshare", "--mount", "--propagation", "private", "sh", "-c",
-		"for m in $(awk '$3 == \"tracefs\" || $3 == \"debugfs\" { print $2 }' /proc/mounts | sort -r); do "
-		"umount -l \"$m\" || exit 97; done; "
-		"! grep -qE ' (tracefs|debugfs) ' /proc/mounts || exit 97; exec \"$@\"",
-		"sh", NULL
-	};
+#define UNMOUNTED                                                                                                   \
+	"unshare", "--mount", "--propagation", "private", "sh", "-c",                                               \
+		"for m in $(awk '$3 == \"tracefs\" || $3 == \"debugfs\" { print $2 }' /proc/mounts | sort -r); do " \
+		"umount -l \"$m\" || exit 97; done; "                                                               \
+		"! grep -qE ' (tracefs|debugfs) ' /proc/mounts || exit 97; exec \"$@\"",                            \
+		"sh"
+	static const char *const as_root[] = { UNMOUNTED, NULL };
+	static const char *const no_mount[] = { UNMOUNTED, "setpriv", "--inh-caps=-sys_admin",
+						"--bounding-set=-sys_admin", NULL };
+#undef UNMOUNTED
+	static const char *const *const ways[] = { as_root, no_mount };
+	const char *raw_line = "memory given back is seen at the raw syscall tracepoints";
+	struct run_result r;
+	char *before;
 
 	cr_assert(realpath(WORKLOAD, script));
-	record_prefix = unmounted;
-	record_held(NULL, NULL, python, "leak", "10", pb, &err, &t);
-	record_prefix = NULL;
-	cr_assert_null(strstr(err, "cannot attach"), "%s", err);
-	check_leak(python, pb, &t, script, script, 10);
-	free(err);
+	run((const char *const[]){ "grep", "-c", " tracefs ", "/proc/self/mounts", NULL }, 10, &r);
+	before = strdup(r.out ? r.out : "");
+	run_result_free(&r);
+	for (int w = 0; w < 2; w++) {
+		record_prefix = ways[w];
+		record_held(NULL, NULL, python, "leak", "10", pb, &err, &t);
+		record_prefix = NULL;
+		cr_assert_null(strstr(err, "cannot attach"), "%s", err);
+		if (w)
+			cr_assert(strstr(err, raw_line), "without CAP_SYS_ADMIN, no line says why: %s", err);
+		else
+			cr_assert_null(strstr(err, raw_line), "as root: %s", err);
+		check_leak(w ? "raw syscall tracepoints" : "syscall tracepoints by id", pb, &t, script, script, 10);
+		free(err);
+	}
+	run((const char *const[]){ "grep", "-c", " tracefs ", "/proc/self/mounts", NULL }, 10, &r);
+	cr_assert_str_eq(r.out, before, "tracefs mounts here: %s before, %s after", before, r.out);
+	run_result_free(&r);
+	free(before);
 	free(pb);
 }
 

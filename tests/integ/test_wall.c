@@ -53,16 +53,16 @@ Test(wall, the_last_wait_before_exit_is_named)
 			b = count_all(&f, last, "[off-cpu: sleep]");
 			/* The waits' (a start-up's CPU samples may meet code freed young, a 3.11 <listcomp>'s). */
 			lost = count_all(&f, "[unreadable Python frame]", "[off-cpu: sleep]");
-			cr_log_info("%s run %d: first_wait %llu, last_wait %llu, unreadable waits %llu of %llu\n", pys[i].path,
-				    run, (unsigned long long)a, (unsigned long long)b, (unsigned long long)lost,
-				    (unsigned long long)f.total);
+			cr_log_info("%s run %d: first_wait %llu, last_wait %llu, unreadable waits %llu of %llu\n",
+				    pys[i].path, run, (unsigned long long)a, (unsigned long long)b,
+				    (unsigned long long)lost, (unsigned long long)f.total);
 			/* 0.5 s and 0.3 s at 999 Hz. */
 			cr_assert(a > 450 && a < 550, "%s: %llu samples of first_wait's 0.5 s", pys[i].path,
 				  (unsigned long long)a);
 			cr_assert(b > 270 && b < 330, "%s run %d: %llu samples of last_wait's 0.3 s (%llu unreadable)",
 				  pys[i].path, run, (unsigned long long)b, (unsigned long long)lost);
-			cr_assert_eq(lost, 0, "%s run %d: %llu samples of sleep [unreadable Python frame]", pys[i].path, run,
-				     (unsigned long long)lost);
+			cr_assert_eq(lost, 0, "%s run %d: %llu samples of sleep [unreadable Python frame]", pys[i].path,
+				     run, (unsigned long long)lost);
 			folded_free(&f);
 			run_result_free(&r);
 		}

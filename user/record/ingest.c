@@ -132,6 +132,7 @@ void ingest__free(struct ingest *in)
 		return;
 	kallsyms__free(kallsyms__wait(in->kallsyms_loader));
 	kallsyms__free(in->ksyms);
+	mem_copies__clear(); /* one ingest a recording: the copies were its samples' */
 	for (size_t i = 0; i < in->nwaiting; i++)
 		free(in->waiting[i]);
 	free(in->waiting);

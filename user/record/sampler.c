@@ -24,6 +24,7 @@
 #include "record/jitter.h"
 #include "record/kernel_plan.h"
 #include "record/preflight.h"
+#include "system/tracefs_ids.h"
 #include "python/procmem.h"
 #include "python/thread_states.h"
 #include "sample.skel.h"
@@ -103,8 +104,9 @@ static unsigned flush_chunk(const struct sampler_config *c, uint32_t ring_bytes)
 }
 
 /* --mode memory: the syscalls that give memory back or move it, as they
- * begin and end (the raw syscall tracepoints: no tracefs needed). */
-#define MEM_SYSCALL_PROGS 2
+ * begin and end: their own tracepoints (8 programs) where tracefs is
+ * mounted, else the raw ones of every syscall (2). */
+#define MEM_SYSCALL_PROGS 8
 
 struct sampler {
 	struct sample_bpf *skel;
@@ -117,9 +119,14 @@ struct sampler {
 	struct bpf_link *fork_link, *exec_link, *exit_link;
 	struct bpf_link *switch_link;      /* --mode wall/off-cpu */
 	struct bpf_link *switch_done_link; /* its finish_task_switch kprobe, where there is no task work */
-	struct bpf_link *mem_links[1 + MEM_SYSCALL_PROGS]; /* --mode memory: the growth hook, the syscalls that give back */
-	const char *mem_hook;              /* the kernel function memory growth is seen in; NULL: none */
-	struct bpf_program *mem_grow;      /* ... its program (set at load) */
+	/* --mode memory: the growth hook, then the syscalls that give back, at
+	 * the raw syscall tracepoints (no tracefs to be had) or at their own,
+	 * by the ids a private tracefs mount read (none mounted) or by libbpf. */
+	struct bpf_link *mem_links[1 + MEM_SYSCALL_PROGS];
+	bool mem_raw_syscalls, mem_tp_by_id;
+	uint64_t mem_tp_ids[MEM_SYSCALL_PROGS];
+	const char *mem_hook;         /* the kernel function memory growth is seen in; NULL: none */
+	struct bpf_program *mem_grow; /* ... its program (set at load) */
 	struct kernel_plan plan;
 	char switch_done[200]; /* finish_task_switch's name in kallsyms */
 	bool on_cpu, off_cpu;
@@ -344,10 +351,87 @@ static struct bpf_program *mem_grow_prog(const struct sampler *s)
 								 : s->skel->progs.on_anon_page;
 }
 
-/* The syscall hook i of MEM_SYSCALL_PROGS: the entry, then the exit. */
+/*
+ * Are the syscall tracepoints reachable? libbpf attaches them through the
+ * tracing filesystem, at debugfs's tracing/ when it is there, else at
+ * /sys/kernel/tracing; nothing is mounted at either on a fresh host.
+ */
+static bool syscall_tracepoints_mounted(void)
+{
+	const char *root = access("/sys/kernel/debug/tracing", F_OK) ? "/sys/kernel/tracing"
+								     : "/sys/kernel/debug/tracing";
+	char path[128];
+
+	snprintf(path, sizeof(path), "%s/events/syscalls/sys_enter_munmap/id", root);
+	return access(path, R_OK) == 0;
+}
+
+/* How many syscall hooks memory mode attaches. */
+static size_t mem_syscall_progs(const struct sampler *s)
+{
+	return s->mem_raw_syscalls ? 2 : MEM_SYSCALL_PROGS;
+}
+
+/* The per-syscall tracepoints' program i of MEM_SYSCALL_PROGS: each call's entry and exit. */
+static struct bpf_program *mem_tracepoint_prog(const struct sample_bpf *skel, size_t i)
+{
+	struct bpf_program *v[MEM_SYSCALL_PROGS] = {
+		skel->progs.on_munmap, skel->progs.on_munmap_done, skel->progs.on_madvise, skel->progs.on_madvise_done,
+		skel->progs.on_brk,    skel->progs.on_brk_done,    skel->progs.on_mremap,  skel->progs.on_mremap_done,
+	};
+
+	return v[i];
+}
+
+/* The syscall hook i of mem_syscall_progs(). */
 static struct bpf_program *mem_syscall_prog(const struct sampler *s, size_t i)
 {
-	return i ? s->skel->progs.on_mem_call_done : s->skel->progs.on_mem_call;
+	if (s->mem_raw_syscalls)
+		return i ? s->skel->progs.on_mem_call_done : s->skel->progs.on_mem_call;
+	return mem_tracepoint_prog(s->skel, i);
+}
+
+/*
+ * No tracing filesystem mounted: the syscalls' own tracepoints by id, the
+ * ids read through a tracefs mounted in a private mount namespace
+ * (system/tracefs_ids.h), which costs the host's other syscalls nothing;
+ * where that cannot be done (no right to mount), the raw tracepoints of
+ * every syscall, which need no filesystem and cost each syscall a little.
+ */
+static void choose_unmounted_syscall_hooks(struct sampler *s)
+{
+	const char *events[MEM_SYSCALL_PROGS];
+
+	for (size_t i = 0; i < MEM_SYSCALL_PROGS; i++)
+		events[i] = bpf_program__section_name(mem_tracepoint_prog(s->skel, i)) + strlen("tracepoint/");
+	if (!tracefs_event_ids(events, MEM_SYSCALL_PROGS, s->mem_tp_ids)) {
+		s->mem_tp_by_id = true;
+		return;
+	}
+	fprintf(stderr,
+		"pyebpf: no tracefs is mounted and none could be mounted privately (%s): memory given back is "
+		"seen at the raw syscall tracepoints, which cost every syscall on the machine a little\n",
+		strerror(errno));
+	s->mem_raw_syscalls = true;
+}
+
+/* A tracepoint's program attached by the tracepoint's id (what libbpf does once it has read it). */
+static struct bpf_link *attach_tracepoint_id(struct bpf_program *p, uint64_t id)
+{
+	struct perf_event_attr attr = { .type = PERF_TYPE_TRACEPOINT, .size = sizeof(attr), .config = id };
+	int fd = (int)syscall(SYS_perf_event_open, &attr, -1, 0, -1, PERF_FLAG_FD_CLOEXEC);
+	struct bpf_link *link;
+
+	if (fd < 0)
+		return NULL;
+	link = bpf_program__attach_perf_event(p, fd); /* the link closes fd */
+	if (!link) {
+		int err = errno;
+
+		close(fd);
+		errno = err;
+	}
+	return link;
 }
 
 static int load(struct sampler *s, const struct sampler_config *c)
@@ -390,8 +474,12 @@ static int load(struct sampler *s, const struct sampler_config *c)
 	bpf_program__set_autoload(s->skel->progs.on_anon_folio, s->skel->progs.on_anon_folio == s->mem_grow);
 	bpf_program__set_autoload(s->skel->progs.on_anon_page, s->skel->progs.on_anon_page == s->mem_grow);
 	bpf_program__set_autoload(s->skel->progs.on_lru_add, s->skel->progs.on_lru_add == s->mem_grow);
+	if (c->mem_sample_bytes && !syscall_tracepoints_mounted())
+		choose_unmounted_syscall_hooks(s);
+	bpf_program__set_autoload(s->skel->progs.on_mem_call, s->mem_raw_syscalls);
+	bpf_program__set_autoload(s->skel->progs.on_mem_call_done, s->mem_raw_syscalls);
 	for (size_t i = 0; i < MEM_SYSCALL_PROGS; i++)
-		bpf_program__set_autoload(mem_syscall_prog(s, i), c->mem_sample_bytes);
+		bpf_program__set_autoload(mem_tracepoint_prog(s->skel, i), c->mem_sample_bytes && !s->mem_raw_syscalls);
 	bpf_map__set_autocreate(s->skel->maps.mem_calls, c->mem_sample_bytes);
 	bpf_map__set_autocreate(s->skel->maps.mem_left, c->mem_sample_bytes);
 	bpf_map__set_autocreate(s->skel->maps.off_tasks, c->off_cpu && s->plan.build != BPF_BUILD_COMPAT);
@@ -461,14 +549,16 @@ static int attach_memory(struct sampler *s)
 		err_msg("--mode memory: cannot attach to %s: %s", s->mem_hook, strerror(errno));
 		return -1;
 	}
-	for (size_t i = 0; i < MEM_SYSCALL_PROGS; i++) {
+	for (size_t i = 0; i < mem_syscall_progs(s); i++) {
 		struct bpf_program *p = mem_syscall_prog(s, i);
 
-		s->mem_links[i + 1] = bpf_program__attach(p);
+		s->mem_links[i + 1] = s->mem_tp_by_id ? attach_tracepoint_id(p, s->mem_tp_ids[i])
+						      : bpf_program__attach(p);
 		if (!s->mem_links[i + 1]) {
-			err_msg("--mode memory: cannot attach the raw syscall tracepoint %s: %s "
-				"(the kernel's CONFIG_HAVE_SYSCALL_TRACEPOINTS)",
-				bpf_program__section_name(p) + strlen("tp_btf/"), strerror(errno));
+			err_msg("--mode memory: cannot attach %s: %s (the kernel's %s)", bpf_program__section_name(p),
+				strerror(errno),
+				s->mem_raw_syscalls ? "raw syscall tracepoints, CONFIG_HAVE_SYSCALL_TRACEPOINTS"
+						    : "syscall tracepoints, CONFIG_FTRACE_SYSCALLS");
 			return -1;
 		}
 	}
