@@ -510,7 +510,8 @@ Test(mem_ledger, ended_processes_summed_past_the_bound)
 		mem_ledger__exited(m, pid);
 	mem_ledger__procs(m, &n);
 	cr_assert_eq(n, MEM_LEDGER_PROCS_MAX + 100);
-	cr_assert_eq(mem_ledger__held_points(m), MEM_LEDGER_PROCS_MAX + 100, "those that ended hold theirs at their end");
+	cr_assert_eq(mem_ledger__held_points(m), MEM_LEDGER_PROCS_MAX + 100,
+		     "those that ended hold theirs at their end");
 	mem_ledger__tidy(m);
 	cr_assert_eq(mem_ledger__held_points(m), MEM_LEDGER_PROCS_MAX + 90, "... until it was read");
 	mem_ledger__free(m);

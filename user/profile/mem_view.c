@@ -7,12 +7,8 @@
 #include "base/util.h"
 
 static const char *const names[] = {
-	[MEM_INUSE_SPACE] = "inuse_space",
-	[MEM_ALLOC_SPACE] = "alloc_space",
-	[MEM_INUSE_OBJECTS] = "inuse_objects",
-	[MEM_ALLOC_OBJECTS] = "alloc_objects",
-	[MEM_PEAK_SPACE] = "peak_space",
-	[MEM_PEAK_OBJECTS] = "peak_objects",
+	[MEM_INUSE_SPACE] = "inuse_space",     [MEM_ALLOC_SPACE] = "alloc_space", [MEM_INUSE_OBJECTS] = "inuse_objects",
+	[MEM_ALLOC_OBJECTS] = "alloc_objects", [MEM_PEAK_SPACE] = "peak_space",   [MEM_PEAK_OBJECTS] = "peak_objects",
 };
 
 int mem_value_parse(const char *name, enum mem_value *v)

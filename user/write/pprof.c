@@ -326,9 +326,9 @@ static void samples_build(struct builder *b, const struct profile_meta *m, struc
 			int64_t points = (int64_t)e.count, bytes = (int64_t)(e.count * m->mem_sample_bytes);
 
 			s->n_value = 6;
-			for (int k = 0; k < 3; k++) {
-				s->value[2 * k] = kind == k ? points : 0;
-				s->value[2 * k + 1] = kind == k ? bytes : 0;
+			for (size_t k = 0; k < 3; k++) {
+				s->value[2 * k] = kind == (int)k ? points : 0;
+				s->value[2 * k + 1] = kind == (int)k ? bytes : 0;
 			}
 		} else if (b->o->only) {
 			s->n_value = 1;
