@@ -4,6 +4,7 @@
 # pick instead), in one run, interleaved (this machine is noisy: read the
 # medians and ratios):
 #   bash bench/memory.sh [ROUNDS] [SIZE]      (default 5 rounds, SIZE 4500: ~2.5 min)
+#   bash bench/memory.sh stats                (the kernel statistics' line alone, ~10 s)
 # The program: bench/memload.py SIZE, a dict/list builder (small records,
 # lists of small objects, strings, 64 KiB-1 MiB buffers; a quarter kept in a
 # pool that is halved when full, so its resident memory grows to ~130 MB and
@@ -35,6 +36,11 @@
 # Results go to stdout.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+STATS_ONLY=false
+if [ "${1:-}" = stats ]; then
+	STATS_ONLY=true
+	shift
+fi
 ROUNDS=${1:-5}
 SIZE=${2:-4500}
 PYTHON=/usr/bin/python3.11
@@ -47,7 +53,7 @@ PYEBPF=${PYEBPF:-build/pyebpf}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-if ! "$VENV/bin/memray" --version 2>/dev/null | grep -qx "$MEMRAY_VERSION"; then
+if ! $STATS_ONLY && ! "$VENV/bin/memray" --version 2>/dev/null | grep -qx "$MEMRAY_VERSION"; then
 	rm -rf "$VENV"
 	$PYTHON -m venv "$VENV"
 	"$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --only-binary :all: \
@@ -91,6 +97,89 @@ median() { sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+
 col() { cut -d' ' -f"$1" "$2"; }           # column K of FILE
 last() { tail -n1 "$tmp/t.$1" | cut -d' ' -f"$2"; } # column K of TOOL's last run
 
+# pyebpf's whole BPF time, from the kernel's statistics (pyebpf turns them
+# on in memory mode with PYEBPF_BPF_STATS=1: they time every BPF program on
+# the machine, so not by default): the summary's "us per sample taken" times the samples taken, but its
+# page hook runs on every page the program gains, sampled or not, and the
+# munmap/brk/madvise/mremap hooks on each call. Once, attached (-p) for 4 s
+# to a long run of the program: the run time of pyebpf's BPF programs (its
+# file descriptors' fdinfo, read every 50 ms until they close) over the
+# program's CPU time meanwhile (its schedstat: the BPF time, run in its page
+# faults, is in it). The page hook runs on every process's pages (it keeps
+# the targets' in BPF): its runs are the machine's, its time a little more
+# than the program's share. The page hook is whichever serves: fentry on the
+# kernel's anon-rmap function, or (where the kernel refuses fentry) the
+# mm_lru_insertion tracepoint; either program's fd has the statistics.
+# Writes "BPF_NS PROGRAM_NS HOOK_RUNS SAMPLES MAPPED".
+bpf_whole() {
+	local prog rec r last="0 0 0" cpu0=
+	"$PYTHON" bench/memload.py 1000000 >/dev/null & # stopped once pyebpf is done
+	prog=$!
+	sleep 0.5
+	PYEBPF_BPF_STATS=1 "$PYEBPF" record --mode memory -p $prog -d 4 -o "$tmp/a.pb.gz" 2>"$tmp/a.err" &
+	rec=$!
+	while kill -0 $rec 2>/dev/null; do
+		if [ -z "$cpu0" ] && grep -q 'pyebpf: sampling' "$tmp/a.err"; then
+			cpu0=$(cut -d' ' -f1 /proc/$prog/schedstat)
+		fi
+		# total run time, the busiest program's runs (the page hook), the program's CPU
+		r=$(awk '/^run_time_ns:/ {t += $2} /^run_cnt:/ && $2 > n {n = $2} END {print t + 0, n + 0}' \
+			/proc/$rec/fdinfo/* 2>/dev/null || true)
+		r+=" $(cut -d' ' -f1 /proc/$prog/schedstat 2>/dev/null || echo 0)"
+		# kept while it grows: the fds close one by one as pyebpf stops
+		[ -n "$cpu0" ] && [ "${r%% *}" -gt "${last%% *}" ] 2>/dev/null && last=$r
+		sleep 0.05
+	done
+	wait $rec || true # a failed recording is said below, in a line
+	kill $prog 2>/dev/null || true
+	wait $prog 2>/dev/null || true
+	read -r bns runs cpu1 <<<"$last"
+	echo "$bns $((cpu1 - ${cpu0:-$cpu1})) $runs $(grep -o '[0-9]* memory samples' "$tmp/a.err" | cut -d' ' -f1)" \
+		"$(grep -o 'mapped in [0-9.]* [KMG]\?i\?B' "$tmp/a.err" | cut -d' ' -f3-)" >"$tmp/whole"
+	grep -E 'cost:' "$tmp/a.err" | grep -o 'BPF [0-9.]* us' | cut -d' ' -f2 >"$tmp/whole.summary" || true
+}
+
+# The line of the kernel's statistics, or one line saying why they could not be read (never a
+# division by zero: a hook whose runs were not counted, a recording that failed).
+whole_line() {
+	local bns pns runs wtaken mapped tus pages mine hook why=
+	read -r bns pns runs wtaken mapped <"$tmp/whole" || true
+	tus=$(cat "$tmp/whole.summary")
+	if grep -q 'refuses fentry' "$tmp/a.err"; then
+		hook="the mm_lru_insertion tracepoint (the kernel refuses fentry)"
+	else
+		hook="fentry"
+	fi
+	if ! grep -q 'pyebpf: sampling' "$tmp/a.err"; then
+		why="the recording attached to the program failed: $(grep -v '^$' "$tmp/a.err" | tail -n1)"
+	elif ! [ "${runs:-0}" -gt 0 ] 2>/dev/null; then
+		why="no run of pyebpf's programs was counted (its page hook at $hook; kernel.bpf_stats_enabled is $(sysctl -n kernel.bpf_stats_enabled 2>/dev/null || echo unknown) after the run)"
+	elif ! [ "${wtaken:-0}" -gt 0 ] 2>/dev/null || [ -z "$tus" ]; then
+		why="the recording took no memory sample in 4 s"
+	elif ! [ "${pns:-0}" -gt 0 ] 2>/dev/null || [ -z "$mapped" ]; then
+		why="the program's CPU time or the memory it mapped in was not read"
+	fi
+	if [ -n "$why" ]; then
+		echo "pyebpf BPF, all of it (kernel statistics, attached 4 s): not read: $why"
+		return
+	fi
+	# The program's part: the samples' time (the summary's) and of the rest the
+	# share of its pages among the hook's runs (the program's pages: what the
+	# summary says it mapped in, in 4 KiB pages).
+	pages=$(echo "$mapped" | awk '{print int($1 * ($2 == "GiB" ? 2^30 : $2 == "MiB" ? 2^20 : $2 == "KiB" ? 2^10 : 1) / 4096)}')
+	mine=$(echo "$wtaken * $tus * 1000 + ($bns - $wtaken * $tus * 1000) * $pages / $runs" | bc -l)
+	printf 'pyebpf BPF, all of it (kernel statistics, attached 4 s, its page hook at %s): %.1f ms, %.2f us per sample (%s samples; the summary: %s us per sample taken), %.2f%% of the program'"'"'s CPU time; its page hook ran %s times (%.0f ns a run), %s of them the program'"'"'s pages (it mapped in %s), the rest other processes'"'"': the program'"'"'s part %.2f us per sample, %.2f%% of its CPU time\n' \
+		"$hook" "$(echo "$bns / 1000000" | bc -l)" "$(echo "$bns / 1000 / $wtaken" | bc -l)" "$wtaken" "$tus" \
+		"$(echo "$bns * 100 / $pns" | bc -l)" "$runs" "$(echo "$bns / $runs" | bc -l)" "$pages" "$mapped" \
+		"$(echo "$mine / 1000 / $wtaken" | bc -l)" "$(echo "$mine * 100 / $pns" | bc -l)"
+}
+
+if $STATS_ONLY; then
+	bpf_whole
+	whole_line
+	exit 0
+fi
+
 run alone
 for i in $(seq "$ROUNDS"); do
 	order=(pyebpf memray)
@@ -107,44 +196,6 @@ for i in $(seq "$ROUNDS"); do
 	done
 	echo "round $i/$ROUNDS done" >&2
 done
-
-# pyebpf's whole BPF time, from the kernel's statistics (pyebpf turns them
-# on): the summary's "us per sample taken" times the samples taken, but its
-# page hook runs on every page the program gains, sampled or not, and the
-# munmap/brk/madvise/mremap hooks on each call. Once, attached (-p) for 4 s
-# to a long run of the program: the run time of pyebpf's BPF programs (its
-# file descriptors' fdinfo, read every 50 ms until they close) over the
-# program's CPU time meanwhile (its schedstat: the BPF time, run in its page
-# faults, is in it). The page hook runs on every process's pages (it keeps
-# the targets' in BPF): its runs are the machine's, its time a little more
-# than the program's share. Writes "BPF_NS PROGRAM_NS HOOK_RUNS SAMPLES MAPPED".
-bpf_whole() {
-	local prog rec r last="0 0 0" cpu0=
-	"$PYTHON" bench/memload.py 1000000 >/dev/null & # stopped once pyebpf is done
-	prog=$!
-	sleep 0.5
-	"$PYEBPF" record --mode memory -p $prog -d 4 -o "$tmp/a.pb.gz" 2>"$tmp/a.err" &
-	rec=$!
-	while kill -0 $rec 2>/dev/null; do
-		if [ -z "$cpu0" ] && grep -q 'pyebpf: sampling' "$tmp/a.err"; then
-			cpu0=$(cut -d' ' -f1 /proc/$prog/schedstat)
-		fi
-		# total run time, the busiest program's runs (the page hook), the program's CPU
-		r=$(awk '/^run_time_ns:/ {t += $2} /^run_cnt:/ && $2 > n {n = $2} END {print t + 0, n + 0}' \
-			/proc/$rec/fdinfo/* 2>/dev/null || true)
-		r+=" $(cut -d' ' -f1 /proc/$prog/schedstat 2>/dev/null || echo 0)"
-		# kept while it grows: the fds close one by one as pyebpf stops
-		[ -n "$cpu0" ] && [ "${r%% *}" -gt "${last%% *}" ] 2>/dev/null && last=$r
-		sleep 0.05
-	done
-	wait $rec
-	kill $prog 2>/dev/null || true
-	wait $prog 2>/dev/null || true
-	read -r bns runs cpu1 <<<"$last"
-	echo "$bns $((cpu1 - cpu0)) $runs $(grep -o '[0-9]* memory samples' "$tmp/a.err" | cut -d' ' -f1)" \
-		"$(grep -o 'mapped in [0-9.]* [KMG]iB' "$tmp/a.err" | cut -d' ' -f3-)" >"$tmp/whole"
-	grep -E 'cost:' "$tmp/a.err" | grep -o 'BPF [0-9.]* us' | cut -d' ' -f2 >"$tmp/whole.summary"
-}
 bpf_whole
 
 pct() { printf '%+.2f%%' "$(echo "($1 - 1) * 100" | bc -l)"; }
@@ -174,18 +225,8 @@ for tool in pyebpf memray; do
 		"$(slow "$tmp/ratio.$tool.2")" "$(col 3 "$tmp/t.$tool" | median)" \
 		"$(slow "$tmp/ratio.$tool.3")" "$own"
 done
-read -r bns pns runs wtaken mapped <"$tmp/whole"
-tus=$(cat "$tmp/whole.summary")
-# The program's part: the samples' time (the summary's) and of the rest the
-# share of its pages among the hook's runs (the program's pages: what the
-# summary says it mapped in, in 4 KiB pages).
-pages=$(echo "$mapped" | awk '{print int($1 * ($2 == "GiB" ? 2^30 : $2 == "MiB" ? 2^20 : 2^10) / 4096)}')
-mine=$(echo "$wtaken * $tus * 1000 + ($bns - $wtaken * $tus * 1000) * $pages / $runs" | bc -l)
 echo
-printf 'pyebpf BPF, all of it (kernel statistics, attached 4 s): %.1f ms, %.2f us per sample (%s samples; the summary: %s us per sample taken), %.2f%% of the program'"'"'s CPU time; its page hook ran %s times (%.0f ns a run), %s of them the program'"'"'s pages (it mapped in %s), the rest other processes'"'"': the program'"'"'s part %.2f us per sample, %.2f%% of its CPU time\n' \
-	"$(echo "$bns / 1000000" | bc -l)" "$(echo "$bns / 1000 / $wtaken" | bc -l)" "$wtaken" "$tus" \
-	"$(echo "$bns * 100 / $pns" | bc -l)" "$runs" "$(echo "$bns / $runs" | bc -l)" "$pages" "$mapped" \
-	"$(echo "$mine / 1000 / $wtaken" | bc -l)" "$(echo "$mine * 100 / $pns" | bc -l)"
+whole_line
 p=$(median <"$tmp/ratio.pyebpf.1") m=$(median <"$tmp/ratio.memray.1")
 printf 'ratios (program wall, median of paired): pyebpf/alone %.4f, memray/alone %.4f, memray/pyebpf %.4f\n' \
 	"$p" "$m" "$(echo "$m / $p" | bc -l)"

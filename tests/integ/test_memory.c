@@ -518,3 +518,91 @@ Test(memory, small_objects_in_pymalloc_arenas)
 	}
 	cr_assert_geq(tested, 2, "only %d of the interpreters were found", tested);
 }
+
+/* Of the interpreters, those a command run to its end is checked on: the oldest, Debian's, the newest. */
+static bool wanted_at_exit(const struct python *py)
+{
+	static const char *const versions[] = { "2.7", "3.12", "3.14", "3.15" };
+	char v[16];
+
+	snprintf(v, sizeof(v), "%d.%d", py->major, py->minor);
+	if (py->free_threaded)
+		return false;
+	if (!strcmp(v, "3.11"))
+		return !strncmp(py->path, "/usr/bin/", 9);
+	for (size_t i = 0; i < sizeof(versions) / sizeof(versions[0]); i++)
+		if (!strcmp(v, versions[i]))
+			return true;
+	return false;
+}
+
+/*
+ * record -- CMD of a program run to its end (memwork.py exit): keep()
+ * keeps 200 MiB to the end, passing() holds 64 MiB at the peak and frees
+ * it, early() took and freed 64 MiB before; then the interpreter's
+ * teardown frees all that keep() kept, and the process exits. What it held
+ * at its end is its inuse_space (memray's leaks view), what it held at its
+ * high-water mark its peak_space (memray's default), each at its function.
+ */
+Test(memory, a_command_run_to_its_end_held_at_its_end_and_at_its_peak)
+{
+	struct python pys[32];
+	char script[PATH_MAX], keep[PATH_MAX + 64], passing[PATH_MAX + 64], early[PATH_MAX + 64];
+	int n = setup_pythons(WORKLOAD, script, pys, 32), tested = 0;
+	bool v27 = false, v312 = false, v315 = false;
+	const double kept = 50 * 4 * MIB, pass = 2 * (32 * MIB + 4096);
+
+	snprintf(keep, sizeof(keep), "keep (%s:%d)", script, script_marker(script, "keep"));
+	snprintf(passing, sizeof(passing), "passing (%s:%d)", script, script_marker(script, "passing"));
+	snprintf(early, sizeof(early), "early (%s:%d)", script, script_marker(script, "early"));
+	for (int i = 0; i < n; i++) {
+		char *pb = temp_path(temp_dir(), "exit.pb.gz");
+		struct folded in, pk, al;
+		struct run_result r;
+
+		if (!wanted_at_exit(&pys[i]))
+			continue;
+		/* A point every 128 KiB: 200 MiB is 1,600 points, 64 MiB 512. The pause after passing()'s free
+		 * lets its release be read before the teardown's. */
+		run((const char *const[]){ PYEBPF, "record", "--mode", "memory", "--sample-bytes", "128K", "-o", pb,
+					   "--", pys[i].path, script, "exit", "50", "0.5", NULL },
+		    120, &r);
+		cr_assert_eq(r.status, 0, "%s: exit %d: %s", pys[i].path, r.status, r.err);
+		cr_assert(strstr(r.err, "held at its end"), "%s: %s", pys[i].path, r.err);
+		cr_assert(strstr(r.err, "--sample-type peak_space"), "%s: %s", pys[i].path, r.err);
+		cr_assert_null(strstr(r.err, "went back with it"), "%s: %s", pys[i].path, r.err);
+		view(pb, "inuse_space", &in);
+		view(pb, "peak_space", &pk);
+		view(pb, "alloc_space", &al);
+		double in_keep = bytes_in(&in, keep), in_pass = bytes_in(&in, passing), in_early = bytes_in(&in, early);
+		double pk_keep = bytes_in(&pk, keep), pk_pass = bytes_in(&pk, passing), pk_early = bytes_in(&pk, early);
+		double al_early = bytes_in(&al, early);
+
+		cr_log_info("%s run to its end: held at its end %.1f MiB (keep %.1f, passing %.1f, early %.1f); at its "
+			    "peak %.1f MiB (keep %.1f, passing %.1f, early %.1f); early grew %.1f MiB\n",
+			    pys[i].path, (double)in.total / MIB, in_keep / MIB, in_pass / MIB, in_early / MIB,
+			    (double)pk.total / MIB, pk_keep / MIB, pk_pass / MIB, pk_early / MIB, al_early / MIB);
+		cr_assert(in_keep > 0.85 * kept && in_keep < 1.15 * kept, "%s: %.1f MiB held at its end under keep()",
+			  pys[i].path, in_keep / MIB);
+		cr_assert_leq(in_pass + in_early, 0.1 * pass, "%s: %.1f MiB held at its end under passing()/early()",
+			      pys[i].path, (in_pass + in_early) / MIB);
+		cr_assert(pk_keep > 0.85 * kept && pk_keep < 1.15 * kept, "%s: %.1f MiB at its peak under keep()",
+			  pys[i].path, pk_keep / MIB);
+		cr_assert(pk_pass > 0.75 * pass && pk_pass < 1.25 * pass, "%s: %.1f MiB at its peak under passing()",
+			  pys[i].path, pk_pass / MIB);
+		cr_assert_leq(pk_early, 0.1 * pass, "%s: %.1f MiB at its peak under early(), freed before it",
+			      pys[i].path, pk_early / MIB);
+		cr_assert(al_early > 0.75 * pass && al_early < 1.25 * pass, "%s: %.1f MiB grew under early()",
+			  pys[i].path, al_early / MIB);
+		v27 |= pys[i].major == 2;
+		v312 |= pys[i].major == 3 && pys[i].minor == 12;
+		v315 |= pys[i].major == 3 && pys[i].minor == 15;
+		folded_free(&in);
+		folded_free(&pk);
+		folded_free(&al);
+		run_result_free(&r);
+		free(pb);
+		tested++;
+	}
+	cr_assert(v27 && v312 && v315, "2.7 %d, 3.12 %d, 3.15 %d found (of %d tested)", v27, v312, v315, tested);
+}

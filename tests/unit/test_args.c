@@ -387,7 +387,7 @@ Test(record_args, memory_mode_options, .init = redirect)
 		"(--sample-bytes sets its rate)\n"
 		"pyebpf: invalid size '1K' for --sample-bytes (4K to 1G)\n"
 		"pyebpf: --sample-bytes and --sample-type need --mode memory\n"
-		"pyebpf: invalid type 'heap' for --sample-type (inuse_space, alloc_space, inuse_objects or "
-		"alloc_objects)\n"
+		"pyebpf: invalid type 'heap' for --sample-type (inuse_space, alloc_space, peak_space, "
+		"inuse_objects, alloc_objects or peak_objects)\n"
 		"pyebpf: --mode memory writes pprof, folded, SVG or speedscope: timelines and heat maps are of time\n");
 }

@@ -109,9 +109,10 @@ Test(mem_ledger, moved_by_mremap)
 	mem_ledger__free(m);
 }
 
-/* A process that exits gives everything back (the kernel takes it) and keeps
- * the most it held at once; a page sampled again was given back unseen. */
-Test(mem_ledger, exited_gives_back_keeps_its_peak_and_pages_replaced)
+/* A process that exits keeps what it held at its exit as what is held (until
+ * that was read: tidy), and the most it held at once; a page sampled again
+ * was given back unseen; its pid used again is another process. */
+Test(mem_ledger, exited_keeps_what_it_held_at_its_end_its_pid_another_process)
 {
 	struct mem_ledger *m = mem_ledger__new();
 	struct sample_labels a = labels(10);
@@ -125,32 +126,147 @@ Test(mem_ledger, exited_gives_back_keeps_its_peak_and_pages_replaced)
 	cr_assert_eq(h.by_frame[2], 2);
 	mem_ledger__grow(m, &a, 2 * MIB, 4, one, 1);
 	mem_ledger__exited(m, 10);
-	cr_assert_eq(mem_ledger__held_points(m), 0);
+	cr_assert_eq(mem_ledger__held_points(m), 6, "what it held at its exit stays held");
+	h = held_of(m);
+	cr_assert_eq(h.by_frame[1], 4);
+	cr_assert_eq(h.by_frame[2], 2);
 	const struct mem_proc *p = mem_ledger__procs(m, &n);
 	cr_assert_eq(n, 1);
 	cr_assert(p[0].exited);
 	cr_assert_eq(p[0].peak, 6, "the most held at once: 2 + 4");
 	cr_assert_eq(p[0].grown, 9);
-	cr_assert_eq(p[0].returned, 9);
-	/* The pid comes back as another process: a record of its own, the ended one's figures kept. */
-	mem_ledger__grow(m, &a, 8 * MIB, 1, one, 1);
+	cr_assert_eq(p[0].returned, 3, "only the page replaced went back");
+	/* A new process of that pid gives back a range the ended one held: it grew it unseen, not ours. */
+	mem_ledger__release(m, 10, 0, 4 * MIB);
+	cr_assert_eq(mem_ledger__held_points(m), 6);
+	cr_assert_not(mem_ledger__holds(m, 10, 0, 4 * MIB), "an ended process holds nothing to give back");
+	/* ... and grows where the ended one held: a record (and sites) of its own, the ended one's kept. */
+	mem_ledger__grow(m, &a, 2 * MIB, 1, one, 1);
 	p = mem_ledger__procs(m, &n);
 	cr_assert_eq(n, 2);
 	cr_assert(p[0].exited);
 	cr_assert_eq(p[0].grown, 9);
+	cr_assert_eq(p[0].returned, 3);
 	cr_assert_eq(p[0].peak, 6);
 	cr_assert_not(p[1].exited);
 	cr_assert_eq(p[1].pid, 10);
 	cr_assert_eq(p[1].grown, 1);
 	cr_assert_eq(p[1].peak, 1);
-	cr_assert_eq(held_of(m).by_frame[1], 1);
-	mem_ledger__release(m, 10, 8 * MIB, 4096);
+	h = held_of(m);
+	cr_assert_eq(h.by_frame[1], 5, "the ended one's 4 and the new one's 1");
+	cr_assert_eq(h.sites, 3, "same labels and stack, two processes: two sites");
+	mem_ledger__release(m, 10, 2 * MIB, 4096);
 	cr_assert_eq(mem_ledger__procs(m, &n)[1].returned, 1);
+	cr_assert_eq(mem_ledger__procs(m, &n)[0].returned, 3, "the ended one gave nothing back");
+	cr_assert_eq(mem_ledger__held_points(m), 6);
+	/* What was held is read: the ended one lets its memory go, its figures stay. */
+	mem_ledger__tidy(m);
 	cr_assert_eq(mem_ledger__held_points(m), 0);
+	p = mem_ledger__procs(m, &n);
+	cr_assert_eq(p[0].grown - p[0].returned, 6, "the summary still says it held 6 at its end");
 	mem_ledger__free(m);
 }
 
-/* A memory profile: 3 points grown under "leak" (2 still held), 5 under "churn" (none held). */
+struct by_site {
+	uint64_t v[8];
+};
+
+static void collect_any(void *ctx, const struct sample_labels *l, const uint32_t *frames, uint32_t n, uint64_t points)
+{
+	struct by_site *b = ctx;
+
+	(void)l;
+	(void)n;
+	b->v[frames[0]] += points;
+}
+
+static struct by_site peak_of(const struct mem_ledger *m)
+{
+	struct by_site b = { 0 };
+
+	mem_ledger__peak(m, collect_any, &b);
+	return b;
+}
+
+/* The peak: each stack's held at the moment its process held most, not each stack's own most. */
+Test(mem_ledger, peak_is_the_high_water_mark_by_stack)
+{
+	struct mem_ledger *m = mem_ledger__new();
+	struct sample_labels a = labels(10), b = labels(20);
+	const uint32_t one[] = { 1 }, two[] = { 2 }, three[] = { 3 }, four[] = { 4 };
+	struct by_site pk;
+
+	mem_ledger__grow(m, &a, 1 * MIB, 3, one, 1);
+	mem_ledger__grow(m, &a, 2 * MIB, 4, two, 1); /* 7: the mark */
+	mem_ledger__release(m, 10, 1 * MIB, 4096);
+	mem_ledger__grow(m, &a, 3 * MIB, 2, three, 1); /* 6: below it */
+	pk = peak_of(m);
+	cr_assert_eq(pk.v[1], 3);
+	cr_assert_eq(pk.v[2], 4);
+	cr_assert_eq(pk.v[3], 0, "grew after the mark, below it");
+	mem_ledger__grow(m, &a, 4 * MIB, 2, three, 1); /* 8: a new mark */
+	pk = peak_of(m);
+	cr_assert_eq(pk.v[1], 0, "given back before the new mark");
+	cr_assert_eq(pk.v[2], 4);
+	cr_assert_eq(pk.v[3], 4);
+	/* Another process's mark is its own: its growth and release do not move 10's. */
+	mem_ledger__grow(m, &b, 1 * MIB, 5, four, 1);
+	mem_ledger__release(m, 20, 0, UINT64_MAX);
+	mem_ledger__release(m, 10, 0, UINT64_MAX);
+	cr_assert_eq(mem_ledger__held_points(m), 0);
+	pk = peak_of(m);
+	cr_assert_eq(pk.v[2], 4);
+	cr_assert_eq(pk.v[3], 4);
+	cr_assert_eq(pk.v[4], 5);
+	cr_assert_eq(mem_ledger__procs(m, &(size_t){ 0 })[0].peak, 8);
+	/* After what is held was read, a peak starts from what is held then (an interval's is its own). */
+	mem_ledger__tidy(m);
+	pk = peak_of(m);
+	cr_assert_eq(pk.v[2] + pk.v[3] + pk.v[4], 0);
+	mem_ledger__grow(m, &a, 5 * MIB, 1, one, 1);
+	pk = peak_of(m);
+	cr_assert_eq(pk.v[1], 1);
+	cr_assert_eq(mem_ledger__procs(m, &(size_t){ 0 })[0].peak, 8, "the summary's most held at once stays");
+	mem_ledger__free(m);
+}
+
+/* Given back as it ends (an interpreter's teardown): held at its end if it exits; given back after all
+ * if it still runs when what is held is read. */
+Test(mem_ledger, given_back_as_it_ends)
+{
+	struct mem_ledger *m = mem_ledger__new();
+	struct sample_labels a = labels(10), b = labels(20);
+	const uint32_t one[] = { 1 }, two[] = { 2 };
+	size_t n;
+
+	for (uint64_t i = 0; i < 4; i++) {
+		mem_ledger__grow(m, &a, 1 * MIB + i * 4 * KIB, 1, one, 1);
+		mem_ledger__grow(m, &b, 1 * MIB + i * 4 * KIB, 1, two, 1);
+	}
+	mem_ledger__release(m, 10, 1 * MIB, 4 * KIB); /* before its end: gone */
+	cr_assert(mem_ledger__holds(m, 10, 1 * MIB, 8 * KIB));
+	cr_assert_not(mem_ledger__holds(m, 10, 1 * MIB, 4 * KIB));
+	mem_ledger__release_ending(m, 10, 0, UINT64_MAX);
+	mem_ledger__release_ending(m, 20, 1 * MIB, 8 * KIB);
+	cr_assert_eq(mem_ledger__held_points(m), 3 + 4, "still held");
+	cr_assert_not(mem_ledger__holds(m, 10, 0, UINT64_MAX), "nothing more to give back");
+	mem_ledger__exited(m, 10);
+	/* 20 still runs: it had not ended; one of its pages is mapped anew meanwhile. */
+	mem_ledger__grow(m, &b, 1 * MIB + 4 * KIB, 1, two, 1);
+	mem_ledger__settle(m);
+	struct held h = held_of(m);
+	cr_assert_eq(h.by_frame[1], 3, "10's at its end");
+	cr_assert_eq(h.by_frame[2], 3, "20's: two pages not given back, one mapped again (%" PRIu64 ")", h.by_frame[2]);
+	const struct mem_proc *p = mem_ledger__procs(m, &n);
+	cr_assert_eq(p[0].ending, 3);
+	cr_assert_eq(p[0].returned, 1);
+	cr_assert_eq(p[1].ending, 0);
+	cr_assert_eq(p[1].returned, 2);
+	mem_ledger__free(m);
+}
+
+/* A memory profile: 3 points grown under "leak" (2 still held), 5 under "churn" (none held); at the
+ * peak, 3 under leak and 2 under churn. */
 static struct profile *memory_profile(void)
 {
 	struct profile *p = profile__new();
@@ -165,6 +281,9 @@ static struct profile *memory_profile(void)
 	profile__add_at(p, &l, fc, 1, 5, 2000);
 	l.flags |= LABEL_MEM_HELD;
 	profile__add(p, &l, fl, 1, 2);
+	l.flags ^= LABEL_MEM_HELD | LABEL_MEM_PEAK;
+	profile__add(p, &l, fl, 1, 3);
+	profile__add(p, &l, fc, 1, 2);
 	return p;
 }
 
@@ -192,6 +311,8 @@ Test(mem_view, one_value_in_bytes_or_points)
 		{ "alloc_space", 3 * 512 * KIB, 5 * 512 * KIB, PROFILE_UNIT_BYTES },
 		{ "inuse_objects", 2, 0, PROFILE_UNIT_OBJECTS },
 		{ "alloc_objects", 3, 5, PROFILE_UNIT_OBJECTS },
+		{ "peak_space", 3 * 512 * KIB, 2 * 512 * KIB, PROFILE_UNIT_BYTES },
+		{ "peak_objects", 3, 2, PROFILE_UNIT_OBJECTS },
 	};
 
 	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
@@ -211,7 +332,7 @@ Test(mem_view, one_value_in_bytes_or_points)
 	profile__free(p);
 }
 
-/* pprof as Go's heap profiles: the four types, space in bytes, and back to the same points. */
+/* pprof as Go's heap profiles and the peak: the six types, space in bytes, and back to the same points. */
 Test(mem_view, pprof_heap_types_both_ways)
 {
 	struct profile *p = memory_profile(), *back;
@@ -224,8 +345,10 @@ Test(mem_view, pprof_heap_types_both_ways)
 	back = pprof__read(buf, len, why, sizeof(why));
 	cr_assert(back, "%s", why);
 	cr_assert_eq(profile__meta_of(back)->mem_sample_bytes, 512 * KIB);
-	for (int k = 0; k < 4; k++) {
+	for (int k = 0; k <= MEM_PEAK_OBJECTS; k++) {
 		struct profile *a = mem_view(p, (enum mem_value)k), *b = mem_view(back, (enum mem_value)k);
+
+		cr_assert_gt(total_of(a, "leak"), 0, "%s", mem_value_name((enum mem_value)k));
 
 		cr_assert_eq(total_of(a, "leak"), total_of(b, "leak"), "%s", mem_value_name((enum mem_value)k));
 		cr_assert_eq(total_of(a, "churn"), total_of(b, "churn"), "%s", mem_value_name((enum mem_value)k));
@@ -336,7 +459,7 @@ Test(mem_ledger, ended_processes_summed_past_the_bound)
 	uint64_t grown = 0;
 	size_t n, nrest;
 
-	/* pid 1 runs and holds; pids 2.. grow 1..3 points, give them back as they end. */
+	/* pid 1 runs and holds; pids 2.. grow 1..3 points, give them back before they end. */
 	struct sample_labels keep = labels(1);
 	mem_ledger__grow(m, &keep, 0x1000, 5, f, 1);
 	for (uint32_t pid = 2; pid < 2 + MEM_LEDGER_PROCS_MAX + 10; pid++) {
@@ -345,6 +468,7 @@ Test(mem_ledger, ended_processes_summed_past_the_bound)
 
 		mem_ledger__grow(m, &l, 0x2000, points, f, 1);
 		grown += points;
+		mem_ledger__release(m, pid, 0, UINT64_MAX);
 		mem_ledger__exited(m, pid);
 	}
 	const struct mem_proc *procs = mem_ledger__procs(m, &n), *rest = mem_ledger__forgotten(m, &nrest);
@@ -386,7 +510,10 @@ Test(mem_ledger, ended_processes_summed_past_the_bound)
 		mem_ledger__exited(m, pid);
 	mem_ledger__procs(m, &n);
 	cr_assert_eq(n, MEM_LEDGER_PROCS_MAX + 100);
-	cr_assert_eq(mem_ledger__held_points(m), MEM_LEDGER_PROCS_MAX + 90);
+	cr_assert_eq(mem_ledger__held_points(m), MEM_LEDGER_PROCS_MAX + 100,
+		     "those that ended hold theirs at their end");
+	mem_ledger__tidy(m);
+	cr_assert_eq(mem_ledger__held_points(m), MEM_LEDGER_PROCS_MAX + 90, "... until it was read");
 	mem_ledger__free(m);
 }
 

@@ -118,8 +118,9 @@ bool filter__keep(const struct filter *f, const struct profile *p, const struct 
 
 	if ((f->time_kind == FILTER_TIME_THREADS && task) || (f->time_kind == FILTER_TIME_TASKS && !task))
 		return false;
-	if ((f->mem_kind == FILTER_MEM_GROWN && (l->flags & LABEL_MEM_HELD)) ||
-	    (f->mem_kind == FILTER_MEM_HELD && !(l->flags & LABEL_MEM_HELD)))
+	if ((f->mem_kind == FILTER_MEM_GROWN && (l->flags & LABEL_MEM_MOMENT)) ||
+	    (f->mem_kind == FILTER_MEM_HELD && !(l->flags & LABEL_MEM_HELD)) ||
+	    (f->mem_kind == FILTER_MEM_PEAK && !(l->flags & LABEL_MEM_PEAK)))
 		return false;
 	if (f->npids && !has_u32(f->pids, f->npids, l->pid))
 		return false;
@@ -139,8 +140,8 @@ bool filter__keep(const struct filter *f, const struct profile *p, const struct 
 		return false;
 	if (f->reasons && !(f->reasons & (1u << (l->offcpu < 32 ? l->offcpu : 0))))
 		return false;
-	/* What a memory profile holds is as of its end: an interval's, in a window or not. */
-	if (f->timed && !(l->flags & LABEL_MEM_HELD) &&
+	/* What a memory profile holds is as of its end (or its peak): an interval's, in a window or not. */
+	if (f->timed && !(l->flags & LABEL_MEM_MOMENT) &&
 	    (time_ns == PROFILE_NO_TIME || time_ns < f->since_ns || time_ns >= f->until_ns))
 		return false;
 	if (f->ran) {

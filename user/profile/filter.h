@@ -40,7 +40,7 @@ struct filter {
 	bool python_only;       /* --python-only: only Python frames; samples without any go */
 	bool functions;         /* --functions: Python frames by function (line 0), not by line */
 	int time_kind;          /* FILTER_TIME_*: threads' time, asyncio tasks' time (LABEL_TASK) or both */
-	int mem_kind;           /* FILTER_MEM_*: a memory profile's growth, what is held (LABEL_MEM_HELD), or both */
+	int mem_kind; /* FILTER_MEM_*: a memory profile's growth, what is held (LABEL_MEM_HELD), at the peak, or all */
 	/* Threads ((pid << 32 | tid) keys) that ran on a CPU: only their samples
 	 * stay (--exclude-idle, filter_idle.c); NULL: every thread. Not owned. */
 	const struct hashmap *ran;
@@ -56,6 +56,7 @@ enum {
 	FILTER_MEM_ALL = 0,   /* every sample */
 	FILTER_MEM_GROWN = 1, /* memory mapped in while recording */
 	FILTER_MEM_HELD = 2,  /* of that, what is still held at the end */
+	FILTER_MEM_PEAK = 3,  /* ... held at each process's high-water mark (LABEL_MEM_PEAK) */
 };
 
 void filter__init(struct filter *f);

@@ -7,10 +7,8 @@
 #include "base/util.h"
 
 static const char *const names[] = {
-	[MEM_INUSE_SPACE] = "inuse_space",
-	[MEM_ALLOC_SPACE] = "alloc_space",
-	[MEM_INUSE_OBJECTS] = "inuse_objects",
-	[MEM_ALLOC_OBJECTS] = "alloc_objects",
+	[MEM_INUSE_SPACE] = "inuse_space",     [MEM_ALLOC_SPACE] = "alloc_space", [MEM_INUSE_OBJECTS] = "inuse_objects",
+	[MEM_ALLOC_OBJECTS] = "alloc_objects", [MEM_PEAK_SPACE] = "peak_space",   [MEM_PEAK_OBJECTS] = "peak_objects",
 };
 
 int mem_value_parse(const char *name, enum mem_value *v)
@@ -47,7 +45,7 @@ uint64_t mem_view_points(const struct profile *p, bool held)
 	uint64_t n = 0;
 
 	while (profile__next(p, &pos, &e))
-		if (!(e.labels.flags & LABEL_MEM_HELD) == !held)
+		if (!(e.labels.flags & LABEL_MEM_MOMENT) == !held)
 			n += e.count;
 	return n;
 }
@@ -57,13 +55,15 @@ struct profile *mem_view(const struct profile *p, enum mem_value v)
 	const struct profile_meta *in = profile__meta_of(p);
 	struct profile *out = profile__new();
 	struct profile_meta *m = profile__meta(out);
-	bool space = v == MEM_INUSE_SPACE || v == MEM_ALLOC_SPACE;
+	bool space = v == MEM_INUSE_SPACE || v == MEM_ALLOC_SPACE || v == MEM_PEAK_SPACE;
 	struct filter f;
 
 	*m = *in;
 	m->value_unit = space ? PROFILE_UNIT_BYTES : PROFILE_UNIT_OBJECTS;
 	filter__init(&f);
-	f.mem_kind = v == MEM_INUSE_SPACE || v == MEM_INUSE_OBJECTS ? FILTER_MEM_HELD : FILTER_MEM_GROWN;
+	f.mem_kind = v == MEM_INUSE_SPACE || v == MEM_INUSE_OBJECTS ? FILTER_MEM_HELD
+		     : v == MEM_PEAK_SPACE || v == MEM_PEAK_OBJECTS ? FILTER_MEM_PEAK
+								    : FILTER_MEM_GROWN;
 	filter__copy(&f, p, out, 0, space && in->mem_sample_bytes ? in->mem_sample_bytes : 1, 0);
 	filter__free(&f);
 	return out;

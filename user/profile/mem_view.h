@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
 /*
  * A memory profile (--mode memory: profile_meta.mem_sample_bytes) holds
- * two kinds of sample points, memory grown and memory still held
- * (LABEL_MEM_HELD), and each point stands for a number of bytes. pprof
- * keeps them as Go's heap profiles name them (alloc_objects, alloc_space,
- * inuse_objects, inuse_space); every other output shows one of them,
+ * three kinds of sample points, memory grown, memory still held at the end
+ * (LABEL_MEM_HELD) and memory held at each process's high-water mark
+ * (LABEL_MEM_PEAK), and each point stands for a number of bytes. pprof
+ * keeps them as Go's heap profiles name theirs (alloc_objects, alloc_space,
+ * inuse_objects, inuse_space) and peak_objects, peak_space (memray's
+ * high-water mark); every other output shows one of them,
  * --sample-type's, as a profile of its own whose counts are bytes (or
  * points, for the _objects types).
  */
@@ -21,9 +23,11 @@ enum mem_value {
 	MEM_ALLOC_SPACE,     /* bytes mapped in while recording */
 	MEM_INUSE_OBJECTS,   /* the same two in sample points */
 	MEM_ALLOC_OBJECTS,
+	MEM_PEAK_SPACE,   /* bytes held at each process's high-water mark, by the stack they grew under */
+	MEM_PEAK_OBJECTS, /* the same in sample points */
 };
 
-#define MEM_VALUE_NAMES "inuse_space, alloc_space, inuse_objects or alloc_objects"
+#define MEM_VALUE_NAMES "inuse_space, alloc_space, peak_space, inuse_objects, alloc_objects or peak_objects"
 
 /* --sample-type NAME: 0, or -1 when it names none. */
 int mem_value_parse(const char *name, enum mem_value *v);
@@ -31,7 +35,7 @@ int mem_value_parse(const char *name, enum mem_value *v);
 int mem_value_option(const char *arg, int *v);
 const char *mem_value_name(enum mem_value v);
 
-/* A memory profile's sample points of what is held at its end (held), or of what grew. */
+/* A memory profile's sample points of a moment (held: at its end or at the peak, LABEL_MEM_MOMENT), or of what grew. */
 uint64_t mem_view_points(const struct profile *p, bool held);
 
 /* The one kind of value v of memory profile p, as a new profile (counts in

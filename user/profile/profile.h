@@ -38,6 +38,11 @@ struct frame {
  * memory still held at the profile's end, as at their growth; an entry
  * without the flag counts points of growth during the profile. */
 #define LABEL_MEM_HELD 0x10
+/* ... and sample points held at its process's high-water mark (the moment
+ * its total held was highest; each process's own moment). */
+#define LABEL_MEM_PEAK 0x20
+/* The entries of a moment, not of growth: what is held at the end or at the peak. */
+#define LABEL_MEM_MOMENT (LABEL_MEM_HELD | LABEL_MEM_PEAK)
 
 /* Hashed as bytes: no padding allowed. */
 struct sample_labels {
@@ -65,7 +70,8 @@ struct profile_meta {
 	int64_t duration_ns;
 	int wall; /* --mode wall/off-cpu: samples may be off-CPU time; writers show wall time */
 	/* --mode memory: a sample point stands for this many bytes (counts are
-	 * points of memory growth and, LABEL_MEM_HELD, of memory still held);
+	 * points of memory growth and, LABEL_MEM_HELD, of memory still held,
+	 * LABEL_MEM_PEAK, held at the high-water mark);
 	 * 0: a profile of time. */
 	uint64_t mem_sample_bytes;
 	int value_unit; /* enum profile_unit: what a count is (a memory profile's view, mem_view.h) */

@@ -235,7 +235,7 @@ static const struct {
 
 static bool of_kind(enum kind k, const struct profile_entry *en)
 {
-	bool held = en->labels.flags & LABEL_MEM_HELD;
+	bool held = en->labels.flags & LABEL_MEM_HELD, peak = en->labels.flags & LABEL_MEM_PEAK;
 
 	switch (k) {
 	case KIND_CPU:
@@ -245,7 +245,7 @@ static bool of_kind(enum kind k, const struct profile_entry *en)
 	case KIND_INUSE:
 		return held;
 	case KIND_ALLOC:
-		return !held;
+		return !held && !peak;
 	}
 	return false;
 }

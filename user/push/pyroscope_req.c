@@ -180,7 +180,7 @@ int pyroscope_request(const struct push_series *s, size_t n, const char *name, u
 
 	for (size_t i = 0; i < n && !ret; i++) {
 		bool wall = profile__meta_of(s[i].prof)->wall;
-		/* A memory recording is one profile of its four types; time, cpu and wall. */
+		/* A memory recording is one profile of its six types; time, cpu and wall. */
 		bool memory = profile__meta_of(s[i].prof)->mem_sample_bytes != 0;
 
 		for (int k = 0; k < (memory ? 1 : 2) && !ret; k++) {

@@ -35,6 +35,7 @@ struct reader {
 	uint64_t total;  /* samples counted so far: at most INT64_MAX, as pprof's values */
 	uint64_t splits; /* adds beyond one a sample: counts above UINT32_MAX take several */
 	int held_vi;     /* a memory profile's inuse_objects (the count index is alloc_objects); -1: not one */
+	int peak_vi;     /* ... its peak_objects; -1: none (a file written before peaks were) */
 	char *why;
 	size_t whylen;
 	bool failed;
@@ -244,10 +245,12 @@ static int count_index(struct reader *r, bool *by_period)
 			alloc = (int)i;
 		else if (!strcmp(unit, "count") && !strcmp(type, "inuse_objects"))
 			r->held_vi = (int)i;
+		else if (!strcmp(unit, "count") && !strcmp(type, "peak_objects"))
+			r->peak_vi = (int)i;
 	}
 	if (alloc >= 0 && r->held_vi >= 0)
 		return alloc;
-	r->held_vi = -1;
+	r->held_vi = r->peak_vi = -1;
 	/* A heap or contention profile: its values are not samples of time. */
 	char types[256] = "";
 	for (size_t i = 0; i < pp->n_sample_type && i < 4; i++) {
@@ -362,6 +365,10 @@ static void read_samples(struct reader *r, int vi, bool by_period)
 		if (r->held_vi >= 0 && !v && (size_t)r->held_vi < s->n_value && s->value[r->held_vi] > 0) {
 			v = s->value[r->held_vi];
 			l.flags |= LABEL_MEM_HELD;
+		} else if (r->held_vi >= 0 && r->peak_vi >= 0 && !v && (size_t)r->peak_vi < s->n_value &&
+			   s->value[r->peak_vi] > 0) {
+			v = s->value[r->peak_vi];
+			l.flags |= LABEL_MEM_PEAK;
 		}
 		if (by_period && v > 0) { /* rounded to the nearest period, without overflow */
 			uint64_t u = (uint64_t)v, per = (uint64_t)pp->period;
@@ -464,7 +471,7 @@ static struct profile *convert(const Profile *pp, char *why, size_t whylen)
 	m->period_ns = pp->period > 0 ? (uint64_t)pp->period : 0;
 	m->start_epoch_ns = pp->time_nanos;
 	m->duration_ns = pp->duration_nanos;
-	r.held_vi = -1;
+	r.held_vi = r.peak_vi = -1;
 	vi = count_index(&r, &by_period);
 	if (r.held_vi >= 0) { /* its period is bytes a sample point stands for */
 		m->mem_sample_bytes = m->period_ns ? m->period_ns : 1;

@@ -18,6 +18,7 @@
 #include "symbols/procs.h"
 #include "record/mem_ledger.h"
 #include "record/processes.h"
+#include "python/frames.h"
 #include "python/mem_copies.h"
 #include "python/symbolize.h"
 #include "python/threadname.h"
@@ -822,6 +823,8 @@ static void ingest_sample(struct ingest *in, const void *data, size_t size)
 		const uint32_t *frames = profile__stack_frames(in->prof, stack, &n);
 
 		mem_ledger__grow(in->mem, &l, v.s->mem.addr, weight, frames, n); /* the points the profile counted */
+		if (l.tid == l.pid && py && (v.s->flags & PYEBPF_SAMPLE_PY) && v.s->tstate)
+			pr->py_main_tstate = v.s->tstate;
 	}
 	/* A multiprocessing child: its name, read once its main thread shows it
 	 * (labels from the next sample on; writers use it for the whole pid). */
@@ -944,6 +947,34 @@ static void exec_event(struct ingest *in, uint32_t pid)
 		python_of(in, pr, now_ns());
 }
 
+/*
+ * Whether pid gives memory back as it ends: a Python whose main thread ran
+ * Python code and runs none now (its frame chain is empty, or the process
+ * is gone) is past its program, in its interpreter's teardown (Py_Finalize
+ * frees what the program's modules kept: a program that kept 200 MiB
+ * munmaps it all before it exits). What it gives back then is what it held
+ * at its end, as memray's leaks view shows it. Read now, not when it was
+ * given back: a release read late (the ring behind) of a program that ends
+ * right after it counts as held at its end.
+ */
+static bool mem_ending(struct ingest *in, const struct pyebpf_mem_event *e)
+{
+	struct process *pr = processes__find(in->table, e->h.pid);
+	const struct py_layout *lo;
+	uint64_t frame, back;
+
+	if (!pr || !pr->py_main_tstate || !py_proc__supported(pr->python) ||
+	    !mem_ledger__holds(in->mem, e->h.pid, e->start, e->len))
+		return false;
+	lo = &py_proc__interp(pr->python)->layout;
+	frame = py_frame_first((pid_t)e->h.pid, lo, pr->py_main_tstate);
+	/* Frames without code (a C-stack shim, the interpreter's own base frame) are no program running. */
+	for (int i = 0; frame && i < 4; i++, frame = back)
+		if (py_frame_step((pid_t)e->h.pid, lo, frame, &back))
+			return false;
+	return !frame;
+}
+
 /* --mode memory: a target gave memory back or moved it. */
 static void mem_event(struct ingest *in, const void *data, size_t size)
 {
@@ -957,6 +988,8 @@ static void mem_event(struct ingest *in, const void *data, size_t size)
 		return;
 	if (e->op == PYEBPF_MEM_MOVE)
 		mem_ledger__move(in->mem, e->h.pid, e->start, e->len, e->to, e->to_len);
+	else if (mem_ending(in, e))
+		mem_ledger__release_ending(in->mem, e->h.pid, e->start, e->len);
 	else
 		mem_ledger__release(in->mem, e->h.pid, e->start, e->len);
 }
@@ -964,22 +997,35 @@ static void mem_event(struct ingest *in, const void *data, size_t size)
 /* Sample points held now, into the profile: at most this many an add. */
 #define HELD_ADD_MAX UINT32_MAX
 
+static void add_moment(struct ingest *in, const struct sample_labels *l, uint32_t flag, const uint32_t *frames,
+		       uint32_t nframes, uint64_t points)
+{
+	struct sample_labels held = *l;
+
+	held.flags |= flag;
+	for (; points; points -= points > HELD_ADD_MAX ? HELD_ADD_MAX : points)
+		profile__add(in->prof, &held, frames, nframes, points > HELD_ADD_MAX ? HELD_ADD_MAX : (uint32_t)points);
+}
+
 static void add_held(void *ctx, const struct sample_labels *l, const uint32_t *frames, uint32_t nframes,
 		     uint64_t points)
 {
-	struct ingest *in = ctx;
-	struct sample_labels held = *l;
+	add_moment(ctx, l, LABEL_MEM_HELD, frames, nframes, points);
+}
 
-	held.flags |= LABEL_MEM_HELD;
-	for (; points; points -= points > HELD_ADD_MAX ? HELD_ADD_MAX : points)
-		profile__add(in->prof, &held, frames, nframes, points > HELD_ADD_MAX ? HELD_ADD_MAX : (uint32_t)points);
+static void add_peak(void *ctx, const struct sample_labels *l, const uint32_t *frames, uint32_t nframes,
+		     uint64_t points)
+{
+	add_moment(ctx, l, LABEL_MEM_PEAK, frames, nframes, points);
 }
 
 void ingest__mem_held(struct ingest *in)
 {
 	if (!in->mem)
 		return;
+	mem_ledger__settle(in->mem); /* what running ones gave back "as they ended": they had not */
 	mem_ledger__held(in->mem, add_held, in);
+	mem_ledger__peak(in->mem, add_peak, in);
 	mem_ledger__tidy(in->mem);
 }
 

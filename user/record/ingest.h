@@ -103,8 +103,10 @@ const struct task_stats *ingest__task_stats(const struct ingest *in);
  * or task_period_ns). */
 void ingest__tasks_now(struct ingest *in, uint64_t now);
 
-/* --mode memory: the memory held now, into the profile as LABEL_MEM_HELD
- * entries, untimed (before a profile is written). */
+/* --mode memory: the memory held now (an ended process's: at its end),
+ * into the profile as LABEL_MEM_HELD entries, and at each process's
+ * high-water mark as LABEL_MEM_PEAK ones, untimed (before a profile is
+ * written); then the ended processes are let go, and the peaks start anew. */
 void ingest__mem_held(struct ingest *in);
 /* --mode memory without held memory in the output (top): the sites whose
  * pages all went back are forgotten, as ingest__mem_held does after its walk. */

@@ -130,3 +130,12 @@ void page_set__take(struct page_set *s, uint64_t start, uint64_t end, page_fn fn
 	memmove(s->c + kept, s->c + k, (s->nc - k) * sizeof(*s->c));
 	s->nc -= k - kept;
 }
+
+bool page_set__any(const struct page_set *s, uint64_t start, uint64_t end)
+{
+	size_t k = chunk_for(s, start);
+
+	if (end <= start || k == s->nc)
+		return false;
+	return s->c[k]->v[lower_bound(s->c[k], start)].addr < end; /* the chunk's last is at or above start */
+}

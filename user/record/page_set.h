@@ -37,6 +37,9 @@ void page_set__free(struct page_set *s); /* empties it */
  * Valid until the set changes again. */
 struct page *page_set__at(struct page_set *s, uint64_t addr, bool *created);
 
+/* Whether the set holds a page in [start, end). */
+bool page_set__any(const struct page_set *s, uint64_t start, uint64_t end);
+
 /* The pages in [start, end) out of the set, each passed to fn first. */
 typedef void (*page_fn)(void *ctx, const struct page *pg);
 void page_set__take(struct page_set *s, uint64_t start, uint64_t end, page_fn fn, void *ctx);

@@ -85,6 +85,7 @@ void processes__exec(struct processes *t, uint32_t pid)
 	process_parts_free(p);
 	procs__exec(t->syms, p->maps);
 	p->exited_ns = 0;
+	p->py_main_tstate = 0; /* of the image it left */
 }
 
 void processes__exit(struct processes *t, uint32_t pid, uint64_t now)

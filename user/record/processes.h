@@ -29,6 +29,10 @@ struct process {
 	struct task_proc *tasks;       /* where its asyncio task lists are (record/task_sampler.h) */
 	struct unwind_session *native; /* --native: its libdw session (native/unwind.h) */
 	uint64_t exited_ns;            /* 0: alive */
+	/* --mode memory: its main thread's Python thread state, once a sample
+	 * of it ran Python (0: none seen): a main thread with no Python frame
+	 * then is its interpreter's teardown (ingest.c). */
+	uint64_t py_main_tstate;
 };
 
 struct processes;

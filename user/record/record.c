@@ -446,12 +446,12 @@ static struct profile *one_kind_of_time(const struct profile *p, enum output_for
 	return out;
 }
 
-/* A memory profile's outputs but pprof show one of its four values; NULL for pprof. */
+/* A memory profile's outputs but pprof show one of its six values; NULL for pprof. */
 static struct profile *one_kind_of_memory(const struct profile *p, enum output_format format, enum mem_value v)
 {
 	if (format == FORMAT_PPROF)
 		return NULL;
-	fprintf(stderr, "pyebpf: this output shows %s (--sample-type; a .pb.gz keeps all four)\n", mem_value_name(v));
+	fprintf(stderr, "pyebpf: this output shows %s (--sample-type; a .pb.gz keeps all six)\n", mem_value_name(v));
 	return mem_view(p, v);
 }
 

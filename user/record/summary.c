@@ -80,7 +80,7 @@ static void bpf_cost(FILE *f, const struct record_summary *s)
 
 /* Processes whose growth is told one by one; the rest are summed. */
 #define MEM_PROCS_LISTED 10
-/* A process that held this much at once and ended gets the hint to stop before it. */
+/* A process that held this much at once and ended gets the hint of its views. */
 #define MEM_ENDED_HINT_BYTES (16ULL << 20)
 
 static int by_growth(const void *a, const void *b)
@@ -99,7 +99,7 @@ static void memory_summary(FILE *f, const struct record_summary *s, const struct
 {
 	const struct mem_ledger *m = ingest__mem_ledger(s->ingest);
 	uint64_t grown = 0, returned = 0, n = s->mem_sample_bytes;
-	char a[32], b[32], c[32], d[32], name[64];
+	char a[32], b[32], c[32], d[32], e[32], name[64], held[128];
 	struct mem_proc *v;
 	size_t np, nrest;
 
@@ -116,30 +116,39 @@ static void memory_summary(FILE *f, const struct record_summary *s, const struct
 	}
 	fprintf(f,
 		"pyebpf: memory: the targets mapped in %s of anonymous memory; sampled every %s: %s grew, %s of it "
-		"went back, %s held at the end\n",
+		"went back, %s held at the end (an ended process's: at its end)\n",
 		human_bytes(s->counters[PYEBPF_CNT_MEM_BYTES], a, sizeof(a)), human_bytes(n, b, sizeof(b)),
 		human_bytes(grown * n, c, sizeof(c)), human_bytes(returned * n, d, sizeof(d)),
 		human_bytes((grown - returned) * n, name, sizeof(name)));
 	qsort(v, np, sizeof(*v), by_growth);
-	for (size_t i = 0; i < np && i < MEM_PROCS_LISTED && v[i].grown; i++)
-		fprintf(f, "pyebpf: memory: pid %u %s: %s grew, %s went back, %s %s; at most %s held at once\n",
-			v[i].pid, text_escape(profile__str_at(p, v[i].comm), name, sizeof(name)),
-			human_bytes(v[i].grown * n, a, sizeof(a)), human_bytes(v[i].returned * n, b, sizeof(b)),
-			human_bytes((v[i].grown - v[i].returned) * n, c, sizeof(c)),
-			v[i].exited ? "held (it ended: its memory went back with it)" : "held",
+	for (size_t i = 0; i < np && i < MEM_PROCS_LISTED && v[i].grown; i++) {
+		human_bytes((v[i].grown - v[i].returned) * n, c, sizeof(c));
+		/* An ended process's held is what it held at its end; of that, what its interpreter's
+		 * teardown freed as it ended (the kernel took the rest at its exit). */
+		if (!v[i].exited)
+			snprintf(held, sizeof(held), "%s held", c);
+		else if (v[i].ending)
+			snprintf(held, sizeof(held), "%s held at its end (%s of it freed as it ended)", c,
+				 human_bytes(v[i].ending * n, e, sizeof(e)));
+		else
+			snprintf(held, sizeof(held), "%s held at its end", c);
+		fprintf(f, "pyebpf: memory: pid %u %s: %s grew, %s went back, %s; at most %s held at once\n", v[i].pid,
+			text_escape(profile__str_at(p, v[i].comm), name, sizeof(name)),
+			human_bytes(v[i].grown * n, a, sizeof(a)), human_bytes(v[i].returned * n, b, sizeof(b)), held,
 			human_bytes(v[i].peak * n, d, sizeof(d)));
+	}
 	if (np + nrest > MEM_PROCS_LISTED)
 		fprintf(f, "pyebpf: memory: and %zu more processes\n",
 			np + nrest - (np < MEM_PROCS_LISTED ? np : MEM_PROCS_LISTED));
-	/* What a program held, it gives back as it ends: said once, for those that held some (the
-	 * forgotten ones all ended: rest's peak is the largest of theirs). */
+	/* An ended program's two views, said once, for those that held some (the forgotten ones all
+	 * ended: rest's peak is the largest of theirs). */
 	bool ended_holding = nrest && rest->peak * n >= MEM_ENDED_HINT_BYTES;
 
 	for (size_t i = 0; i < np && !ended_holding; i++)
 		ended_holding = v[i].exited && v[i].peak * n >= MEM_ENDED_HINT_BYTES;
 	if (ended_holding)
-		fprintf(f, "pyebpf: memory: a process that ends gives back what it held: to see what it holds while "
-			   "it runs, end the recording before it ends (-d, Ctrl-C) or attach with -p\n");
+		fprintf(f, "pyebpf: memory: a process that ended shows what it held at its end (inuse_space, the "
+			   "default) and at its high-water mark (--sample-type peak_space)\n");
 	free(v);
 }
 

@@ -302,7 +302,7 @@ static void samples_build(struct builder *b, const struct profile_meta *m, struc
 	so->eo = xcalloc(n + 1, sizeof(*so->eo));
 	so->samples = xcalloc(n + 1, sizeof(*so->samples));
 	so->ptrs = xcalloc(n + 1, sizeof(*so->ptrs));
-	so->values = xcalloc((n + 1) * 4, sizeof(*so->values));
+	so->values = xcalloc((n + 1) * 6, sizeof(*so->values));
 	for (size_t i = 0; i < n; i++) {
 		struct entry_out *o = &so->eo[so->nentries];
 		Sample *s = &so->samples[so->nentries];
@@ -320,16 +320,16 @@ static void samples_build(struct builder *b, const struct profile_meta *m, struc
 		perftools__profiles__sample__init(s);
 		s->n_location_id = e.nframes;
 		s->location_id = o->location_ids;
-		s->value = &so->values[so->nentries * 4];
-		if (m->mem_sample_bytes) { /* memory: growth, or what is still held */
-			bool held = e.labels.flags & LABEL_MEM_HELD;
+		s->value = &so->values[so->nentries * 6];
+		if (m->mem_sample_bytes) { /* memory: growth, held at the peak, or still held at the end */
+			int kind = e.labels.flags & LABEL_MEM_HELD ? 2 : e.labels.flags & LABEL_MEM_PEAK ? 1 : 0;
 			int64_t points = (int64_t)e.count, bytes = (int64_t)(e.count * m->mem_sample_bytes);
 
-			s->n_value = 4;
-			s->value[0] = held ? 0 : points;
-			s->value[1] = held ? 0 : bytes;
-			s->value[2] = held ? points : 0;
-			s->value[3] = held ? bytes : 0;
+			s->n_value = 6;
+			for (size_t k = 0; k < 3; k++) {
+				s->value[2 * k] = kind == (int)k ? points : 0;
+				s->value[2 * k + 1] = kind == (int)k ? bytes : 0;
+			}
 		} else if (b->o->only) {
 			s->n_value = 1;
 			s->value[0] = ns;
@@ -373,12 +373,14 @@ static void header_build(struct builder *b, const struct profile_meta *m, Profil
 	bool tasks = m->wall && has_tasks(b->p);
 
 	if (m->mem_sample_bytes) { /* as Go's heap profiles: the last, inuse_space, is what viewers show first */
-		prof->n_sample_type = 4;
-		prof->sample_type = xcalloc(4, sizeof(*prof->sample_type));
+		prof->n_sample_type = 6;
+		prof->sample_type = xcalloc(6, sizeof(*prof->sample_type));
 		prof->sample_type[0] = value_type(b, "alloc_objects", "count");
 		prof->sample_type[1] = value_type(b, "alloc_space", "bytes");
-		prof->sample_type[2] = value_type(b, "inuse_objects", "count");
-		prof->sample_type[3] = value_type(b, "inuse_space", "bytes");
+		prof->sample_type[2] = value_type(b, "peak_objects", "count"); /* memray's high-water mark */
+		prof->sample_type[3] = value_type(b, "peak_space", "bytes");
+		prof->sample_type[4] = value_type(b, "inuse_objects", "count");
+		prof->sample_type[5] = value_type(b, "inuse_space", "bytes");
 		prof->period_type = value_type(b, "space", "bytes");
 	} else if (b->o->only) { /* a push: one kind of time, as Pyroscope's profile types name it */
 		const char *kind = b->o->only == PPROF_ONLY_CPU ? "cpu" : "wall";

@@ -41,7 +41,7 @@ enum pprof_only {
 	PPROF_EVERYTHING = 0, /* pprof__write's file */
 	PPROF_ONLY_CPU,
 	PPROF_ONLY_WALL,
-	PPROF_ONLY_MEMORY, /* a memory profile's four types (its only kind), with a push's labels */
+	PPROF_ONLY_MEMORY, /* a memory profile's six types (its only kind), with a push's labels */
 };
 struct pprof_opts {
 	enum pprof_only only;
