@@ -59,8 +59,9 @@ Test(wall, the_last_wait_before_exit_is_named)
 			/* 0.5 s and 0.3 s at 999 Hz. */
 			cr_assert(a > 450 && a < 550, "%s: %llu samples of first_wait's 0.5 s", pys[i].path,
 				  (unsigned long long)a);
-			cr_assert(b > 270 && b < 330, "%s run %d: %llu samples of last_wait's 0.3 s (%llu unreadable)",
-				  pys[i].path, run, (unsigned long long)b, (unsigned long long)lost);
+			cr_assert(b > 270 && b < 330,
+				  "%s run %d: %llu samples of last_wait's 0.3 s (%llu unreadable); %s", pys[i].path,
+				  run, (unsigned long long)b, (unsigned long long)lost, r.err ? r.err : "");
 			cr_assert_eq(lost, 0, "%s run %d: %llu samples of sleep [unreadable Python frame]", pys[i].path,
 				     run, (unsigned long long)lost);
 			folded_free(&f);
