@@ -162,7 +162,7 @@ Test(dump, threads_reasons_lines_and_locals)
 	}
 }
 
-/* 3.11+ (not free-threaded): a task gathering two tasks, each asleep; the
+/* 3.11+ (free-threaded builds too): a task gathering two tasks, each asleep; the
  * gatherer is awaited by the main task (asyncio's Task-1, unnamed). */
 Test(dump, asyncio_tasks_with_coroutines_and_awaiters)
 {
@@ -293,12 +293,13 @@ Test(dump, not_python)
 #define CONSISTENCY_CHANGED_MAX 5
 
 /* The interpreters the check runs on: each frame layout (2.7's and 3.8's
- * objects, 3.12's and 3.14's interpreter frames, 3.13t's free-threaded). */
+ * objects, 3.12's and 3.14's interpreter frames, every free-threaded build:
+ * 3.13t, and 3.14t/3.15t with their per-thread bytecode). */
 static bool consistency_python(const struct python *py)
 {
-	if (py->major == 2)
+	if (py->major == 2 || py->free_threaded)
 		return true;
-	return py->free_threaded ? py->minor == 13 : py->minor == 8 || py->minor == 12 || py->minor == 14;
+	return py->minor == 8 || py->minor == 12 || py->minor == 14;
 }
 
 enum verdict {
