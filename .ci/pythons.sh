@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The CPythons the tests need beyond pyenv's: Debian sid's 3.14 and 3.15
-# (binary packages, run from a private root) and a free-threaded 3.13t
-# built from Debian's python3.13 source. Everything comes from the Debian
+# (binary packages, run from a private root) and free-threaded 3.13t,
+# 3.14t and 3.15t built from Debian sid's python3.13, 3.14 and 3.15 sources. Everything comes from the Debian
 # archive this machine's apt already uses; results are cached in DIR, so a
 # second run takes a second.
 #
@@ -11,11 +11,17 @@
 # glibc >= 2.38, so sid's libc and libraries are unpacked beside them and
 # the interpreters point at them with patchelf (the loader, and DT_RPATH so
 # that libraries loaded by libraries come from the same root).
-# DIR/3.13t/bin/python3.13t: ./configure --disable-gil.
+# DIR/3.13t/bin/python3.13t, DIR/3.14t/bin/python3.14t, DIR/3.15t/bin/
+# python3.15t: ./configure --disable-gil, built side by side (one make job
+# each on 2 cores: their configure, link and install steps are serial) while
+# sid's binaries download and compile their standard library.
 set -euo pipefail
 DIR=${1:-/var/cache/pyebpf/pythons}
 mkdir -p "$DIR"
 DIR=$(cd "$DIR" && pwd)
+# shellcheck source=.ci/retry.sh disable=SC1091
+. "$(dirname "$0")/retry.sh"
+FT_VERSIONS="3.13 3.14 3.15"
 # libc6-dbg: sid's libc is stripped; its debug file names its thread start.
 # python3-pip-whl: the pip wheel a venv of 3.15 is given (tests/dist: the
 # wheel installed into 3.15; bookworm's pip cannot run on 3.15).
@@ -42,17 +48,85 @@ sid_apt() {
 	APT_OPTS=(-q -o "Dir::Etc::SourceList=$APTDIR/sources.list" -o Dir::Etc::SourceParts=/dev/null
 		-o "Dir::State::Lists=$APTDIR/lists" -o "Dir::Cache=$APTDIR" -o "Dir::State::status=$APTDIR/status"
 		-o APT::Architecture=amd64 -o Debug::NoLocking=1 -o APT::Sandbox::User=root)
-	[ -n "$(ls "$APTDIR/lists" 2>/dev/null | grep Packages || true)" ] || apt-get "${APT_OPTS[@]}" update >/dev/null
+	[ -n "$(ls "$APTDIR/lists" 2>/dev/null | grep Packages || true)" ] ||
+		retry "Debian sid's package lists" apt-get "${APT_OPTS[@]}" update >/dev/null
 }
 
-command -v patchelf >/dev/null || apt-get install -y -qq --no-install-recommends patchelf >/dev/null
+# The source of PKG into DEST. The archive may list a newer version than
+# its pool holds yet: take the newest it serves. Every version answered
+# 404 is no passing fault: 0 with nothing in DEST (not tried again).
+sid_source() {
+	local pkg=$1 dest=$2 v out missing=1
+	for v in $(apt-cache "${APT_OPTS[@]}" showsrc "$pkg" | sed -n 's/^Version: //p' | sort -rV); do
+		out=$(cd "$dest" && apt-get "${APT_OPTS[@]}" source --download-only "$pkg=$v" 2>&1) && return 0
+		grep -q ' 404 ' <<<"$out" || missing=0
+	done
+	[ "$missing" = 1 ]
+}
+
+# A free-threaded CPython V (3.14) from the source in DIR/.src-Vt into
+# DIR/Vt, with JOBS make jobs; its output in DIR/.build-Vt.log.
+build_ft() {
+	local v=$1 jobs=$2 src=$DIR/.src-$1t start=$SECONDS
+	(
+		set -e
+		tar -C "$src" -xf "$src/python${v}_"*.orig.tar.xz
+		cd "$src"/Python-"$v".*/
+		./configure --disable-gil --prefix="$DIR/${v}t" --without-ensurepip
+		make -j"$jobs"
+		make altinstall
+	) >"$DIR/.build-${v}t.log" 2>&1 || {
+		echo "pythons.sh: the build of ${v}t failed; the end of $DIR/.build-${v}t.log:" >&2
+		tail -n 20 "$DIR/.build-${v}t.log" >&2
+		return 1
+	}
+	"$DIR/${v}t/bin/python${v}t" -c 'import sys; assert not sys._is_gil_enabled()'
+	rm -rf "$src"
+	touch "$DIR/${v}t/.done"
+	echo "pythons.sh: ${v}t built in $((SECONDS - start)) s (make -j$jobs)"
+}
+
+command -v patchelf >/dev/null ||
+	retry "patchelf" apt-get install -y -qq --no-install-recommends patchelf >/dev/null
+
+# The free-threaded builds not cached yet start first, in the background:
+# they take minutes of CPU, the rest is mostly downloads.
+FT_TODO=()
+for v in $FT_VERSIONS; do [ -e "$DIR/${v}t/.done" ] || FT_TODO+=("$v"); done
+FT_PIDS=()
+if [ ${#FT_TODO[@]} -gt 0 ]; then
+	echo "pythons.sh: free-threaded ${FT_TODO[*]/%/t} from Debian sid's sources into $DIR"
+	retry "CPython's build dependencies" apt-get install -y -qq --no-install-recommends build-essential \
+		libffi-dev zlib1g-dev libbz2-dev liblzma-dev libssl-dev xz-utils >/dev/null
+	sid_apt
+	FT_BUILD=()
+	for v in "${FT_TODO[@]}"; do
+		rm -rf "$DIR/.src-${v}t" "$DIR/${v}t" && mkdir -p "$DIR/.src-${v}t"
+		retry "the source of Debian sid's python$v" sid_source "python$v" "$DIR/.src-${v}t"
+		if ls "$DIR/.src-${v}t/python${v}_"*.orig.tar.xz >/dev/null 2>&1; then
+			FT_BUILD+=("$v")
+		else
+			# Not fatal: the tests hold every interpreter they find (tests/pythons.h).
+			echo "pythons.sh: Debian's archive here serves no python$v source (404 for every version sid lists): ${v}t is not built" >&2
+			rm -rf "$DIR/.src-${v}t"
+		fi
+	done
+	jobs=$(($(nproc) / (${#FT_BUILD[@]} > 0 ? ${#FT_BUILD[@]} : 1)))
+	[ "$jobs" -ge 1 ] || jobs=1
+	for v in "${FT_BUILD[@]}"; do
+		build_ft "$v" "$jobs" &
+		FT_PIDS+=($!)
+	done
+fi
 
 if [ ! -x "$DIR/sid/usr/bin/python3.15" ] || [ ! -e "$DIR/sid/.done" ] ||
 	! ls "$DIR"/sid/usr/share/python-wheels/pip-*.whl >/dev/null 2>&1; then
 	echo "pythons.sh: CPython 3.14 and 3.15 from Debian sid into $DIR/sid"
 	sid_apt
 	rm -rf "$DIR/sid" && mkdir -p "$DIR/sid"
-	apt-get "${APT_OPTS[@]}" install -y --download-only --no-install-recommends $SID_PKGS >/dev/null
+	# shellcheck disable=SC2086
+	retry "Debian sid's $SID_PKGS" apt-get "${APT_OPTS[@]}" install -y --download-only --no-install-recommends \
+		$SID_PKGS >/dev/null
 	for deb in "$APTDIR"/archives/*.deb; do dpkg-deb -x "$deb" "$DIR/sid"; done
 	libdir=$DIR/sid/usr/lib/x86_64-linux-gnu
 	for v in 3.14 3.15; do
@@ -74,23 +148,9 @@ if [ ! -e "$DIR/sid/.compiled" ]; then
 	touch "$DIR/sid/.compiled"
 fi
 
-if [ ! -e "$DIR/3.13t/.done" ]; then
-	echo "pythons.sh: a free-threaded CPython 3.13t from Debian's python3.13 source into $DIR/3.13t (~4 min)"
-	apt-get install -y -qq --no-install-recommends build-essential libffi-dev zlib1g-dev libbz2-dev liblzma-dev \
-		libssl-dev xz-utils >/dev/null
-	sid_apt
-	src=$DIR/.src
-	rm -rf "$src" "$DIR/3.13t" && mkdir -p "$src"
-	# The archive may list a newer version than its pool holds yet: take the newest it serves.
-	for v in $(apt-cache "${APT_OPTS[@]}" showsrc python3.13 | sed -n 's/^Version: //p' | sort -rV); do
-		(cd "$src" && apt-get "${APT_OPTS[@]}" source --download-only "python3.13=$v" >/dev/null 2>&1) && break
-	done
-	ls "$src"/python3.13_*.orig.tar.xz >/dev/null
-	tar -C "$src" -xf "$src"/python3.13_*.orig.tar.xz
-	(cd "$src"/Python-3.13.* && ./configure -q --disable-gil --prefix="$DIR/3.13t" --without-ensurepip >/dev/null &&
-		make -s -j"$(nproc)" >/dev/null 2>&1 && make -s altinstall >/dev/null 2>&1)
-	"$DIR/3.13t/bin/python3.13t" -c 'import sys; assert not sys._is_gil_enabled()'
-	rm -rf "$src"
-	touch "$DIR/3.13t/.done"
-fi
-echo "pythons.sh: $("$DIR/sid/usr/bin/python3.14" -V), $("$DIR/sid/usr/bin/python3.15" -V), $("$DIR/3.13t/bin/python3.13t" -VV | head -c 60)"
+failed=0
+for pid in "${FT_PIDS[@]}"; do wait "$pid" || failed=1; done
+[ "$failed" = 0 ] || exit 1
+echo "pythons.sh: $("$DIR/sid/usr/bin/python3.14" -V), $("$DIR/sid/usr/bin/python3.15" -V)$(for v in $FT_VERSIONS; do
+	[ ! -x "$DIR/${v}t/bin/python${v}t" ] || printf ', %s' "$("$DIR/${v}t/bin/python${v}t" -VV | head -c 60)"
+done)"

@@ -1,7 +1,8 @@
 /*
  * The interpreters the tests run against: every pyenv build, /usr/bin/python3.*,
  * and what .ci/pythons.sh provisions in PYEBPF_PYTHONS_DIR (default
- * /var/cache/pyebpf/pythons): Debian sid's 3.14 and 3.15, a free-threaded 3.13t.
+ * /var/cache/pyebpf/pythons): Debian sid's 3.14 and 3.15, the free-threaded
+ * 3.13t, 3.14t and 3.15t (DIR/3.14t/bin/python3.14t; those it could build).
  */
 #ifndef PYEBPF_TEST_PYTHONS_H
 #define PYEBPF_TEST_PYTHONS_H
@@ -15,15 +16,15 @@ struct python {
 	char path[512]; /* the interpreter binary */
 	char lib[512];  /* its libpython (pyenv builds), "" for a static one */
 	int major, minor;
-	int free_threaded; /* python3.13t: a --disable-gil build */
+	int free_threaded; /* python3.13t, 3.14t, 3.15t: a --disable-gil build */
 };
 
-/* Does pyebpf read this interpreter's asyncio tasks? 3.11+; of the
- * free-threaded builds, 3.13t (its tasks are in _asyncio's sets as on 3.13;
- * 3.14t+ keep per-thread lists no interpreter here has to test). */
+/* Does pyebpf read this interpreter's asyncio tasks? 3.11+, free-threaded
+ * builds too: 3.13t's are in _asyncio's sets as on 3.13; 3.14t+ keep the
+ * per-thread lists of 3.14, found through their own .AsyncioDebug section. */
 static inline int python_has_asyncio_tasks(const struct python *py)
 {
-	return py->major == 3 && py->minor >= 11 && (!py->free_threaded || py->minor == 13);
+	return py->major == 3 && py->minor >= 11;
 }
 
 /* Where .ci/pythons.sh puts its interpreters. */

@@ -33,8 +33,7 @@ static bool has_task_time(const struct python *py)
 {
 	if (python_has_asyncio_tasks(py))
 		return true;
-	cr_log_info("%s: skipped: asyncio tasks are read on CPython 3.11+ (of free-threaded builds, 3.13t)\n",
-		    py->path);
+	cr_log_info("%s: skipped: asyncio tasks are read on CPython 3.11+\n", py->path);
 	return false;
 }
 

@@ -73,6 +73,23 @@ static void expect_top(const struct python *py, const char *block, const char *f
 	}
 }
 
+/* ", Python 2.7.18," as the interpreter itself says sys.version_info (3.13.15t
+ * free-threaded, 3.15.0a2 for a pre-release): into want. */
+static void python_version_head(const struct python *py, char *want, size_t size)
+{
+	const char *argv[] = { py->path, "-c",
+			       "import platform, sys; print(platform.python_version() + "
+			       "('t' if 't' in getattr(sys, 'abiflags', '') else ''))",
+			       NULL };
+	struct run_result r;
+
+	run(argv, 30, &r);
+	cr_assert(r.status == 0 && r.out[0], "%s: no version: %s", py->path, r.err);
+	r.out[strcspn(r.out, "\n")] = '\0';
+	snprintf(want, size, ", Python %s, ", r.out);
+	run_result_free(&r);
+}
+
 Test(dump, threads_reasons_lines_and_locals)
 {
 	for (int i = 0; i < npys; i++) {
@@ -91,6 +108,12 @@ Test(dump, threads_reasons_lines_and_locals)
 		snprintf(head, sizeof(head), "Process %d ", pid);
 		cr_assert(!strncmp(r.out, head, strlen(head)), "%s: %s", py->path, r.out);
 		cr_assert(strstr(r.out, ", 4 threads\n"), "%s: %s", py->path, r.out);
+		/* The patch level as the interpreter reports it (2.7.18, not 2.7.0),
+		 * symbols or none (Debian's /usr/bin/python3.11). */
+		char version[96];
+		python_version_head(py, version, sizeof(version));
+		cr_assert(strstr(r.out, version) && strstr(r.out, version) < strchr(r.out, '\n'),
+			  "%s: the first line does not say '%s': %s", py->path, version, r.out);
 
 		b = thread_block(r.out, "MainThread");
 		snprintf(head, sizeof(head), "Thread %d \"MainThread\" (waiting: io", pid);
@@ -139,7 +162,7 @@ Test(dump, threads_reasons_lines_and_locals)
 	}
 }
 
-/* 3.11+ (not free-threaded): a task gathering two tasks, each asleep; the
+/* 3.11+ (free-threaded builds too): a task gathering two tasks, each asleep; the
  * gatherer is awaited by the main task (asyncio's Task-1, unnamed). */
 Test(dump, asyncio_tasks_with_coroutines_and_awaiters)
 {
@@ -270,12 +293,13 @@ Test(dump, not_python)
 #define CONSISTENCY_CHANGED_MAX 5
 
 /* The interpreters the check runs on: each frame layout (2.7's and 3.8's
- * objects, 3.12's and 3.14's interpreter frames, 3.13t's free-threaded). */
+ * objects, 3.12's and 3.14's interpreter frames, every free-threaded build:
+ * 3.13t, and 3.14t/3.15t with their per-thread bytecode). */
 static bool consistency_python(const struct python *py)
 {
-	if (py->major == 2)
+	if (py->major == 2 || py->free_threaded)
 		return true;
-	return py->free_threaded ? py->minor == 13 : py->minor == 8 || py->minor == 12 || py->minor == 14;
+	return py->minor == 8 || py->minor == 12 || py->minor == 14;
 }
 
 enum verdict {

@@ -181,8 +181,8 @@ static bool wanted(const struct python *py)
 	char v[16];
 
 	snprintf(v, sizeof(v), "%d.%d", py->major, py->minor);
-	if (py->free_threaded)
-		return py->minor == 13;
+	if (py->free_threaded) /* each one built: 3.13t, 3.14t, 3.15t */
+		return true;
 	/* Debian's own 3.11, not pyenv's. */
 	if (!strcmp(v, "3.11"))
 		return !strncmp(py->path, "/usr/bin/", 9);

@@ -227,6 +227,43 @@ Test(asyncio_tasks, lists_that_loop_or_point_nowhere_are_cut_and_counted)
 	cr_assert_eq(t[0].ncoro, ASYNCIO_MAX_CORO);
 }
 
+/* Free-threaded 3.14+: a coroutine suspended in a thread with a bytecode
+ * copy of its own (tlbc_index 2) points into that copy, not into
+ * co_code_adaptive; index 0, or a copy that cannot be read, is the code's own. */
+Test(asyncio_tasks, free_threaded_offsets_count_in_the_threads_bytecode_copy)
+{
+	static struct image m;
+	struct asyncio_layout l;
+	struct asyncio_task t[8];
+	struct asyncio_walk_stats st = { 0 };
+	const uint64_t tlbc = 0x15800, copy = 0x15a00;
+	size_t n;
+
+	layout(&l);
+	l.ob_type = 24; /* 32-byte headers: nothing below depends on 8 */
+	l.executable_mask = 1;
+	l.fr_tlbc_index = 0x48;
+	l.co_tlbc = 0xe0;
+	build(&m, &l);
+	put64(&m, CODE_A + l.co_tlbc, tlbc);
+	put64(&m, tlbc, 3);             /* size */
+	put64(&m, tlbc + 8 + 16, copy); /* entries[2] */
+	put64(&m, CORO_A + l.gi_iframe + l.fr_tlbc_index, 2);
+	put64(&m, CORO_A + l.gi_iframe + l.fr_instr_ptr, copy + 10);
+	n = asyncio_walk(&l, img_read, &m, INTERP, t, 8, &st);
+	cr_assert_eq(n, 2);
+	cr_assert_eq(t[0].coros[0].code, CODE_A);
+	cr_assert_eq(t[0].coros[0].lasti, 10, "relative to the thread's copy: %d", t[0].coros[0].lasti);
+	cr_assert_eq(t[0].coros[1].lasti, 6, "index 0: co_code_adaptive");
+	cr_assert_str_eq(t[0].awaits, "_asyncio.Future");
+
+	/* The copy's entry unreadable: the code's own bytecode, whose offset is out of range. */
+	put64(&m, CODE_A + l.co_tlbc, 0x7fff0000);
+	n = asyncio_walk(&l, img_read, &m, INTERP, t, 8, &st);
+	cr_assert_eq(n, 2);
+	cr_assert_eq(t[0].coros[0].lasti, -1);
+}
+
 Test(asyncio_tasks, reasons_from_the_innermost_coroutine_and_what_it_awaits)
 {
 	const char *f = "/usr/lib/python3.14/asyncio/tasks.py", *lk = "/usr/lib/python3.14/asyncio/locks.py";

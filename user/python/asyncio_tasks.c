@@ -8,6 +8,7 @@
 #define MAX_LIST 65536
 #define MAX_SET_SLOTS 1024
 #define TPFLAGS_LONG_SUBCLASS (1UL << 24)
+#define MAX_TLBC_INDEX 65536 /* as bpf/python.bpf.h: one copy per thread that ran the code */
 
 int asyncio_layout_from_section(struct asyncio_layout *l, const uint8_t *sec, size_t len)
 {
@@ -73,6 +74,22 @@ static void type_name(const struct walker *w, uint64_t type, char *out, size_t r
 	out[strnlen(out, n)] = '\0';
 }
 
+/* Where the bytecode a frame runs starts: co_code_adaptive, or on
+ * free-threaded 3.14+ the copy of the thread that last ran it (a
+ * _PyCodeArray: size, then entries); one that cannot be read falls back. */
+static uint64_t bytecode_of(const struct walker *w, uint64_t frame, uint64_t code)
+{
+	const struct asyncio_layout *l = w->l;
+	uint64_t arr, copy;
+	int32_t idx;
+
+	if (!l->co_tlbc || !l->fr_tlbc_index || w->rd(w->ctx, frame + l->fr_tlbc_index, &idx, sizeof(idx)) ||
+	    idx <= 0 || idx >= MAX_TLBC_INDEX || ptr(w, code + l->co_tlbc, &arr) || !arr ||
+	    ptr(w, arr + 8 + 8 * (uint64_t)idx, &copy) || !copy)
+		return code + l->co_adaptive;
+	return copy;
+}
+
 /* The coroutine chain of a task, from its coroutine to the innermost. */
 static void coro_chain(const struct walker *w, uint64_t coro, struct asyncio_task *t)
 {
@@ -91,7 +108,7 @@ static void coro_chain(const struct walker *w, uint64_t coro, struct asyncio_tas
 		code &= ~l->executable_mask;
 		if (!code)
 			return;
-		lasti = (int64_t)(ip - (code + l->co_adaptive));
+		lasti = (int64_t)(ip - bytecode_of(w, frame, code));
 		t->coros[t->ncoro].code = code;
 		t->coros[t->ncoro].lasti = lasti >= 0 && lasti < 0x7fffffff ? (int32_t)lasti : -1;
 		t->ncoro++;

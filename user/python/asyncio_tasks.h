@@ -27,6 +27,10 @@ struct asyncio_layout {
 	uint64_t gi_iframe, gi_frame_state;
 	uint64_t fr_executable, fr_instr_ptr, fr_stackpointer, fr_owner;
 	uint64_t co_adaptive;
+	/* Free-threaded 3.14+: a frame runs its thread's copy of the bytecode,
+	 * co_tlbc->entries[frame's tlbc_index] (index 0: co_code_adaptive);
+	 * 0 on other builds. */
+	uint64_t fr_tlbc_index, co_tlbc;
 	uint64_t set_used, set_table, set_mask;
 	uint64_t long_tag, long_digit;
 	/* .AsyncioDebug */

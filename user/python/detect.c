@@ -16,6 +16,7 @@
 #include "base/util.h"
 #include "python/gil.h"
 #include "python/procmem.h"
+#include "python/version.h"
 #include "pyebpf_arch.h"
 
 enum {
@@ -53,6 +54,7 @@ struct file_info {
 	bool python; /* has PyCode_Type: an interpreter lives here */
 	uint64_t vaddr[NSYMS];
 	uint64_t load_delta;
+	uint32_t rodata_hex; /* the version its read-only data names (python/version.h), 0 unknown */
 };
 
 struct py_detector {
@@ -123,6 +125,17 @@ static const struct file_info *file_info(struct py_detector *d, pid_t pid, const
 			fi->vaddr[i] = q[i].vaddr;
 		fi->python = q[SYM_CODE_TYPE].vaddr != 0;
 	}
+	/* Before 3.11 no symbol gives the patch level: the PY_VERSION literal
+	 * does, read once a file. */
+	int major, minor;
+	if (fi->python && !fi->vaddr[SYM_VERSION] && py_version_from_name(m->path, &major, &minor) == 0) {
+		size_t len;
+		char *ro = elf_section_copy(fd, ".rodata", 64u << 20, &len);
+
+		if (ro)
+			fi->rodata_hex = py_version_in_strings(ro, len, major, minor);
+		free(ro);
+	}
 	close(fd);
 	return fi;
 }
@@ -170,18 +183,20 @@ static enum py_detect_result describe(pid_t pid, const struct file_info *fi, uin
 	out->runtime = addr[SYM_RUNTIME];
 	out->code_type = addr[SYM_CODE_TYPE];
 
-	/* The version: Py_Version (3.11+), else the file name. */
+	/* The version: Py_Version (3.11+), else the file name and, to its patch
+	 * level, the version string in the file; version_hex stays 0 when only
+	 * the name told (3.8, not a made-up 3.8.0). */
 	uint64_t hex = 0;
 	if (addr[SYM_VERSION] && procmem_u64(pid, addr[SYM_VERSION], &hex) == 0 && (hex >> 24) == 3) {
 		out->major = 3;
 		out->minor = (hex >> 16) & 0xff;
-		out->micro = (hex >> 8) & 0xff;
 	} else if (py_version_from_name(out->path, &out->major, &out->minor) == 0) {
-		hex = (uint64_t)out->major << 24 | (uint64_t)out->minor << 16;
+		hex = fi->rodata_hex;
 	} else {
 		return unsupported(why, whylen, "CPython of unknown version (%s), native frames only", out->path);
 	}
 	out->version_hex = (uint32_t)hex;
+	out->micro = (int)((hex >> 8) & 0xff);
 
 	builtin = py_layout_builtin(out->major, out->minor, 0);
 	if (out->major == 3 && out->minor >= 13) {

@@ -554,7 +554,10 @@ static const struct py_layout layouts[] = {
 		   .executable_mask = 1, /* 3.14t tags deferred references with bit 0 only */
 		   .tstate_status = 32,
 		   .code_tlbc = 224,
-		   .frame_tlbc_index = 72 },
+		   .frame_tlbc_index = 72,
+		   /* _PyThreadStateImpl's asyncio fields precede the free-threaded
+		    * ones: as 3.14's (3.14.7t's .AsyncioDebug section says 872). */
+		   .tstate_running_task = 872 },
 	  .runtime_interp_head = 808,
 	  .runtime_tstate_current = NO,
 	  .co_filename = 128,
@@ -600,7 +603,10 @@ static const struct py_layout layouts[] = {
 		   .executable_mask = 3,
 		   .tstate_status = 32,
 		   .code_tlbc = 224,
-		   .frame_tlbc_index = 72 },
+		   .frame_tlbc_index = 72,
+		   /* as 3.15's, for the reason 3.14t's is 3.14's; the task sampler
+		    * trusts it only where the build's section agrees */
+		   .tstate_running_task = 1032 },
 	  .runtime_interp_head = 936,
 	  .runtime_tstate_current = NO,
 	  .co_filename = 128,

@@ -21,6 +21,7 @@
 #include "python/frames.h"
 #include "python/mem_copies.h"
 #include "python/symbolize.h"
+#include "python/version.h"
 #include "python/threadname.h"
 #include "sample_view.h"
 #include "record/stack_cache.h"
@@ -269,16 +270,19 @@ static uint32_t thread_label(struct ingest *in, const struct pyebpf_sample *s, s
 	return name_id;
 }
 
-/* "3.12.1", or "3.11" when only the file name told the version; "3.13.15t" free-threaded. */
+/* "3.12.1", "3.15.0a2", or "3.11" when only the file name told the version;
+ * "3.13.15t" free-threaded. */
 static uint32_t python_label(struct ingest *in, const struct py_interp *pi)
 {
 	const char *ft = pi->layout.free_threaded ? "t" : ""; /* as the build names itself: 3.13.15t */
-	char v[32];
+	char v[32], num[24];
 
-	if (pi->version_hex)
-		snprintf(v, sizeof(v), "%d.%d.%d%s", pi->major, pi->minor, pi->micro, ft);
-	else
+	if (pi->version_hex) {
+		py_version_format(pi->version_hex, num, sizeof(num));
+		snprintf(v, sizeof(v), "%s%s", num, ft);
+	} else {
 		snprintf(v, sizeof(v), "%d.%d%s", pi->major, pi->minor, ft);
+	}
 	return profile__str(in->prof, v);
 }
 

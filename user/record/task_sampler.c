@@ -305,6 +305,8 @@ static int find_section(uint32_t pid, const struct py_interp *in, uint8_t *out, 
 		(l)->fr_stackpointer = (d).interpreter_frame.stackpointer;    \
 		(l)->fr_owner = (d).interpreter_frame.owner;                  \
 		(l)->co_adaptive = (d).code_object.co_code_adaptive;          \
+		(l)->co_tlbc = (d).code_object.co_tlbc;                       \
+		(l)->fr_tlbc_index = (d).interpreter_frame.tlbc_index;        \
 		(l)->set_used = (d).set_object.used;                          \
 		(l)->set_table = (d).set_object.table;                        \
 		(l)->set_mask = (d).set_object.mask;                          \
@@ -405,7 +407,9 @@ static int find_layout(uint32_t pid, const struct py_interp *in, struct asyncio_
 	uint8_t sec[ASYNCIO_DEBUG_SECTION_SIZE];
 	uint64_t mask = in->layout.bpf.executable_mask;
 
-	if (in->major != 3 || (in->minor != 14 && in->minor != 15) || in->layout.free_threaded || !in->runtime)
+	/* 3.14+, free-threaded too: the lists and every position come from the
+	 * build's own block and section (32-byte headers included). */
+	if (in->major != 3 || (in->minor != 14 && in->minor != 15) || !in->runtime)
 		return -2;
 	memset(l, 0, sizeof(*l));
 	if (in->minor == 14) {

@@ -4,6 +4,7 @@
 #include <gelf.h>
 #include <libelf.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* The ELF behind fd, or NULL when it is none. */
@@ -67,6 +68,40 @@ int elf_lookup(int fd, struct elf_query *q, size_t n, uint64_t *load_delta)
 	}
 	elf_end(elf);
 	return 0;
+}
+
+char *elf_section_copy(int fd, const char *name, size_t max, size_t *len)
+{
+	Elf_Scn *scn = NULL;
+	char *out = NULL;
+	size_t shstrndx;
+	Elf *elf;
+
+	*len = 0;
+	elf = elf_open(fd);
+	if (!elf)
+		return NULL;
+	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
+		goto out;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *data;
+		const char *n;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS ||
+		    !(n = elf_strptr(elf, shstrndx, sh.sh_name)) || strcmp(n, name) != 0)
+			continue;
+		if (sh.sh_size <= max && (data = elf_rawdata(scn, NULL)) && data->d_buf && data->d_size <= max &&
+		    (out = malloc(data->d_size + 1))) {
+			memcpy(out, data->d_buf, data->d_size);
+			out[data->d_size] = '\0';
+			*len = data->d_size;
+		}
+		break;
+	}
+out:
+	elf_end(elf);
+	return out;
 }
 
 void elf_build_id(Elf *elf, char out[41 * 2])

@@ -17,6 +17,10 @@ struct elf_query {
  * 0, or -1 when the file is not ELF. */
 int elf_lookup(int fd, struct elf_query *q, size_t n, uint64_t *load_delta);
 
+/* A copy of the bytes of the file's section NAME (SHT_PROGBITS, at most
+ * max of them), to free(); NULL when it has none or a larger one. */
+char *elf_section_copy(int fd, const char *name, size_t max, size_t *len);
+
 /* The GNU build id of an open ELF as lowercase hex, "" when it has none. */
 void elf_build_id(Elf *elf, char out[41 * 2]);
 
