@@ -402,8 +402,13 @@ integ-test: $(BUILD)/pyebpf $(BUILD)/integ-tests $(FIXTURES) $(BUILD)/bench/repl
 
 # The whole suite (the README's test command): every stage runs, then one
 # counted line; make check is the short loop for editing (under 5 minutes).
+# The fuzz stage at half its budget (FUZZ_SECONDS=15 a target, 30 by
+# default): the seeds are fixed (FUZZ_SEED), so a run explores the same
+# inputs' first half; make fuzz alone, or FUZZ_TEST_SECONDS=30, for all.
+FUZZ_TEST_SECONDS ?= 15
 test: test-deps
-	bash tests/stages.sh unit-test docs-check fuzz integ-test dist-test kernel-test kernel-test-arm64
+	FUZZ_SECONDS=$(FUZZ_TEST_SECONDS) ARM64_SUITES="$(ARM64_SUITE) $(ARM64_SIGNED_SUITE)" \
+		bash tests/stages.sh unit-test docs-check fuzz integ-test dist-test kernel-test kernel-test-arm64
 
 CHECK_INTEG ?= 'record/*' 'push/otlp*' 'errors/*' 'pprof/*'
 check: test-deps
@@ -446,15 +451,20 @@ CROSS_DEPS := gcc-aarch64-linux-gnu g++-aarch64-linux-gnu libc6-dev-arm64-cross 
 	libcurl4-openssl-dev:arm64 libncurses-dev:arm64 libssl-dev:arm64 libc-ares-dev:arm64 liblzma-dev:arm64 \
 	libbz2-dev:arm64
 
+# Downloads from the archive are tried again with backoff (.ci/retry.sh): the
+# mirror fails one now and then, and the last line names the one that failed.
+RETRY := . .ci/retry.sh && retry
 deps:
 	$(if $(CROSS),dpkg --add-architecture arm64)
-	apt-get update -qq
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(DEPS) $(if $(CROSS),$(CROSS_DEPS))
+	$(RETRY) "apt-get update" apt-get update -qq
+	$(RETRY) "apt-get install (make deps$(if $(CROSS), ARCH=$(ARCH)))" env DEBIAN_FRONTEND=noninteractive \
+		apt-get install -y -qq --no-install-recommends $(DEPS) $(if $(CROSS),$(CROSS_DEPS))
 	bash .ci/static-libs.sh $(ARCH) $(STATIC_LIBS)
 
 # The arm64 guest of make test builds with the cross toolchain.
 test-deps: deps
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(TEST_DEPS)
+	$(RETRY) "apt-get install (make test-deps)" env DEBIAN_FRONTEND=noninteractive \
+		apt-get install -y -qq --no-install-recommends $(TEST_DEPS)
 	$(if $(filter x86,$(HOST_ARCH)),$(MAKE) deps ARCH=arm64)
 	bash .ci/pythons.sh $(PYTHONS_DIR)
 

@@ -26,6 +26,7 @@ arm64) HOST=aarch64-linux-gnu ;;
 *) echo "static-libs.sh: ARCH is x86 or arm64, not '$ARCH'" >&2; exit 2 ;;
 esac
 HERE=$(cd "$(dirname "$0")" && pwd)
+. "$HERE/retry.sh"
 SRC_PKGS="curl libmicrohttpd"
 
 # A private apt that reads the sources of the packages the host installs
@@ -45,7 +46,15 @@ src_apt() {
 	APT_OPTS=(-q -o Dir::Etc::SourceList=/dev/null -o "Dir::Etc::SourceParts=$APTDIR/parts"
 		-o "Dir::State::Lists=$APTDIR/lists" -o "Dir::Cache=$APTDIR" -o "Dir::State::status=$APTDIR/status"
 		-o Debug::NoLocking=1 -o APT::Sandbox::User=root)
-	apt-get "${APT_OPTS[@]}" update >/dev/null
+	retry "apt-get update (Debian's source lists)" apt-get "${APT_OPTS[@]}" update >/dev/null
+}
+
+# One source package: a failed try's partial files are not kept for the next.
+fetch_source() {
+	apt-get "${APT_OPTS[@]}" source --download-only "$1=$2" >/dev/null && return 0
+	local rc=$?
+	rm -f ./"$1"_*
+	return "$rc"
 }
 
 # The versions the archive has now, and this recipe: the stamp.
@@ -65,7 +74,7 @@ cd "$work"
 # Each package at the version the stamp names (the newest the sources list).
 for p in $SRC_PKGS; do
 	v=$(echo "$want" | sed -n "s/^$p //p")
-	apt-get "${APT_OPTS[@]}" source --download-only "$p=$v" >/dev/null
+	retry "Debian source package $p $v" fetch_source "$p" "$v"
 done
 # The .dsc was checked by apt against the archive's signed Sources index; its
 # maintainer's own signature needs debian-keyring, which is not needed then.

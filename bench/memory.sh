@@ -36,6 +36,8 @@
 # Results go to stdout.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=.ci/retry.sh
+. .ci/retry.sh
 STATS_ONLY=false
 if [ "${1:-}" = stats ]; then
 	STATS_ONLY=true
@@ -56,8 +58,8 @@ trap 'rm -rf "$tmp"' EXIT
 if ! $STATS_ONLY && ! "$VENV/bin/memray" --version 2>/dev/null | grep -qx "$MEMRAY_VERSION"; then
 	rm -rf "$VENV"
 	$PYTHON -m venv "$VENV"
-	"$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --only-binary :all: \
-		"memray==$MEMRAY_VERSION" >&2
+	retry "memray $MEMRAY_VERSION (PyPI)" "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check \
+		--only-binary :all: "memray==$MEMRAY_VERSION" >&2
 fi
 
 # One run: TOOL (alone, pyebpf, memray). Appends "PROGRAM_WALL PROGRAM_CPU

@@ -36,6 +36,8 @@
 # Results go to stdout as Markdown tables (and bench/out/peers.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=.ci/retry.sh
+. .ci/retry.sh
 ROUNDS=${1:-3}
 shift || true
 ROWS=${*:-accuracy wall slowdown start cost features}
@@ -61,8 +63,8 @@ setup() {
 	if ! ls "$CACHE"/wheels/py_spy-0.4.3-*x86_64*.whl >/dev/null 2>&1 ||
 		! ls "$CACHE"/wheels/austin_dist-4.0.0-*x86_64*.whl >/dev/null 2>&1 ||
 		! ls "$CACHE"/wheels/austin_python-2.4.0-*.whl >/dev/null 2>&1; then
-		python3 -m pip download --quiet --no-deps --only-binary :all: -d "$CACHE/wheels" \
-			py-spy==0.4.3 austin-dist==4.0.0 austin-python==2.4.0
+		retry "the peers' wheels (PyPI)" python3 -m pip download --quiet --no-deps --only-binary :all: \
+			-d "$CACHE/wheels" py-spy==0.4.3 austin-dist==4.0.0 austin-python==2.4.0
 	fi
 	if [ ! -x "$CACHE/bin/py-spy" ]; then
 		unzip -q -o -d "$tmp/w" "$CACHE"/wheels/py_spy-0.4.3-*x86_64*.whl
@@ -97,10 +99,13 @@ OTEL_VERSION=v0.0.202633
 OTEL=$CACHE/otel-$OTEL_VERSION
 otel_setup() {
 	[ -x "$OTEL/ebpf-profiler" ] && [ -x "$OTEL/otelrecv" ] && return
-	command -v clang-19 >/dev/null || apt-get install -y -q clang-19 llvm-19 >/dev/null
+	command -v clang-19 >/dev/null || retry "apt-get install clang-19 llvm-19" apt-get install -y -q clang-19 llvm-19 >/dev/null
 	local src=$tmp/otel-src mod
 	[ -d /usr/local/go/bin ] && PATH=/usr/local/go/bin:$PATH
-	(cd "$tmp" && GOFLAGS=-mod=mod go mod download -json "go.opentelemetry.io/ebpf-profiler@$OTEL_VERSION") >"$tmp/otel.json"
+	# shellcheck disable=SC2016 # the inner shell expands its own arguments
+	retry "the OpenTelemetry eBPF profiler $OTEL_VERSION (Go module proxy)" sh -c \
+		'cd "$1" && GOFLAGS=-mod=mod go mod download -json "go.opentelemetry.io/ebpf-profiler@$2" >otel.json' \
+		sh "$tmp" "$OTEL_VERSION"
 	mod=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["Dir"])' "$tmp/otel.json")
 	cp -r "$mod" "$src" && chmod -R u+w "$src"
 	python3 - "$src/rlimit/rlimit.go" <<-'PATCH'
@@ -117,8 +122,11 @@ otel_setup() {
 		"$src/support/ebpf/tracer.ebpf.amd64" >/dev/null 2>&1 || [ -s "$src/support/ebpf/tracer.ebpf.amd64" ]
 	mkdir -p "$src/cmd/otelrecv" "$OTEL"
 	cp bench/peers/otelrecv/main.go "$src/cmd/otelrecv/"
-	(cd "$src" && GOFLAGS=-buildvcs=false go build -o "$OTEL/ebpf-profiler.new" . &&
-		GOFLAGS=-buildvcs=false go build -o "$OTEL/otelrecv" ./cmd/otelrecv)
+	# The build downloads the module's dependencies: tried again on a failure.
+	# shellcheck disable=SC2016
+	retry "the OpenTelemetry eBPF profiler's modules (Go module proxy)" sh -c \
+		'cd "$1" && GOFLAGS=-buildvcs=false go build -o "$2/ebpf-profiler.new" . &&
+		GOFLAGS=-buildvcs=false go build -o "$2/otelrecv" ./cmd/otelrecv' sh "$src" "$OTEL"
 	mv "$OTEL/ebpf-profiler.new" "$OTEL/ebpf-profiler"
 }
 

@@ -6,24 +6,64 @@
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 log=$(mktemp)
-trap 'rm -f "$log"' EXIT
+trap 'rm -f "$log" "$log".*' EXIT
 failed_stages=()
-# The integration tests' backends are built from the Go module proxy the
-# first time (minutes): beside the stages before them, on the other core.
-backends_pid=
-case " $* " in *" integ-test "* | *" integ-check "*)
-	make --no-print-directory backends >"$log.backends" 2>&1 &
-	backends_pid=$!
+# What later stages download or build the first time (minutes on a fresh
+# machine, mostly waiting on the network), beside the CPU-light stages
+# before the integration tests: the backends from the Go module proxy, the
+# dist tests' bare roots (trixie's is the container tests' image too) and
+# the kernel matrix's kernels and arm64 root. All of it is done before the
+# integration tests start, which measure shares of the CPU. A prefetch that
+# fails says so; the stage that needs it tries again and fails on its own.
+prefetch_pids=() prefetch_names=()
+prefetch() { # NAME CMD...
+	local name=$1
+	shift
+	"$@" >"$log.$name" 2>&1 &
+	prefetch_pids+=($!)
+	prefetch_names+=("$name")
+	echo "stages: $name, beside the stages before the integration tests"
+}
+prefetch_wait() {
+	local i start=$SECONDS
+	for i in "${!prefetch_pids[@]}"; do
+		if ! wait "${prefetch_pids[$i]}"; then
+			tail -n 20 "$log.${prefetch_names[$i]}"
+			echo "stages: ${prefetch_names[$i]} failed (its stage tries again)"
+		fi
+		rm -f "$log.${prefetch_names[$i]}"
+	done
+	[ ${#prefetch_pids[@]} -eq 0 ] || echo "stages: waited $((SECONDS - start)) s for the prefetches"
+	prefetch_pids=() prefetch_names=()
+}
+case " $* " in *" integ-test "* | *" integ-check "* | *" dist-test "*)
+	prefetch backends make --no-print-directory backends
 	;;
 esac
+case " $* " in *" integ-test "* | *" dist-test "*)
+	prefetch roots bash tests/dist/roots.sh build trixie bullseye
+	;;
+esac
+# Go 1.24+ builds go tool pprof on its first use (45 s here with an empty
+# build cache; the first integration test that reads a recording with it,
+# archive's, took 87 s on a fresh machine): built now, cached for them.
+case " $* " in *" integ-test "* | *" integ-check "*)
+	if command -v go >/dev/null; then prefetch go-pprof go tool pprof -h; fi
+	;;
+esac
+# One job: both may install QEMU with apt, which one dpkg at a time can.
+kernels=()
+case " $* " in *" kernel-test "*) kernels+=("bash .ci/kernels/fetch.sh") ;; esac
+case " $* " in *" kernel-test-arm64 "*)
+	kernels+=("env KERNEL_ARCH=arm64 KERNEL_SUITES='${ARM64_SUITES:-bookworm trixie}' bash .ci/kernels/fetch.sh")
+	;;
+esac
+if [ ${#kernels[@]} -gt 0 ]; then
+	cmd=$(printf '%s && ' "${kernels[@]}")
+	prefetch kernels bash -c "${cmd% && }"
+fi
 for stage in "$@"; do
-	if [ -n "$backends_pid" ] && { [ "$stage" = integ-test ] || [ "$stage" = integ-check ]; }; then
-		if ! wait "$backends_pid"; then
-			cat "$log.backends"
-			echo "stages: the test backends could not be built"
-		fi
-		backends_pid=
-	fi
+	case $stage in integ-test | integ-check | dist-test | kernel-test | kernel-test-arm64) prefetch_wait ;; esac
 	echo "== make $stage"
 	start=$SECONDS
 	if ! make --no-print-directory "$stage" 2>&1 | tee -a "$log"; then
@@ -32,7 +72,7 @@ for stage in "$@"; do
 	# Each stage's share of CI's time budget, for the one who must cut it.
 	echo "== make $stage: $((SECONDS - start)) s"
 done
-rm -f "$log.backends"
+prefetch_wait
 # Criterion: "[====] Synthesis: Tested: N | Passing: P | Failing: F | Crashing: C".
 read -r passed failed < <(sed -n 's/.*Synthesis: Tested: [0-9]* | Passing: \([0-9]*\) | Failing: \([0-9]*\) | Crashing: \([0-9]*\).*/\1 \2 \3/p' "$log" |
 	awk '{p += $1; f += $2 + $3} END {print p + 0, f + 0}')

@@ -12,6 +12,8 @@
 # non-zero at the first that fails. Screenshots: OUTDIR/*.png.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=.ci/retry.sh
+. .ci/retry.sh
 OUT=$(realpath -m "${1:-build/viewers}")
 PYEBPF=${PYEBPF:-build/pyebpf}
 SPEEDSCOPE_VERSION=1.20.0
@@ -67,7 +69,8 @@ ok "go tool pprof -http: $OUT/pprof-graph.png, $OUT/pprof-flame.png"
 # ---- speedscope ---------------------------------------------------------
 ss="$OUT/speedscope/node_modules/speedscope/dist/release"
 [ -f "$ss/index.html" ] || (mkdir -p "$OUT/speedscope" && cd "$OUT/speedscope" &&
-	npm install --no-audit --no-fund --silent "speedscope@$SPEEDSCOPE_VERSION" >/dev/null)
+	retry "speedscope $SPEEDSCOPE_VERSION (npm)" npm install --no-audit --no-fund --silent \
+		"speedscope@$SPEEDSCOPE_VERSION" >/dev/null)
 "$PYEBPF" report "$OUT/pool.pb.gz" -o "$ss/pool.speedscope.json" 2>/dev/null
 port=$(free_port)
 (cd "$ss" && exec python3 -m http.server "$port" --bind 127.0.0.1 >/dev/null 2>&1) &

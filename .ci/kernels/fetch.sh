@@ -38,6 +38,7 @@ KEYRING=/usr/share/keyrings/debian-archive-keyring.gpg
 # dependencies of the others are added.
 MODULES="virtio virtio_ring virtio_pci fuse virtiofs overlay"
 SELF=$(readlink -f "$0")
+. "$(dirname "$SELF")/../retry.sh"
 
 die() { echo "fetch.sh: $*" >&2; exit 1; }
 
@@ -56,8 +57,9 @@ command -v zstd >/dev/null || need+=(zstd)
 [ -r "$KEYRING" ] || need+=(debian-archive-keyring)
 if [ ${#need[@]} -gt 0 ]; then
 	echo "fetch.sh: installing ${need[*]}"
-	apt-get update -qq
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+	retry "apt-get update" apt-get update -qq
+	retry "apt-get install ${need[*]}" env DEBIAN_FRONTEND=noninteractive \
+		apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
 fi
 BUSYBOX=/bin/busybox
 
@@ -214,8 +216,8 @@ foreign_root() {
 	[ "$(cat "$CACHE/$suite/root/.pyebpf-debs" 2>/dev/null)" = "$stamp" ] && return 0
 	echo "fetch.sh: $suite: the guest's root ($(echo "$debs" | wc -l) packages)"
 	# shellcheck disable=SC2086
-	papt apt-get -qq -y --download-only --no-install-recommends install $ROOT_PACKAGES busybox-static >/dev/null ||
-		die "$suite: cannot download the root's packages"
+	retry "$suite: the arm64 root's packages" papt apt-get -qq -y --download-only --no-install-recommends \
+		install $ROOT_PACKAGES busybox-static >/dev/null || die "$suite: cannot download the root's packages"
 	rm -rf "$CACHE/$suite/root.new" "$CACHE/$suite/busybox"
 	mkdir -p "$CACHE/$suite/root.new"
 	for deb in $debs; do
@@ -231,6 +233,15 @@ foreign_root() {
 	mv "$CACHE/$suite/root.new" "$CACHE/$suite/root"
 }
 
+# One .deb into the current directory: a failed try's partial file is
+# removed, or the next run would take it as the cached package.
+download_deb() {
+	papt apt-get -qq download "$1" && return 0
+	local rc=$?
+	rm -f "$2"
+	return "$rc"
+}
+
 for suite in $SUITES; do
 	d=$CACHE/.apt-$suite
 	mkdir -p "$d/lists/partial" "$d/archives/partial" "$CACHE/$suite"
@@ -242,7 +253,7 @@ for suite in $SUITES; do
 	fresh=$(find "$d/lists" -maxdepth 1 -name '*_Packages*' -mmin -1440 | head -n1)
 	if [ -z "$fresh" ] || [ "${KERNELS_REFRESH:-0}" = 1 ]; then
 		echo "fetch.sh: $suite: apt-get update"
-		if ! papt apt-get -qq update; then
+		if ! retry "$suite: apt-get update" papt apt-get -qq update; then
 			[ -e "$CACHE/$suite/release" ] || die "$suite: apt-get update failed"
 			echo "fetch.sh: $suite: apt-get update failed; keeping the cached kernel" >&2
 		fi
@@ -267,7 +278,7 @@ for suite in $SUITES; do
 		deb=${p}_${v//:/%3a}_$ARCH.deb
 		if [ ! -s "$deb" ]; then
 			echo "fetch.sh: $suite: downloading $p $v"
-			papt apt-get -qq download "$p"
+			retry "$suite: $p $v" download_deb "$p" "$deb"
 		fi
 		[ -s "$deb" ] || die "$suite: $deb missing after apt-get download"
 		debs+=("$deb")

@@ -37,8 +37,18 @@ die() { echo "otelcol: $*" >&2; exit 1; }
 NAME=otelcol
 # shellcheck source=tests/backends/lib.sh
 . "$(dirname "$0")/lib.sh"
+# shellcheck source=.ci/retry.sh
+. "$(dirname "$0")/../../.ci/retry.sh"
 
 usage() { die "usage: $0 build | start DIR PORT | stop DIR"; }
+
+build_collector() { # TMP
+	GOFLAGS="$GOFLAGS -e" "$1/bin/builder" --config "$1/manifest.yaml" >"$1/builder.log" 2>&1 && return 0
+	local rc=$?
+	tail -n 30 "$1/builder.log" >&2
+	rm -rf "$1/dist"
+	return "$rc"
+}
 
 build() {
 	if [ -x "$BIN" ]; then echo "$BIN"; return; fi
@@ -54,7 +64,9 @@ build() {
 	trap "rm -rf '$tmp'" EXIT
 	export GOFLAGS="-p=1 -trimpath -buildvcs=false" GOTOOLCHAIN=local CGO_ENABLED=0
 	echo "otelcol: building the collector $VERSION (a few minutes)..." >&2
-	GOBIN=$tmp/bin go install "go.opentelemetry.io/collector/cmd/builder@v$VERSION" >&2
+	retry "the collector's builder $VERSION (Go module proxy)" \
+		env GOBIN="$tmp/bin" go install "go.opentelemetry.io/collector/cmd/builder@v$VERSION" >&2 ||
+		die "cannot download the collector's builder $VERSION from the Go module proxy"
 	cat >"$tmp/manifest.yaml" <<EOF
 dist:
   name: otelcol
@@ -76,9 +88,10 @@ EOF
 	# fileexporter's own tests, one of which (contrib's otlpencodingextension)
 	# the module proxy does not serve here; -e lets tidy go on past it (go build
 	# ignores -e; the collector itself does not import that module).
-	if ! GOFLAGS="$GOFLAGS -e" "$tmp/bin/builder" --config "$tmp/manifest.yaml" >"$tmp/builder.log" 2>&1; then
-		tail -n 30 "$tmp/builder.log" >&2
-		die "build failed"
+	# The builder downloads the components' modules: tried again on a failure
+	# (the module proxy's), its half-made output removed first.
+	if ! retry "the collector's modules (Go module proxy)" build_collector "$tmp"; then
+		die "build failed (the builder's log above)"
 	fi
 	"$tmp/dist/otelcol" --version >&2 || die "the built binary does not run"
 	mv -f "$tmp/dist/otelcol" "$BIN" # same filesystem: an atomic rename

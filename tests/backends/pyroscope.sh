@@ -31,6 +31,8 @@ die() { echo "pyroscope: $*" >&2; exit 1; }
 NAME=pyroscope-stub
 # shellcheck source=tests/backends/lib.sh
 . "$(dirname "$0")/lib.sh"
+# shellcheck source=.ci/retry.sh
+. "$(dirname "$0")/../../.ci/retry.sh"
 
 usage() { die "usage: $0 build | start DIR PORT [FLAGS...] | stop DIR"; }
 
@@ -50,7 +52,13 @@ build() {
 	# shellcheck disable=SC2064 # tmp is fixed now
 	trap "rm -rf '$tmp'" EXIT
 	echo "pyroscope: building the stub (about a minute the first time)..." >&2
+	# The modules first, tried again on a failure of the module proxy (go
+	# keeps only whole, verified modules in its cache); then an offline build.
 	# -mod=readonly: go.mod and go.sum are used as committed, never rewritten.
+	# shellcheck disable=SC2016 # the inner shell expands its own arguments
+	retry "the stub's Go modules (Go module proxy)" \
+		sh -c 'cd "$1" && GOTOOLCHAIN=local GOFLAGS=-mod=readonly go mod download' sh "$SRC" >&2 ||
+		die "cannot download the stub's Go modules from the Go module proxy"
 	if ! (cd "$SRC" && CGO_ENABLED=0 GOTOOLCHAIN=local GOFLAGS="-mod=readonly -buildvcs=false -p=1" \
 		go build -trimpath -o "$tmp/pyroscope-stub" .) >"$tmp/build.log" 2>&1; then
 		tail -n 30 "$tmp/build.log" >&2

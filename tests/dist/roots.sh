@@ -35,12 +35,24 @@ set -euo pipefail
 
 ROOTS_DIR=${PYEBPF_ROOTS_DIR:-/var/cache/pyebpf/roots}
 SELF=$(realpath "${BASH_SOURCE[0]}")
+. "$(dirname "$SELF")/../../.ci/retry.sh"
 PACKAGES=python3,man-db
 # Bump the last field to force every root to be built again.
 recipe() { echo "mmdebstrap --variant=minbase --include=$PACKAGES $1 (recipe 1)"; }
 
 die() { echo "roots.sh: $*" >&2; exit 1; }
 usage() { die "usage: $0 build SUITE... | path SUITE | run SUITE [--copy SRC:DST] [--bind SRC:DST] [--cwd DIR] -- CMD..."; }
+
+# One try of mmdebstrap into the empty directory DIR, its log in DIR.log: a
+# failed try's half-made root is emptied (mmdebstrap wants an empty
+# directory) and its log's end shown, so the next try starts clean.
+mmdebstrap_once() { # SUITE DIR
+	mmdebstrap --quiet --variant=minbase --include="$PACKAGES" "$1" "$2" >"$2.log" 2>&1 && return 0
+	local rc=$?
+	tail -n 30 "$2.log" >&2
+	find "$2" -mindepth 1 -maxdepth 1 -exec rm -rf {} +
+	return "$rc"
+}
 
 suite_ok() { [[ $1 =~ ^[a-z]+$ ]] || die "bad suite name: $1"; }
 
@@ -65,14 +77,11 @@ build_one() { # SUITE
 		# mmdebstrap wants a directory that does not exist or is empty.
 		tmp=$(mktemp -d "$ROOTS_DIR/.$suite.new.XXXXXX")
 		# shellcheck disable=SC2064 # tmp is fixed now
-		trap "rm -rf '$tmp'" EXIT
+		trap "rm -rf '$tmp' '$tmp.log'" EXIT
 		echo "roots.sh: $(recipe "$suite") ..." >&2
 		start=$SECONDS
-		if ! mmdebstrap --quiet --variant=minbase --include="$PACKAGES" "$suite" "$tmp" >"$tmp.log" 2>&1; then
-			tail -n 30 "$tmp.log" >&2
-			rm -f "$tmp.log"
-			die "mmdebstrap $suite failed"
-		fi
+		retry "the $suite root (mmdebstrap from the Debian mirror)" mmdebstrap_once "$suite" "$tmp" ||
+			die "mmdebstrap $suite failed ${RETRY_TIMES:-5} times (its log above: a download from the Debian mirror?)"
 		rm -f "$tmp.log"
 		# The apt lists and downloaded packages are half the size and no test reads them.
 		rm -rf "$tmp"/var/lib/apt/lists/* "$tmp"/var/cache/apt/archives/*.deb

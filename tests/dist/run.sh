@@ -158,7 +158,7 @@ check_split() {
 need_root() {
 	if ! bash "$ROOTS" build "$1" >/dev/null 2>"$WORK/$CHECK.root"; then
 		cat "$WORK/$CHECK.root"
-		fail "no $1 root (roots.sh build $1)"
+		fail "no $1 root: $(tail -n1 "$WORK/$CHECK.root")"
 	fi
 	grep -h ' built in ' "$WORK/$CHECK.root" | sed 's/^roots.sh: /root /' >>"$WORK/$CHECK.note"
 }

@@ -14,6 +14,10 @@
 /* A test's .init: start the engine, DOCKER_HOST set to it, the image there;
  * the test is skipped where Debian's docker.io is not installed. */
 void docker_engine_start(void);
+/* The test's first step: it fails when the engine could not be set up, with
+ * the engine script's last line (a failed download names itself). Not in
+ * .init, where Criterion reports a failed assertion as a crash. */
+void docker_engine_check(void);
 
 /* A test's .fini: the engine and everything it ran, stopped and removed. */
 void docker_engine_stop(void);

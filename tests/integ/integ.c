@@ -62,6 +62,71 @@ char *file_text(const char *path)
 	return buf;
 }
 
+/*
+ * The pyebpf processes this test started in the background (a test runs in
+ * a process of its own, so the table is the test's). A recorder that exited
+ * with an error will write nothing more, and neither will the workload it
+ * ran: the waits fail at once with its last stderr line instead of waiting
+ * out a timeout of minutes for a workload's output.
+ */
+static struct recorder {
+	pid_t pid;
+	char err[PATH_MAX]; /* its stderr, "" when not captured */
+} recorders[32];
+static int n_recorders;
+
+static bool is_pyebpf(const char *path)
+{
+	const char *base = strrchr(path, '/');
+
+	return !strcmp(base ? base + 1 : path, "pyebpf");
+}
+
+const char *last_line(const char *text)
+{
+	static char buf[1024];
+	size_t len = strlen(text);
+
+	while (len && (text[len - 1] == '\n' || text[len - 1] == '\r'))
+		len--;
+	size_t start = len;
+	while (start && text[start - 1] != '\n')
+		start--;
+	if (start == len)
+		return "(nothing)";
+	snprintf(buf, sizeof(buf), "%.*s", (int)(len - start), text + start);
+	return buf;
+}
+
+void recorders_check(const char *waiting_for)
+{
+	for (int i = 0; i < n_recorders; i++) {
+		struct recorder *r = &recorders[i];
+		siginfo_t si = { 0 };
+
+		/* WNOWAIT: the exit is seen, the process stays for wait_exit. */
+		if (waitid(P_PID, r->pid, &si, WEXITED | WNOHANG | WNOWAIT) || si.si_pid != r->pid)
+			continue;
+		if (si.si_code == CLD_EXITED && si.si_status == 0)
+			continue; /* a recording that ended: what follows may not need it */
+		char *err = r->err[0] ? file_text(r->err) : strdup("");
+
+		cr_log_error("pyebpf (pid %d)'s stderr:\n%s", r->pid, err);
+		cr_assert_fail("pyebpf (pid %d) %s %d while waiting for %s: %s", r->pid,
+			       si.si_code == CLD_EXITED ? "exited" : "was killed by signal", si.si_status, waiting_for,
+			       last_line(err));
+	}
+}
+
+static void recorder_gone(pid_t pid)
+{
+	for (int i = 0; i < n_recorders; i++)
+		if (recorders[i].pid == pid) {
+			recorders[i] = recorders[--n_recorders];
+			return;
+		}
+}
+
 static pid_t start(const char *const argv[], const char *out, const char *err)
 {
 	pid_t pid = fork();
@@ -79,6 +144,10 @@ static pid_t start(const char *const argv[], const char *out, const char *err)
 		prctl(PR_SET_PDEATHSIG, SIGKILL); /* a failed test leaves nothing running */
 		execvp(argv[0], (char *const *)argv);
 		_exit(127);
+	}
+	if (is_pyebpf(argv[0]) && n_recorders < (int)(sizeof(recorders) / sizeof(recorders[0]))) {
+		recorders[n_recorders].pid = pid;
+		snprintf(recorders[n_recorders++].err, PATH_MAX, "%s", err ? err : "");
 	}
 	return pid;
 }
@@ -102,11 +171,14 @@ int wait_exit(pid_t pid, double timeout_s)
 	for (;;) {
 		pid_t w = waitpid(pid, &st, WNOHANG);
 
-		if (w == pid)
+		if (w == pid) {
+			recorder_gone(pid);
 			return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+		}
 		if (mono() > end) {
 			kill(pid, SIGKILL);
 			waitpid(pid, &st, 0);
+			recorder_gone(pid);
 			cr_assert_fail("process %d still running after %.0f s", pid, timeout_s);
 		}
 		sleep_s(0.02);
@@ -118,6 +190,9 @@ void wait_for_text(const char *path, const char *text, double timeout_s)
 	timeout_s = hang_limit(timeout_s);
 	double end = mono() + timeout_s;
 
+	char what[PATH_MAX + 256];
+
+	snprintf(what, sizeof(what), "'%s' in %s", text, path);
 	for (;;) {
 		char *s = file_text(path);
 		int found = strstr(s, text) != NULL;
@@ -125,6 +200,8 @@ void wait_for_text(const char *path, const char *text, double timeout_s)
 		free(s);
 		if (found)
 			return;
+		/* Checked after the text: a recorder's last words may be the text. */
+		recorders_check(what);
 		cr_assert(mono() < end, "no '%s' in %s after %.0f s", text, path, timeout_s);
 		sleep_s(0.02);
 	}
@@ -134,6 +211,7 @@ void kill_wait(pid_t pid)
 {
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
+	recorder_gone(pid);
 }
 
 void run(const char *const argv[], double timeout_s, struct run_result *r)

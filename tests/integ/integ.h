@@ -32,7 +32,14 @@ int wait_exit(pid_t pid, double timeout_s);
 void kill_wait(pid_t pid);
 /* The text of a file (malloc'd; "" when it cannot be read). */
 char *file_text(const char *path);
-/* Wait until the file at path contains text. */
+/* The last non-empty line of text (a static buffer; "(nothing)" when none):
+ * what a failed script or process said last, for an assertion's message. */
+const char *last_line(const char *text);
+/* Fail at once when a pyebpf process the test started with spawn or
+ * spawn_capture (still not waited for) has exited with an error or a signal,
+ * with its last stderr line; waiting_for names what the test waited for. */
+void recorders_check(const char *waiting_for);
+/* Wait until the file at path contains text (recorders_check meanwhile). */
 void wait_for_text(const char *path, const char *text, double timeout_s);
 /* What pyebpf prints on stderr once it samples. */
 #define SAMPLING "pyebpf: sampling "

@@ -403,6 +403,7 @@ Test(dump, container_by_name, .init = docker_engine_start, .fini = docker_engine
 	struct run_result r;
 	pid_t pid;
 
+	docker_engine_check();
 	cr_assert(realpath(CONSISTENCY, script));
 	snprintf(mount, sizeof(mount), "%s:/consistency.py:ro", script);
 	snprintf(name, sizeof(name), "dumpbox-%d", (int)getpid());

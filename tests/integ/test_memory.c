@@ -402,6 +402,7 @@ Test(memory, in_a_container, .init = docker_engine_start, .fini = docker_engine_
 	char *err = temp_path(dir, "rec.err"), *logs;
 	struct truth t;
 
+	docker_engine_check();
 	cr_assert(realpath(WORKLOAD, script));
 	snprintf(name, sizeof(name), "memwork-%d", (int)getpid());
 	snprintf(mount, sizeof(mount), "%s:/memwork.py:ro", script);

@@ -58,7 +58,9 @@ static void backend_start(const char *kind, const char *dir, int port, const cha
 		nstarted++;
 	}
 	run(argv, 120, &r);
-	cr_assert_eq(r.status, 0, "%s did not start: %s%s", kind, r.out, r.err);
+	if (r.status)
+		cr_log_error("%s start:\n%s%s", kind, r.out, r.err);
+	cr_assert_eq(r.status, 0, "%s did not start (exit %d): %s", kind, r.status, last_line(r.err));
 	run_result_free(&r);
 }
 
