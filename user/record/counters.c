@@ -35,8 +35,7 @@ static const char *const counter_names[] = {
 	[PYEBPF_CNT_MEM_TAKEN_NS] = "nanoseconds of BPF for the memory samples taken",
 	[PYEBPF_CNT_MEM_EVENT_LOST] =
 		"memory given back or moved but not told (ring buffer full): still counted as held",
-	[PYEBPF_CNT_COPY_LOST] = "copies of code objects not sent (ring buffer full): a process that ends at once "
-				 "may read [unreadable Python frame]",
+	[PYEBPF_CNT_COPY_LOST] = "code objects not copied (ring buffer full): may read [unreadable Python frame]",
 };
 _Static_assert(sizeof(counter_names) / sizeof(counter_names[0]) == PYEBPF_CNT__COUNT,
 	       "every enum pyebpf_counter needs its line in counter_names");
