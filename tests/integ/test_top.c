@@ -292,7 +292,8 @@ static void plain_table(const char *py, const char *const extra[])
 	char func[64] = "";
 	double self, total;
 	unsigned long samples;
-	cr_assert_eq(sscanf(row, "%lf %lf %lu %63s", &self, &total, &samples, func), 4, "%s", row);
+	cr_assert_eq(sscanf(row, "%lf %lf %lu %63s", &self, &total, &samples, func), 4, "%s: no row in:\n%s\n%s", py,
+		     r.out, r.err);
 	cr_assert_str_eq(func, "work", "%s: first row '%s'\n%s", py, row, r.out);
 	cr_assert(strstr(row, want), "%s: no %s in '%s'", py, want, row);
 	cr_assert_gt(self, 50.0, "%s: %s", py, row);
