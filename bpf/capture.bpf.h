@@ -109,7 +109,7 @@ static __always_inline __u32 capture_current(void *ctx, struct pyebpf_sample *s)
 
 static __always_inline int send_sample(struct pyebpf_sample *s, __u32 size)
 {
-#ifndef READ_OTHER_TASK
+#ifdef PYEBPF_COPIES
 	/* A sample that comes as something ends may be its process's last:
 	 * its new code objects go ahead of it (copy_new_code). */
 	if ((s->flags & PYEBPF_SAMPLE_PY) && (s->flags & (PYEBPF_SAMPLE_OFFCPU | PYEBPF_SAMPLE_MEM)))

@@ -152,6 +152,13 @@ struct cycle_ctx {
  * loop. A global function takes no pointers on 5.10: the walk's state lives
  * in this per-CPU record, copied in before the loop and out after it.
  */
+/* Copies of code objects (copy_new_code): not in the stop flush, which
+ * reads other threads' memory, nor in the compat build (before 5.17),
+ * whose wall-mode program the verifier refuses with them (E2BIG on 5.10). */
+#if !defined(READ_OTHER_TASK) && !defined(PYEBPF_KERNEL_COMPAT)
+#define PYEBPF_COPIES 1
+#endif
+
 /* A walk of a sample's frames for code objects to copy (copy_step). */
 struct copy_ctx {
 	__u32 pid, n, budget;
@@ -200,7 +207,7 @@ int WALK_GLOBAL(copy_step)(__u32 i);
 WALK_CALLBACK(tlist_step)
 WALK_CALLBACK(fwalk_step)
 WALK_CALLBACK(cycle_step)
-#ifndef READ_OTHER_TASK
+#ifdef PYEBPF_COPIES
 WALK_CALLBACK(copy_step)
 #endif
 #define WALK_ITERATE(full, n, cb) bpf_loop((full), WALK_CAT(cb, loop), NULL, 0);
@@ -741,7 +748,21 @@ static __always_inline void python_stack(struct pyebpf_sample *s, __u32 pid, __u
 	}
 }
 
-#ifndef READ_OTHER_TASK
+/* Code objects whose copy was sent, per process (in every build: the
+ * builds share their maps; only PYEBPF_COPIES fills it). */
+struct code_copied_key {
+	__u32 pid, reserved;
+	__u64 code;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct code_copied_key);
+	__type(value, __u8);
+} codes_copied SEC(".maps") __weak;
+
+#ifdef PYEBPF_COPIES
 /*
  * Copies of code objects (PYEBPF_EVENT_MEM_COPY) for a sample that may be
  * its process's last: a script's final wait is sent as it ends, and the
@@ -756,18 +777,6 @@ static __always_inline void python_stack(struct pyebpf_sample *s, __u32 pid, __u
  */
 #define COPY_FRAMES 32
 #define COPY_CODES 8 /* new code objects copied per sample at most: the next sample copies on */
-
-struct code_copied_key {
-	__u32 pid, reserved;
-	__u64 code;
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 16384);
-	__type(key, struct code_copied_key);
-	__type(value, __u8);
-} codes_copied SEC(".maps") __weak;
 
 /* len bytes at addr into the ring; only up to the end of addr's page when
  * the whole cannot be read (the object may end a mapping). */
@@ -870,7 +879,7 @@ static __always_inline void copy_new_code(const struct pyebpf_sample *s)
 WALK_BODY(tlist_step)
 WALK_BODY(fwalk_step)
 WALK_BODY(cycle_step)
-#ifndef READ_OTHER_TASK
+#ifdef PYEBPF_COPIES
 WALK_BODY(copy_step)
 #endif
 
