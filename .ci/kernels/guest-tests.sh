@@ -24,7 +24,7 @@ echo 0 > /proc/sys/kernel/perf_cpu_time_max_percent
 # pyebpf attaches may need them (run.sh mounts both for the guest's own use).
 # (The arm64 guest's kernel kept one mounted: said, and the tests run on;
 # the host's memory/without_tracefs_or_debugfs covers the case there.)
-for m in $(awk '$3 == "tracefs" || $3 == "debugfs" { print $2 }' /proc/mounts | sort -r); do umount -l "$m" || true; done
+awk '$3 == "tracefs" || $3 == "debugfs" { print $2 }' /proc/mounts | sort -r | while read -r m; do umount -l "$m" || true; done
 if grep -E ' (tracefs|debugfs) ' /proc/mounts | sed 's/^/guest-tests: still mounted: /' | grep .; then
 	echo "guest-tests: tracefs or debugfs could not be unmounted: these tests run with it"
 fi
