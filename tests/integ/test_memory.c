@@ -174,22 +174,29 @@ static void check_leak(const char *label, const char *pb, const struct truth *t,
 	folded_free(&al);
 }
 
-/* The interpreters the answer is checked on (the issue's, and 2.7). */
-static bool wanted(const struct python *py)
+/* Is py one of versions ("3.11": Debian's own, not pyenv's)? Free-threaded builds: ft. */
+static bool of_versions(const struct python *py, const char *const versions[], size_t n, bool ft)
 {
-	static const char *const versions[] = { "2.7", "3.8", "3.11", "3.12", "3.14" };
 	char v[16];
 
 	snprintf(v, sizeof(v), "%d.%d", py->major, py->minor);
-	if (py->free_threaded) /* each one built: 3.13t, 3.14t, 3.15t */
-		return true;
-	/* Debian's own 3.11, not pyenv's. */
+	if (py->free_threaded)
+		return ft;
 	if (!strcmp(v, "3.11"))
 		return !strncmp(py->path, "/usr/bin/", 9);
-	for (size_t i = 0; i < sizeof(versions) / sizeof(versions[0]); i++)
+	for (size_t i = 0; i < n; i++)
 		if (!strcmp(v, versions[i]))
 			return true;
 	return false;
+}
+
+/* The interpreters the answer is checked on (the issue's, and 2.7), and each free-threaded build
+ * (3.13t, 3.14t, 3.15t). */
+static bool wanted(const struct python *py)
+{
+	static const char *const versions[] = { "2.7", "3.8", "3.11", "3.12", "3.14" };
+
+	return of_versions(py, versions, sizeof(versions) / sizeof(versions[0]), true);
 }
 
 Test(memory, leak_churn_spin_on_every_interpreter)
@@ -524,17 +531,8 @@ Test(memory, small_objects_in_pymalloc_arenas)
 static bool wanted_at_exit(const struct python *py)
 {
 	static const char *const versions[] = { "2.7", "3.12", "3.14", "3.15" };
-	char v[16];
 
-	snprintf(v, sizeof(v), "%d.%d", py->major, py->minor);
-	if (py->free_threaded)
-		return false;
-	if (!strcmp(v, "3.11"))
-		return !strncmp(py->path, "/usr/bin/", 9);
-	for (size_t i = 0; i < sizeof(versions) / sizeof(versions[0]); i++)
-		if (!strcmp(v, versions[i]))
-			return true;
-	return false;
+	return of_versions(py, versions, sizeof(versions) / sizeof(versions[0]), false);
 }
 
 /*
