@@ -3,12 +3,14 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -30,6 +32,26 @@ void sleep_s(double s)
 
 	while (nanosleep(&ts, &ts) && errno == EINTR)
 		;
+}
+
+/* A server's start-up is seconds on a loaded machine: a fixed sleep before its first request was a flake. */
+void wait_for_port(int port, double limit)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET,
+				 .sin_port = htons((uint16_t)port),
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+
+	for (double waited = 0; waited < limit; waited += 0.05) {
+		int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		int ok = fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0;
+
+		if (fd >= 0)
+			close(fd);
+		if (ok)
+			return;
+		sleep_s(0.05);
+	}
+	cr_assert_fail("nothing listens on 127.0.0.1:%d after %.0f s", port, limit);
 }
 
 /* A limit that only catches a hang, stretched by INTEG_TIME_SCALE where the

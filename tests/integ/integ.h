@@ -44,6 +44,8 @@ void wait_for_text(const char *path, const char *text, double timeout_s);
 /* What pyebpf prints on stderr once it samples. */
 #define SAMPLING "pyebpf: sampling "
 void sleep_s(double s);
+/* Waits until something listens on 127.0.0.1:port (a server the test spawned), failing after limit seconds. */
+void wait_for_port(int port, double limit);
 /* The monotonic clock, in seconds. */
 double mono(void);
 /* An HTTP status from curl (extra options before the URL, 15 s at most);

@@ -816,7 +816,7 @@ Test(push, a_second_pusher_and_a_web_page_are_refused, .timeout = 120, .fini = s
 		"        self.end_headers(); self.wfile.write(b'<html>Grafana</html>')\n"
 		"h.HTTPServer(('127.0.0.1', 24048), H).serve_forever()\n",
 		NULL });
-	sleep_s(1);
+	wait_for_port(24048, 30);
 	run((const char *const[]){ PYEBPF, "push", spool, "--push", "http://127.0.0.1:24048", "--give-up", "2s", NULL },
 	    30, &r);
 	kill_wait(web);
