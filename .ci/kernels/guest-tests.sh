@@ -22,9 +22,12 @@ echo 0 > /proc/sys/kernel/perf_cpu_time_max_percent
 # A fresh host mounts no tracing filesystem (seen 2026-12-02), nor do most
 # containers: every test here runs without tracefs and debugfs, so nothing
 # pyebpf attaches may need them (run.sh mounts both for the guest's own use).
-# (The arm64 guest's kernel kept one mounted: said, and the tests run on;
-# the host's memory/without_tracefs_or_debugfs covers the case there.)
-awk '$3 == "tracefs" || $3 == "debugfs" { print $2 }' /proc/mounts | sort -r | while read -r m; do umount -l "$m" || true; done
+# The arm64 guests' roots have no awk: /proc/mounts is read by the shell.
+# One that cannot be unmounted is said, and the tests run on (the host's
+# memory/without_tracefs_or_debugfs covers the case).
+while read -r _ m t _; do
+	case $t in tracefs | debugfs) echo "$m" ;; esac
+done </proc/mounts | sort -r | while read -r m; do umount -l "$m" || true; done
 if grep -E ' (tracefs|debugfs) ' /proc/mounts | sed 's/^/guest-tests: still mounted: /' | grep .; then
 	echo "guest-tests: tracefs or debugfs could not be unmounted: these tests run with it"
 fi
