@@ -124,7 +124,8 @@ $(GUEST_CEXT): tests/fixtures/cext.c
 	$(CC) -O2 -fPIC -shared -I$(GUEST_ROOT)/usr/include/$(GUEST_PY) -idirafter $(GUEST_ROOT)/usr/include $< -o $@
 endif
 
-.PHONY: all clean install man deps test-deps vmlinux test check docs-check unit-test integ-test integ-check fuzz fuzz-smoke demo bench viewers backends
+.PHONY: all clean install man deps test-deps vmlinux test check docs-check unit-test integ-test integ-check fuzz fuzz-smoke demo bench viewers backends \
+	otel-python
 .DELETE_ON_ERROR:
 
 all: $(BUILD)/pyebpf
@@ -430,8 +431,9 @@ integ-check: $(BUILD)/pyebpf $(BUILD)/integ-tests $(FIXTURES) $(BUILD)/bench/rep
 # What building and running pyebpf needs (make deps demo: about a minute on a
 # fresh Debian 12), and what only the tests need (make test-deps: Go for
 # go tool pprof and the test backends, Chromium, the linters, the real-world
-# Python frameworks, libFuzzer's runtime, QEMU's kernels' helpers, and the
-# CPythons beyond Debian's, a free-threaded one built from source).
+# Python frameworks, libFuzzer's runtime, QEMU's kernels' helpers, the
+# CPythons beyond Debian's, a free-threaded one built from source, and
+# OpenTelemetry Python in their venvs).
 DEPS := make clang llvm gcc g++ libbpf-dev bpftool libelf-dev zlib1g-dev libdw-dev \
 	libprotobuf-c-dev protobuf-c-compiler libmicrohttpd-dev libcurl4-openssl-dev libncurses-dev \
 	libssl-dev libc-ares-dev liblzma-dev libbz2-dev dpkg-dev \
@@ -467,6 +469,14 @@ test-deps: deps
 		apt-get install -y -qq --no-install-recommends $(TEST_DEPS)
 	$(if $(filter x86,$(HOST_ARCH)),$(MAKE) deps ARCH=arm64)
 	bash .ci/pythons.sh $(PYTHONS_DIR)
+	$(MAKE) --no-print-directory otel-python
+
+# OpenTelemetry Python and Flask from PyPI, pinned, in a venv per interpreter
+# (Debian's 3.11, pyenv's 3.10, 3.12, 3.13, sid's 3.14: after pythons.sh)
+# under /var/cache/pyebpf/otel-python, for the traced service the span tests
+# profile (tests/fixtures/otel/shop.py): ~45 s once, under a second cached.
+otel-python:
+	bash tests/backends/otel-python.sh build >/dev/null
 
 # The kernel's types for the BPF programs: this machine's; for a cross
 # build, those of Debian sid's arm64 kernel, taken from its image.
