@@ -76,8 +76,10 @@ newest() { # GLOB...: the last existing match in version order, or nothing
 # Flask through --system-site-packages. Missing ones are said on stderr.
 interpreters() {
 	local v py
-	if [ -x /usr/bin/python3.11 ]; then echo "debian-3.11 /usr/bin/python3.11 1"
-	else echo "otel-python: no /usr/bin/python3.11: debian-3.11 skipped" >&2; fi
+	if ! [ -x /usr/bin/python3.11 ]; then echo "otel-python: no /usr/bin/python3.11: debian-3.11 skipped" >&2
+	elif ! /usr/bin/python3.11 -c 'import flask' 2>/dev/null; then
+		echo "otel-python: no Debian python3-flask (make test-deps): debian-3.11 skipped" >&2
+	else echo "debian-3.11 /usr/bin/python3.11 1"; fi
 	for v in 3.10 3.12 3.13; do
 		py=$(newest "$PYENV_ROOT"/versions/"$v".*/bin/python"$v")
 		if [ -n "$py" ]; then echo "pyenv-$v $py 0"
