@@ -327,6 +327,9 @@ FUZZ_NAMES_SRCS := tests/fuzz/fuzz_names.c user/archive/rotation.c user/base/esc
 	user/system/accounts.c user/system/target_fs.c user/system/json_field.c user/system/runtime_state.c
 # asyncio: a target's memory through the walk's page cache and the task walker.
 FUZZ_ASYNCIO_SRCS := tests/fuzz/fuzz_asyncio.c user/python/asyncio_tasks.c user/python/page_cache.c user/base/util.c
+# values: what BPF copies of a request's labels (a value, a span's name and ids).
+FUZZ_VALUES_SRCS := tests/fuzz/fuzz_values.c user/python/value_label.c user/python/otel_ids.c user/python/offsets.c \
+	user/base/util.c
 FUZZ_SECONDS ?= 30
 # One seed by default: a run goes the same way everywhere, so what fails in
 # CI fails here too. FUZZ_SEED=0 (libFuzzer picks one) to explore further.
@@ -356,6 +359,11 @@ $(BUILD)/fuzz-push: $(FUZZ_PUSH_SRCS) $(PROTO_OBJ) | $(PROTO_HDRS)
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) $(FUZZ_PUSH_SRCS) $(PROTO_OBJ) -o $@ -lprotobuf-c -lz
 	$(Q)$(CC) $(CPPFLAGS) -MM -MP -MT $@ $(FUZZ_PUSH_SRCS) > $@.d
 
+$(BUILD)/fuzz-values: $(FUZZ_VALUES_SRCS)
+	$(call msg,LD      ,$@)
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) $(FUZZ_VALUES_SRCS) -o $@
+	$(Q)$(CC) $(CPPFLAGS) -MM -MP -MT $@ $(FUZZ_VALUES_SRCS) > $@.d
+
 $(BUILD)/fuzz-names: $(FUZZ_NAMES_SRCS)
 	$(call msg,LD      ,$@)
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) $(FUZZ_NAMES_SRCS) -o $@
@@ -377,12 +385,13 @@ define run_fuzz
 	@grep -E '^(Done|stat::(number_of_executed_units|new_units_added|peak_rss_mb))' $(BUILD)/fuzz-$(1).log
 endef
 
-fuzz: $(BUILD)/fuzz-pprof $(BUILD)/fuzz-ingest $(BUILD)/fuzz-names $(BUILD)/fuzz-asyncio $(BUILD)/fuzz-push
+fuzz: $(BUILD)/fuzz-pprof $(BUILD)/fuzz-ingest $(BUILD)/fuzz-names $(BUILD)/fuzz-asyncio $(BUILD)/fuzz-push $(BUILD)/fuzz-values
 	$(call run_fuzz,pprof,512)
 	$(call run_fuzz,ingest,2048)
 	$(call run_fuzz,names,2048)
 	$(call run_fuzz,asyncio,512)
 	$(call run_fuzz,push,512)
+	$(call run_fuzz,values,512)
 
 # One job: with --jobs 2 Criterion's own runner leaks a 48-byte buffer now and
 # then (inside libcriterion.so), which LeakSanitizer reports; one job is no

@@ -17,6 +17,7 @@
 #define PYEBPF_PYTHON_BPF_H
 
 #include "shared.bpf.h"
+#include "context.bpf.h"
 
 #define MAX_INTERPRETERS 4
 #define MAX_THREADS 4096
@@ -86,6 +87,7 @@ struct py_scratch {
 	__u32 off_locals;
 	__u32 code_start, code_len;            /* the code object's part read for its check */
 	__u32 code_name, code_file, code_line; /* its fields in that part */
+	__u64 ctx_tmp[5];                      /* read_context's (context.bpf.h) */
 };
 
 /* Indexed like `scratch` (shared.bpf.h), by SCRATCH_SLOT(). */
@@ -699,6 +701,7 @@ static __always_inline void python_stack(struct pyebpf_sample *s, __u32 pid, __u
 	read_gil(s, pp, o, tstate);
 	if (o->tstate_running_task && read_ptr(tstate + o->tstate_running_task, &s->running_task))
 		s->running_task = 0;
+	read_context(s, o, pid, tstate, b->ctx_tmp);
 
 	if (read_ptr(tstate + o->tstate_frame, &frame)) {
 		s->py_error = PYEBPF_PY_READ_FRAME;

@@ -64,6 +64,7 @@ struct pyebpf_event_header {
 #define PYEBPF_SAMPLE_OFFCPU 0x100       /* --mode wall/off-cpu: time off the CPU (see struct pyebpf_offcpu) */
 #define PYEBPF_SAMPLE_RUNNING_CORO 0x200 /* running_task holds a coroutine, not a task (3.11–3.13) */
 #define PYEBPF_SAMPLE_MEM 0x400          /* --mode memory: anonymous memory mapped in (see struct pyebpf_memgrow) */
+#define PYEBPF_SAMPLE_CTX 0x800          /* ctx holds what the thread's context variables say */
 
 /*
  * A Python frame: the code object and the byte offset of its current
@@ -189,6 +190,33 @@ struct pyebpf_mem_event {
 	__u32 reserved;
 };
 
+/*
+ * What a sample read of its thread's context variables (bpf/context.bpf.h):
+ * the current OpenTelemetry span's ids, copied at the sample (the span may
+ * be gone when userspace looks), and the first bytes of the --context-label
+ * variable's value.
+ */
+#define PYEBPF_CTX_LABEL_BYTES 128 /* a str header and a uuid, or 72 characters of a free-threaded build */
+#define PYEBPF_CTX_NAME_BYTES 96   /* a str header and 48 characters or more */
+#define PYEBPF_TRACE_DIGITS 5      /* 30-bit digits of a 128-bit id */
+#define PYEBPF_SPAN_DIGITS 3       /* ... of a 64-bit id */
+struct pyebpf_ctx_read {
+	__u64 vars;  /* the thread's variables (tstate->context->ctx_vars, a HAMT); 0: none */
+	__u64 span;  /* the span current in them; 0: none found */
+	__u64 label; /* the --context-label variable's value; 0: not set */
+	__u32 trace_digits[PYEBPF_TRACE_DIGITS]; /* least significant first */
+	__u32 span_digits[PYEBPF_SPAN_DIGITS];
+	__u32 parent_digits[PYEBPF_SPAN_DIGITS]; /* the span's parent's span id */
+	__u8 trace_len, span_len, parent_len;    /* digits read; 0: no ids (no parent) */
+	__u8 flags;                              /* PYEBPF_CTX_* */
+	/* The span's name's first bytes (a str object): the SDK's spans die as
+	 * they end, often before userspace could read them. */
+	__u8 name_raw[PYEBPF_CTX_NAME_BYTES];
+	__u8 label_raw[PYEBPF_CTX_LABEL_BYTES]; /* the label value's first bytes */
+};
+#define PYEBPF_CTX_PARENT_REMOTE 0x1 /* the parent is another process's span: this is a local root */
+#define PYEBPF_CTX_NAME 0x2          /* name_raw holds the span's name object's bytes */
+
 struct pyebpf_sample {
 	struct pyebpf_event_header h;
 	__u64 cgroup_id;
@@ -208,8 +236,9 @@ struct pyebpf_sample {
 	 * is the outermost that C entered as a generator's (a task's step
 	 * sends to its coroutine from C); userspace knows its task. */
 	__u64 running_task;
-	__u32 py_error; /* enum pyebpf_py_error */
-	__u32 py_cycle; /* PYEBPF_SAMPLE_PY_LOOP: frames in the loop the chain ends in */
+	__u32 py_error;             /* enum pyebpf_py_error */
+	__u32 py_cycle;             /* PYEBPF_SAMPLE_PY_LOOP: frames in the loop the chain ends in */
+	struct pyebpf_ctx_read ctx; /* PYEBPF_SAMPLE_CTX */
 	union {
 		struct pyebpf_offcpu off;  /* on and off the CPU */
 		struct pyebpf_memgrow mem; /* PYEBPF_SAMPLE_MEM */
@@ -319,8 +348,47 @@ struct pyebpf_py_offsets {
 	 * (co_linetable, co_lnotab before 3.10). */
 	__u32 code_copy_len;
 	__u32 code_linetable;
+	/* Context variables (3.7+; docs/requests.md): PyThreadState.context
+	 * (0: not read), where an object's type is (its header is 8 bytes
+	 * more), a tuple's items, an int's size word and digits, and
+	 * PYEBPF_CTXL_* for the dict and int formats. */
+	__u32 tstate_context;
+	__u32 obj_type;
+	__u32 tuple_items;
+	__u32 long_size;
+	__u32 long_digits;
+	__u32 ctx_layout;
 };
+#define PYEBPF_CTXL_DICT_311 0x1    /* 3.11+ dict keys (dk_log2_index_bytes, dk_kind); else 3.6's */
+#define PYEBPF_CTXL_LONG_TAGGED 0x2 /* 3.12+ lv_tag: digits = tag >> 3; else ob_size */
 #define PYEBPF_MAX_CODE_READ 96
+
+/* How a span keeps its `_context` (struct pyebpf_py_ctx.span_how): from
+ * the span, the pointer at span_off (signed) ... */
+enum pyebpf_attr_how {
+	PYEBPF_ATTR_NONE = 0,
+	PYEBPF_ATTR_VALUES = 1, /* ... is a values array (3.11; 3.12 stores it + 1, tagged): [index] */
+	PYEBPF_ATTR_INLINE = 2, /* ... at span_off is the values array itself (3.13+): [index] */
+	PYEBPF_ATTR_DICT = 3,   /* ... is a split dict: its ma_values[index] (<= 3.10) */
+	PYEBPF_ATTR_TAGGED = 4, /* as VALUES, stored as values - 1 (3.12: odd, else a dict) */
+};
+
+/* Value of the py_ctx map (key: pid): what userspace found in a process
+ * that reads its requests (user/python/context_vars.c). */
+struct pyebpf_py_ctx {
+	__u64 otel_var;                                /* OpenTelemetry's ContextVar current_context; 0: none */
+	__u64 label_var;                               /* --context-label's ContextVar; 0: none */
+	__u64 bitmap_type, array_type, collision_type; /* the HAMT's node types (0: not seen yet) */
+	__u64 span_key;                                /* the str keying the span in a Context dict */
+	__u64 spanctx_type;                            /* SpanContext, a tuple subclass */
+	__s32 otel_hash, label_hash;                   /* the variables' HAMT hashes */
+	__s32 span_off;
+	__u32 span_how;     /* enum pyebpf_attr_how */
+	__u32 span_index;   /* the span's _context among its values */
+	__u32 dict_values;  /* ATTR_DICT: ma_values in the dict; else values[] in a PyDictValues */
+	__u32 name_index;   /* _name's index + 1; 0: not read */
+	__u32 parent_index; /* _parent's index + 1; 0: not read */
+};
 
 /* Value of the py_procs map (key: pid): where this process's interpreter state is. */
 struct pyebpf_py_proc {
@@ -375,9 +443,12 @@ _Static_assert(sizeof(struct pyebpf_event_header) == 24, "header layout");
 _Static_assert(sizeof(struct pyebpf_pyframe) == 24, "pyframe layout");
 _Static_assert(sizeof(struct pyebpf_offcpu) == 32, "offcpu layout");
 _Static_assert(sizeof(struct pyebpf_sample) ==
-		       24 + 8 + 16 + 16 + 16 + 16 + 8 + 32 + 2UL * 127 * 8 + 24UL * PYEBPF_MAX_PY_FRAMES,
+		       24 + 8 + 16 + 16 + 16 + 16 + 8 + 296 + 32 + 2UL * 127 * 8 + 24UL * PYEBPF_MAX_PY_FRAMES,
 	       "sample layout");
-_Static_assert(sizeof(struct pyebpf_py_offsets) == 33UL * 4, "py offsets layout");
+_Static_assert(sizeof(struct pyebpf_py_offsets) == 39UL * 4, "py offsets layout");
+_Static_assert(sizeof(struct pyebpf_ctx_read) == 72 + PYEBPF_CTX_NAME_BYTES + PYEBPF_CTX_LABEL_BYTES,
+	       "ctx read layout");
+_Static_assert(sizeof(struct pyebpf_py_ctx) == 88, "py ctx layout");
 _Static_assert(sizeof(struct pyebpf_mem_copy) == 40 + PYEBPF_MEM_COPY_MAX, "mem copy layout");
 _Static_assert(sizeof(struct pyebpf_py_proc) == 32, "py proc layout");
 _Static_assert(sizeof(struct pyebpf_proc_event) == 40, "proc event layout");

@@ -36,6 +36,7 @@ static int write_output(const struct report_opts *o, const struct profile *p, co
 {
 	struct write_opts wo = { .threads = o->threads,
 				 .containers = o->containers,
+				 .by = o->by,
 				 .title = title,
 				 .processes = o->processes,
 				 .diff = o->nbases > 0 };

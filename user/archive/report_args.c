@@ -44,6 +44,8 @@ static const char usage[] = "Usage: pyebpf report RECORDING... [-o OUTPUT] [OPTI
 			    "%s"
 			    "      --threads           a frame per thread: its Python name (else OS name) and tid\n"
 			    "      --containers        a frame per container (its id) under the process frame\n"
+			    "      --by KEY            (folded) a frame \"[KEY=VALUE]\" per value of a label\n"
+			    "                          under the process frame: --by endpoint\n"
 			    "      --processes MODE    the process frame: merged (default: one \"comm\" tree per\n"
 			    "                          command, gunicorn's workers as one; -p PID for one of\n"
 			    "                          them), each (\"comm [pid N]\": a tree per process)\n"
@@ -65,6 +67,7 @@ static const struct option long_opts[] = {
 	{ "format", required_argument, NULL, 'f' },
 	{ "threads", no_argument, NULL, 'T' },
 	{ "containers", no_argument, NULL, 'C' },
+	{ "by", required_argument, NULL, 'Z' },
 	{ "processes", required_argument, NULL, 'P' },
 	{ "top", required_argument, NULL, 'N' },
 	{ "exclude-idle", no_argument, NULL, 'I' },
@@ -123,6 +126,9 @@ static int parse(int argc, char **argv, struct report_opts *o)
 			break;
 		case 'C':
 			o->containers = true;
+			break;
+		case 'Z':
+			o->by = optarg;
 			break;
 		case 'P':
 			if (process_frames_parse(optarg, &o->processes))

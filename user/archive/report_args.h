@@ -22,6 +22,7 @@ struct report_opts {
 	bool threads;                  /* --threads */
 	enum process_frames processes; /* --processes */
 	bool containers;               /* --containers */
+	const char *by;                /* --by KEY: a frame per value of a request label (folded) */
 	size_t top;                    /* --top N rows */
 	bool exclude_idle;             /* --exclude-idle: threads without an on-CPU sample left out */
 	struct filter filter;          /* --pid and the shared filters */

@@ -2,6 +2,7 @@
 #include "profile/filter.h"
 
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "base/hashmap.h"
@@ -50,13 +51,14 @@ void filter__free(struct filter *f)
 	free(f->comms);
 	free(f->containers);
 	free(f->container_names);
+	free(f->labels);
 	filter__init(f);
 }
 
 bool filter__drops_samples(const struct filter *f)
 {
 	return f->npids || f->ntids || f->nthreads || f->nexclude || f->ncomms || f->ncontainers || f->timed ||
-	       f->gil_only || f->reasons || f->python_only || f->ran ||
+	       f->gil_only || f->reasons || f->python_only || f->ran || f->nlabels ||
 	       f->time_kind == FILTER_TIME_TASKS; /* the table's leaving task time out is a view, not a filter */
 }
 
@@ -136,6 +138,14 @@ bool filter__keep(const struct filter *f, const struct profile *p, const struct 
 	    !(l->container_name &&
 	      has_str(f->container_names, f->ncontainer_names, profile__str_at(p, l->container_name))))
 		return false;
+	for (size_t i = 0; i < f->nlabels; i++) {
+		const char *eq = strchr(f->labels[i], '='), *v;
+		char key[72];
+
+		snprintf(key, sizeof(key), "%.*s", (int)(eq - f->labels[i]), f->labels[i]);
+		if (!(v = profile__label_value(p, l, key)) || strcmp(v, eq + 1) != 0)
+			return false;
+	}
 	if (f->gil_only && !(l->flags & LABEL_GIL_HELD))
 		return false;
 	if (f->reasons && !(f->reasons & (1u << (l->offcpu < 32 ? l->offcpu : 0))))

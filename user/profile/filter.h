@@ -29,6 +29,8 @@ struct filter {
 	size_t ncontainers;
 	const char **container_names; /* --container NAME: and the containers recorded under these names */
 	size_t ncontainer_names;
+	const char **labels; /* --label KEY=VALUE: keep only samples with each of these */
+	size_t nlabels;
 	uint64_t since_ns;      /* --since: from this time into the recording */
 	uint64_t until_ns;      /* --until: up to (not including) this time; UINT64_MAX: no limit */
 	int64_t since_epoch_ns; /* --since as a wall-clock time; INT64_MIN: none */

@@ -9,6 +9,7 @@
 
 #include "profile/offcpu.h"
 #include "pyebpf.h"
+#include "base/escape.h"
 #include "base/util.h"
 #include "base/wallclock.h"
 #include "system/container_find.h"
@@ -25,6 +26,9 @@ const char filter_args_usage[] =
 	"                          wall-clock time (14:00, 2026-11-23T14:00:05; Z for UTC)\n"
 	"      --until WHEN        only samples before then (the same forms; a bare time\n"
 	"                          is on --since's date, else today)\n"
+	"      --label KEY=VALUE   only samples with this label (each --label must hold):\n"
+	"                          endpoint=\"GET /checkout\", trace_id=, span_id=,\n"
+	"                          span_name=, or the variable record's --context-label named\n"
 	"      --gil               only samples of threads holding the GIL\n"
 	"      --reason R[,R...]   (--mode wall/off-cpu) only time off the CPU for these\n"
 	"                          reasons: runqueue, sleep, io, lock, gil, other; cpu: on it\n"
@@ -200,6 +204,19 @@ int filter_args__option(struct filter *f, int opt, const char *arg)
 		return 1;
 	case OPT_FILTER_CONTAINER:
 		return push_name(&f->containers, &f->ncontainers, arg, "--container");
+	case OPT_FILTER_LABEL: {
+		const char *eq = strchr(arg, '=');
+
+		if (!eq || eq == arg || eq - arg > 64) {
+			char shown[80];
+
+			err_msg("--label wants KEY=VALUE (endpoint=/checkout), not '%s'",
+				text_escape(arg, shown, sizeof(shown)));
+			return -1;
+		}
+		push_str(&f->labels, &f->nlabels, arg);
+		return 1;
+	}
 	case OPT_FILTER_GIL:
 		f->gil_only = true;
 		return 1;

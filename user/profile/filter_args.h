@@ -20,6 +20,7 @@ enum filter_opt {
 	OPT_FILTER_REASON,
 	OPT_FILTER_FUNCTIONS,
 	OPT_FILTER_CONTAINER,
+	OPT_FILTER_LABEL,
 };
 
 /* Entries for a getopt_long option table. */
@@ -32,6 +33,7 @@ enum filter_opt {
 		{ "no-kernel", no_argument, NULL, OPT_FILTER_NO_KERNEL },                                             \
 		{ "reason", required_argument, NULL, OPT_FILTER_REASON },                                             \
 		{ "functions", no_argument, NULL, OPT_FILTER_FUNCTIONS },                                             \
+		{ "label", required_argument, NULL, OPT_FILTER_LABEL },                                               \
 	{                                                                                                             \
 		"python-only", no_argument, NULL, OPT_FILTER_PYTHON_ONLY                                              \
 	}

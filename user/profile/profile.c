@@ -458,7 +458,7 @@ size_t profile__nstrs(const struct profile *p)
 }
 
 _Static_assert(sizeof(struct frame) == 32, "frames are hashed as bytes: no padding");
-_Static_assert(sizeof(struct sample_labels) == 64, "labels are hashed as bytes: no padding");
+_Static_assert(sizeof(struct sample_labels) == 88, "labels are hashed as bytes: no padding");
 
 size_t profile__nframes(const struct profile *p)
 {
@@ -492,4 +492,21 @@ int profile__next(const struct profile *p, size_t *pos, struct profile_entry *e)
 		return 0;
 	profile__entry(p, (uint32_t)(*pos)++, e);
 	return 1;
+}
+
+const char *profile__label_value(const struct profile *p, const struct sample_labels *l, const char *key)
+{
+	uint32_t id = 0;
+
+	if (!strcmp(key, "trace_id"))
+		id = l->trace_id;
+	else if (!strcmp(key, "span_id"))
+		id = l->span_id;
+	else if (!strcmp(key, "span_name"))
+		id = l->span_name;
+	else if (!strcmp(key, "endpoint"))
+		id = l->endpoint;
+	else if (l->ctx_key && !strcmp(key, profile__str_at(p, l->ctx_key)))
+		id = l->ctx_value;
+	return id ? profile__str_at(p, id) : NULL;
 }

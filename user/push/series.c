@@ -320,6 +320,13 @@ struct push_series *series_split(const struct profile *p, const struct series_co
 			.flags = e.labels.flags,
 			.python = copy_str(p, s->prof, e.labels.python),
 			.offcpu = e.labels.offcpu,
+			/* which request: sample labels, never series (one per trace) */
+			.trace_id = copy_str(p, s->prof, e.labels.trace_id),
+			.span_id = copy_str(p, s->prof, e.labels.span_id),
+			.span_name = copy_str(p, s->prof, e.labels.span_name),
+			.endpoint = copy_str(p, s->prof, e.labels.endpoint),
+			.ctx_key = copy_str(p, s->prof, e.labels.ctx_key),
+			.ctx_value = copy_str(p, s->prof, e.labels.ctx_value),
 		};
 
 		xgrow(&frames, &fcap, e.nframes + 1, sizeof(*frames));

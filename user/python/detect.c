@@ -230,6 +230,7 @@ static enum py_detect_result describe(pid_t pid, const struct file_info *fi, uin
 	}
 
 	py_layout_code_check(&out->layout);
+	py_layout_context(&out->layout);
 	const struct py_layout *l = &out->layout;
 	if (l->runtime_interp_head != PYEBPF_NO_OFFSET) {
 		if (!out->runtime)

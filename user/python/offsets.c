@@ -707,6 +707,37 @@ size_t py_code_read_size(const struct py_layout *l)
 	return max < PY_CODE_READ_MAX ? max : PY_CODE_READ_MAX;
 }
 
+/*
+ * PyThreadState.context by version (3.7+; the struct's fields before it
+ * are alike in the free-threaded builds), checked against each version's
+ * headers and DWARF by tests/unit/test_offsets.c; 0: no context variables.
+ */
+static uint32_t tstate_context(int major, int minor)
+{
+	static const uint32_t by_minor[] = {
+		[7] = 256, [8] = 240, [9] = 240, [10] = 240, [11] = 224, [12] = 208, [13] = 208, [14] = 208, [15] = 232
+	};
+
+	if (major != 3 || minor < 0 || (size_t)minor >= sizeof(by_minor) / sizeof(by_minor[0]))
+		return 0;
+	return by_minor[minor];
+}
+
+void py_layout_context(struct py_layout *l)
+{
+	struct pyebpf_py_offsets *o = &l->bpf;
+
+	o->tstate_context = tstate_context(l->major, l->minor);
+	o->obj_type = l->ob_type;
+	o->tuple_items = l->tuple_items;
+	o->long_size = l->long_size;
+	o->long_digits = l->long_digits;
+	o->ctx_layout = (l->dict == PY_DICT_311 ? PYEBPF_CTXL_DICT_311 : 0) |
+			(l->major == 3 && l->minor >= 12 ? PYEBPF_CTXL_LONG_TAGGED : 0);
+	if (l->dict != PY_DICT_311 && l->dict != PY_DICT_36)
+		o->tstate_context = 0;
+}
+
 void py_layout_code_check(struct py_layout *l)
 {
 	struct pyebpf_py_offsets *o = &l->bpf;

@@ -103,6 +103,10 @@ const struct py_layout *py_layout_builtin(int major, int minor, int free_threade
  */
 void py_layout_code_check(struct py_layout *l);
 
+/* Tell the BPF walker how to read the thread's context variables
+ * (bpf/context.bpf.h) from the layout's object fields. */
+void py_layout_context(struct py_layout *l);
+
 /* Bytes of a code object that cover every field a frame is named from,
  * at most PY_CODE_READ_MAX: never read past the object (it may end a
  * mapping). BPF copies as much (pyebpf_py_offsets.code_copy_len). */

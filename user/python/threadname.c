@@ -66,7 +66,15 @@ static bool str_is(const struct reader *r, uint64_t obj, const char *want)
  * Look `name` up among the entries of a keys object (or a 2.7 dict);
  * values_arr, when not 0, is the split table's values[] array.
  */
+static uint64_t keys_find(const struct reader *r, uint64_t keys, uint64_t values_arr, const char *name, int64_t *index);
+
 static uint64_t keys_get(const struct reader *r, uint64_t keys, uint64_t values_arr, const char *name)
+{
+	return keys_find(r, keys, values_arr, name, NULL);
+}
+
+/* As keys_get; *index (may be NULL) gets the entry's index, -1 when not found. */
+static uint64_t keys_find(const struct reader *r, uint64_t keys, uint64_t values_arr, const char *name, int64_t *index)
 {
 	uint64_t entries, n, esize = 24, koff = 8, voff = 16;
 
@@ -97,13 +105,18 @@ static uint64_t keys_get(const struct reader *r, uint64_t keys, uint64_t values_
 	default:
 		return 0;
 	}
+	if (index)
+		*index = -1;
 	if (!keys || n > MAX_ENTRIES)
 		return 0;
 	for (uint64_t i = 0; i < n; i++) {
 		uint64_t key = rd(r, entries + i * esize + koff);
 
-		if (key && str_is(r, key, name))
+		if (key && str_is(r, key, name)) {
+			if (index)
+				*index = (int64_t)i;
 			return values_arr ? rd(r, values_arr + 8 * i) : rd(r, entries + i * esize + voff);
+		}
 	}
 	return 0;
 }
@@ -166,6 +179,56 @@ uint64_t py_attr_lookup(pid_t pid, const struct py_layout *l, uint64_t obj, cons
 	struct reader r = { pid, l };
 
 	return obj ? attr(&r, obj, name) : 0;
+}
+
+/*
+ * Where attr() finds obj.name when the instance keeps its attributes as
+ * values in its type's shared keys' order (split dicts, managed values):
+ * the same steps, with the index of name among the keys. The object's
+ * attribute must be where it says: the caller checks with attr().
+ */
+bool py_attr_where(pid_t pid, const struct py_layout *l, uint64_t obj, const char *name, struct pyebpf_py_ctx *out)
+{
+	struct reader r = { pid, l };
+	uint64_t type = rd(&r, obj + l->ob_type), keys = type ? rd(&r, type + l->ht_cached_keys) : 0, d;
+	int64_t dictoffset, index = -1;
+
+	if (!type)
+		return false;
+	switch (l->managed) {
+	case PY_MANAGED_NONE:
+		if ((dictoffset = (int64_t)rd(&r, type + l->tp_dictoffset)) <= 0 || l->dict == PY_DICT_27 ||
+		    !(d = rd(&r, obj + dictoffset)) || !rd(&r, d + l->ma_values))
+			return false; /* no split dict */
+		keys_find(&r, rd(&r, d + l->ma_keys), 1, name, &index);
+		*out = (struct pyebpf_py_ctx){ .span_how = PYEBPF_ATTR_DICT,
+					       .span_off = (int32_t)dictoffset,
+					       .dict_values = l->ma_values };
+		break;
+	case PY_MANAGED_311:
+		keys_find(&r, keys, 1, name, &index);
+		*out = (struct pyebpf_py_ctx){ .span_how = PYEBPF_ATTR_VALUES,
+					       .span_off = -32,
+					       .dict_values = l->dict_values };
+		break;
+	case PY_MANAGED_312:
+		keys_find(&r, keys, 1, name, &index);
+		*out = (struct pyebpf_py_ctx){ .span_how = PYEBPF_ATTR_TAGGED,
+					       .span_off = -24,
+					       .dict_values = l->dict_values };
+		break;
+	case PY_MANAGED_313:
+	case PY_MANAGED_313_FT:
+		keys_find(&r, keys, 1, name, &index);
+		*out = (struct pyebpf_py_ctx){ .span_how = PYEBPF_ATTR_INLINE,
+					       .span_off = (int32_t)rd(&r, type + l->tp_basicsize),
+					       .dict_values = l->dict_values };
+		break;
+	}
+	if (index < 0 || index > 255)
+		return false;
+	out->span_index = (uint32_t)index;
+	return true;
 }
 
 /*

@@ -39,5 +39,8 @@ char *py_process_name(pid_t pid, const struct py_interp *in, uint64_t tstate);
  * obj.name from an instance's attributes: the object, or 0. */
 uint64_t py_dict_lookup(pid_t pid, const struct py_layout *l, uint64_t dict, const char *name);
 uint64_t py_attr_lookup(pid_t pid, const struct py_layout *l, uint64_t obj, const char *name);
+/* How BPF finds obj.name (span_how, span_off, span_index, dict_values of
+ * *out; the rest zeroed); false where it cannot (no split or managed values). */
+bool py_attr_where(pid_t pid, const struct py_layout *l, uint64_t obj, const char *name, struct pyebpf_py_ctx *out);
 
 #endif

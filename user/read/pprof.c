@@ -416,8 +416,20 @@ static void read_samples(struct reader *r, int vi, bool by_period)
 				l.k8s_pod = profile__str(r->p, sv);
 			else if (!strcmp(key, "ns_pid"))
 				l.ns_pid = (uint32_t)num;
+			else if (!strcmp(key, "trace_id"))
+				l.trace_id = profile__str(r->p, sv);
+			else if (!strcmp(key, "span_id"))
+				l.span_id = profile__str(r->p, sv);
+			else if (!strcmp(key, "span_name"))
+				l.span_name = profile__str(r->p, sv);
+			else if (!strcmp(key, "endpoint"))
+				l.endpoint = profile__str(r->p, sv);
 			else if (!strcmp(key, "time") && num >= 0) /* files of pyebpf before the timeline field */
 				time = (uint64_t)num;
+			else if (s->label[k]->str && !l.ctx_key) { /* --context-label's, named by its variable */
+				l.ctx_key = profile__str(r->p, key);
+				l.ctx_value = profile__str(r->p, sv);
+			}
 		}
 		n = sample_frames(r, i, s, frames);
 		if (r->failed)

@@ -18,6 +18,7 @@
 #include "symbols/procs.h"
 #include "record/mem_ledger.h"
 #include "record/processes.h"
+#include "record/request_labels.h"
 #include "python/frames.h"
 #include "python/mem_copies.h"
 #include "python/symbolize.h"
@@ -66,6 +67,8 @@ struct ingest {
 	const char *kallsyms_path;               /* read at the first kernel frame to name, then NULL */
 	struct kallsyms_loader *kallsyms_loader; /* ... being read in a thread (kernel_frames_later) */
 	bool kernel_frames_later;
+	bool requests;                   /* ingest_config's */
+	const char *context_label;       /* ingest_config's */
 	struct waiting_sample **waiting; /* for the kernel's symbols, in arrival order */
 	size_t nwaiting, waiting_cap;
 	struct procs *procs;     /* the files' symbols, shared by the processes */
@@ -119,6 +122,8 @@ struct ingest *ingest__new(struct profile *prof, const struct ingest_config *c, 
 		in->native = native_stacks__new(prof, in->procs, in->py);
 	in->kallsyms_path = c->kallsyms;
 	in->kernel_frames_later = c->kernel_frames_later;
+	in->requests = c->requests;
+	in->context_label = c->context_label;
 	if (c->memory)
 		in->mem = mem_ledger__new();
 	if (c->task_period_ns || c->running_tasks) {
@@ -803,6 +808,14 @@ static void ingest_sample(struct ingest *in, const void *data, size_t size)
 			if (native_gil_wait(in, in->frames, (uint32_t)nuser))
 				l.offcpu = OFFCPU_GIL;
 		}
+	}
+	if (py && in->requests) {
+		struct pyebpf_py_ctx tell;
+
+		if (request_labels(&pr->requests, in->prof, l.pid, py_proc__interp(py), v.s, in->context_label, now, &l,
+				   &tell) &&
+		    in->hooks.requests_found)
+			in->hooks.requests_found(in->hooks.ctx, l.pid, &tell);
 	}
 	if (!filter__keep(in->filter, in->prof, &l, t)) {
 		in->stats.filtered++;

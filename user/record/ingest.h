@@ -30,6 +30,8 @@ struct ingest_hooks {
 	/* A sample of pid's said its thread lists go on beyond the BPF walk:
 	 * index its threads (NULL: nobody to ask). */
 	void (*thread_beyond_walk)(void *ctx, uint32_t pid);
+	/* What BPF must read of pid's context variables (its requests) changed. */
+	void (*requests_found)(void *ctx, uint32_t pid, const struct pyebpf_py_ctx *c);
 };
 
 struct ingest_config {
@@ -45,7 +47,9 @@ struct ingest_config {
 	/* Thread samples get `[task NAME]` above the coroutine of the asyncio
 	 * task their thread runs (3.14+: read by BPF with the sample). */
 	bool running_tasks;
-	bool memory; /* --mode memory: memory samples' growth is kept in a ledger of what is held */
+	bool memory;               /* --mode memory: memory samples' growth is kept in a ledger of what is held */
+	bool requests;             /* label samples by their request (docs/requests.md) */
+	const char *context_label; /* --context-label: a context variable's name; NULL: none */
 };
 
 /* A sample named later than this after it was taken is counted late. */

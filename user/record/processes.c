@@ -5,6 +5,7 @@
 
 #include "base/hashmap.h"
 #include "base/util.h"
+#include "record/request_labels.h"
 
 /* How long an exited process's record stays for samples still in flight. */
 #define EXIT_GRACE_NS (2 * 1000000000ULL)
@@ -30,6 +31,8 @@ static void process_parts_free(struct process *p)
 	proc_threads__free(p->threads);
 	task_proc__free(p->tasks);
 	unwind_session__free(p->native);
+	request_proc__free(p->requests);
+	p->requests = NULL;
 	p->python = NULL;
 	p->threads = NULL;
 	p->tasks = NULL;

@@ -28,6 +28,7 @@ struct process {
 	struct proc_threads *threads;  /* thread names (record/threads.h) */
 	struct task_proc *tasks;       /* where its asyncio task lists are (record/task_sampler.h) */
 	struct unwind_session *native; /* --native: its libdw session (native/unwind.h) */
+	struct request_proc *requests; /* its context variables and spans seen (record/request_labels.h) */
 	uint64_t exited_ns;            /* 0: alive */
 	/* --mode memory: its main thread's Python thread state, once a sample
 	 * of it ran Python (0: none seen): a main thread with no Python frame

@@ -174,6 +174,8 @@ static int open_and_load(struct recorder *r)
 		.task_period_ns = o->mode == MODE_WALL && !o->no_tasks ? 1000000000ULL / o->freq : 0,
 		.running_tasks = !o->no_tasks && o->mode != MODE_MEMORY,
 		.memory = o->mode == MODE_MEMORY,
+		.requests = !o->no_requests,
+		.context_label = o->context_label,
 	};
 	/* For the replay benchmark (bench/replay.sh): a new file, never one that exists. */
 	const char *raw_out = getenv("PYEBPF_RAW_OUT");
@@ -461,6 +463,7 @@ static int write_output(struct recorder *r)
 	struct write_opts wo = { .threads = r->opts.threads,
 				 .processes = r->opts.processes,
 				 .containers = r->opts.containers,
+				 .by = r->opts.by,
 				 .title = "pyebpf record" };
 
 	/* A memory recording's title says which of its values it shows. */

@@ -12,6 +12,7 @@
 #include "profile/filter_args.h"
 #include "pyebpf.h"
 #include "archive/rotation.h"
+#include "base/escape.h"
 #include "base/util.h"
 
 static const char usage[] =
@@ -56,6 +57,11 @@ static const char usage[] =
 	"                          stack its await chain, labelled task time: pprof keeps\n"
 	"                          it apart, other outputs hold the threads' time only)\n"
 	"      --tasks             wall mode: the output (not pprof) holds task time alone\n"
+	"      --no-requests       no labels of the request: by default a sample of a\n"
+	"                          service traced by OpenTelemetry carries trace_id,\n"
+	"                          span_id, span_name and endpoint (docs/requests.md)\n"
+	"      --context-label NAME  the context variable NAME (a str, int or bytes, e.g.\n"
+	"                          asgi-correlation-id's correlation_id) as a label NAME\n"
 	"      --native            native C/C++ frames (extension modules, pybind11) merged\n"
 	"                          with the Python frames; unwinds without frame pointers\n"
 	"      --stack-size BYTES  user stack copied per sample for --native (default 32K,\n"
@@ -70,6 +76,8 @@ static const char usage[] =
 	"%s"
 	"      --threads           a frame per thread: its Python name (else OS name) and tid\n"
 	"      --containers        a frame per container (its id) under the process frame\n"
+	"      --by KEY            (folded) a frame \"[KEY=VALUE]\" per value of a label\n"
+	"                          under the process frame: --by endpoint\n"
 	"      --processes MODE    the process frame: merged (default: one \"comm\" tree per\n"
 	"                          command, gunicorn's workers as one; pids stay in pprof's\n"
 	"                          pid label and the trace's tracks), each (\"comm [pid N]\")\n"
@@ -111,6 +119,7 @@ static const struct option long_opts[] = {
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "threads", no_argument, NULL, 'T' },
 	{ "containers", no_argument, NULL, 'C' },
+	{ "by", required_argument, NULL, OPT_RECORD_BY },
 	{ "processes", required_argument, NULL, 'P' },
 	{ "cgroup", required_argument, NULL, 'g' },
 	{ "container", required_argument, NULL, 'c' },
@@ -130,6 +139,8 @@ static const struct option long_opts[] = {
 	{ "tasks", no_argument, NULL, 'W' },
 	{ "sample-bytes", required_argument, NULL, OPT_RECORD_SAMPLE_BYTES },
 	{ "sample-type", required_argument, NULL, OPT_RECORD_SAMPLE_TYPE },
+	{ "no-requests", no_argument, NULL, OPT_RECORD_NO_REQUESTS },
+	{ "context-label", required_argument, NULL, OPT_RECORD_CONTEXT_LABEL },
 	{ "help", no_argument, NULL, 'h' },
 	PUSH_LONG_OPTIONS,
 	FILTER_LONG_OPTIONS,
@@ -236,6 +247,38 @@ int record_args__shared_option(struct record_opts *o, int c, const char *arg)
 }
 
 /* One option of record's own (not a filter); 0, or -1 after one error line. */
+/* A context variable's name makes a label's: an identifier, not one of the
+ * labels pyebpf writes itself. */
+static int context_label_name(const char *arg)
+{
+	static const char *const taken[] = {
+		"pid",          "tid",         "comm",      "thread",         "gil",     "python",
+		"cgroup",       "cgroup_path", "container", "container_name", "ns_pid",  "off_cpu_reason",
+		"process_name", "time_kind",   "k8s_pod",   "trace_id",       "span_id", "span_name",
+		"endpoint",     "thread_name"
+	};
+	size_t n = strlen(arg);
+	bool ok = n > 0 && n <= 64 && !(arg[0] >= '0' && arg[0] <= '9');
+
+	for (size_t i = 0; ok && i < n; i++)
+		ok = (arg[i] >= 'a' && arg[i] <= 'z') || (arg[i] >= 'A' && arg[i] <= 'Z') ||
+		     (arg[i] >= '0' && arg[i] <= '9') || arg[i] == '_';
+	if (!ok) {
+		char shown[80];
+
+		err_msg("--context-label wants a context variable's name (letters, digits and _, at most 64), not "
+			"'%s'",
+			text_escape(arg, shown, sizeof(shown)));
+		return -1;
+	}
+	for (size_t i = 0; i < sizeof(taken) / sizeof(taken[0]); i++)
+		if (!strcmp(arg, taken[i])) {
+			err_msg("--context-label %s: pyebpf writes a label of that name itself", arg);
+			return -1;
+		}
+	return 0;
+}
+
 static int record_option(struct record_opts *o, int c, const char *arg, struct parse_state *st)
 {
 	int shared = record_args__shared_option(o, c, arg), push;
@@ -335,6 +378,14 @@ static int record_option(struct record_opts *o, int c, const char *arg, struct p
 	case 'A':
 		o->no_tasks = true;
 		break;
+	case OPT_RECORD_NO_REQUESTS:
+		o->no_requests = true;
+		break;
+	case OPT_RECORD_CONTEXT_LABEL:
+		if (context_label_name(arg))
+			return -1;
+		o->context_label = arg;
+		break;
 	case 'W':
 		o->tasks = true;
 		break;
@@ -343,6 +394,9 @@ static int record_option(struct record_opts *o, int c, const char *arg, struct p
 		break;
 	case 'C':
 		o->containers = true;
+		break;
+	case OPT_RECORD_BY:
+		o->by = arg;
 		break;
 	case 'P':
 		if (process_frames_parse(arg, &o->processes))

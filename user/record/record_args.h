@@ -27,6 +27,8 @@ struct record_opts {
 	bool no_tasks;             /* --no-tasks: no asyncio task time in wall mode */
 	bool tasks;                /* --tasks: the output holds task time alone (not pprof) */
 	bool no_children;          /* --no-children: -p / CMD without the processes they start */
+	bool no_requests;          /* --no-requests: no labels of the request (docs/requests.md) */
+	const char *context_label; /* --context-label: a context variable read into a label; NULL: none */
 	char **cmd;                /* -- CMD ARGS...: NULL-terminated, points into argv */
 	uint64_t freq;             /* -F, Hz */
 	enum record_mode mode;     /* --mode */
@@ -41,6 +43,7 @@ struct record_opts {
 	bool threads;                  /* --threads: a frame per thread */
 	enum process_frames processes; /* --processes */
 	bool containers;               /* --containers: a frame per container */
+	const char *by;                /* --by KEY: a frame per value of a request label (folded) */
 	const char **cgroups;          /* --cgroup PATH, repeatable (point into argv) */
 	size_t ncgroups;
 	const char **container_ids; /* --container NAME|ID, repeatable */
@@ -66,6 +69,9 @@ enum record_opt {
 	OPT_RECORD_POD = 1200,
 	OPT_RECORD_SAMPLE_BYTES,
 	OPT_RECORD_SAMPLE_TYPE,
+	OPT_RECORD_NO_REQUESTS,
+	OPT_RECORD_CONTEXT_LABEL,
+	OPT_RECORD_BY,
 };
 
 #define RECORD_DEFAULT_FREQ 99

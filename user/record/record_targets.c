@@ -53,12 +53,18 @@ static void hook_beyond_walk(void *ctx, uint32_t pid)
 	sampler__thread_beyond_walk(ctx, pid);
 }
 
+static void hook_requests(void *ctx, uint32_t pid, const struct pyebpf_py_ctx *c)
+{
+	sampler__requests(ctx, pid, c);
+}
+
 struct ingest_hooks record_targets__hooks(struct sampler *s)
 {
 	return (struct ingest_hooks){ .ctx = s,
 				      .python_changed = hook_python,
 				      .forget_pid = hook_forget,
-				      .thread_beyond_walk = hook_beyond_walk };
+				      .thread_beyond_walk = hook_beyond_walk,
+				      .requests_found = hook_requests };
 }
 
 long record_targets__add(struct sampler *s, struct ingest *in, const struct record_opts *o)

@@ -1060,6 +1060,13 @@ void sampler__python(struct sampler *s, uint32_t pid, const struct py_interp *in
 void sampler__forget(struct sampler *s, uint32_t pid)
 {
 	bpf_map__delete_elem(s->skel->maps.py_procs, &pid, sizeof(pid), 0);
+	bpf_map__delete_elem(s->skel->maps.py_ctx, &pid, sizeof(pid), 0);
+}
+
+void sampler__requests(struct sampler *s, uint32_t pid, const struct pyebpf_py_ctx *c)
+{
+	if (bpf_map__update_elem(s->skel->maps.py_ctx, &pid, sizeof(pid), c, sizeof(*c), BPF_ANY))
+		err_msg("pid %u: cannot tell BPF where its requests are: %s", pid, strerror(errno));
 }
 
 int sampler__poll(struct sampler *s, int timeout_ms)

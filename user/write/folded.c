@@ -65,6 +65,14 @@ int folded__write(const struct profile *p, const struct folded_opts *o, FILE *ou
 			container_frame__format(p, e.labels.container, e.labels.container_name, name, sizeof(name));
 			sb_append_frame(&b, name, "");
 		}
+		if (o && o->by) { /* samples without the label have no such frame */
+			const char *v = profile__label_value(p, &e.labels, o->by);
+			char shown[1024];
+
+			snprintf(name, sizeof(name), "[%s=%s]", o->by, v ? text_escape(v, shown, sizeof(shown)) : "");
+			if (v)
+				sb_append_frame(&b, name, "");
+		}
 		if (o && o->threads) {
 			snprintf(name, sizeof(name), "%s [tid %u]",
 				 profile__str_at(p, thread_names__of(names, &e.labels)), e.labels.tid);

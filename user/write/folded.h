@@ -16,7 +16,8 @@ struct folded_opts {
 	int threads;                   /* a "NAME [tid N]" frame under the process frame */
 	int containers;                /* a "[container ID]" frame under the process frame (none outside containers) */
 	enum process_frames processes; /* the process frame: "comm" or "comm [pid N]" */
-	bool diff; /* "stack BEFORE AFTER" (FlameGraph's difffolded.pl): LABEL_BASE samples are BEFORE */
+	bool diff;      /* "stack BEFORE AFTER" (FlameGraph's difffolded.pl): LABEL_BASE samples are BEFORE */
+	const char *by; /* --by KEY: a "[KEY=VALUE]" frame under the process frame (profile__label_value) */
 };
 
 /* 0, or -1 with errno set when writing failed. */

@@ -108,9 +108,11 @@ static int write_trace_gz(const struct profile *p, FILE *out)
 
 int write_profile(const struct profile *p, enum output_format f, const struct write_opts *o, FILE *out)
 {
-	struct folded_opts fo = {
-		.threads = o->threads, .containers = o->containers, .processes = o->processes, .diff = o->diff
-	};
+	struct folded_opts fo = { .threads = o->threads,
+				  .containers = o->containers,
+				  .processes = o->processes,
+				  .diff = o->diff,
+				  .by = o->by };
 	struct flamegraph_opts go = { .threads = o->threads,
 				      .containers = o->containers,
 				      .title = o->title,

@@ -38,6 +38,7 @@ struct write_opts {
 	const char *title;             /* svg */
 	enum process_frames processes; /* folded, svg: --processes */
 	bool diff;                     /* folded, svg: samples labelled LABEL_BASE are the "before" of a diff */
+	const char *by;                /* folded: --by KEY, a "[KEY=VALUE]" frame under the process frame */
 };
 
 /* 0, or -1 with errno set. */

@@ -189,7 +189,7 @@ static ValueType *value_type(struct builder *b, const char *type, const char *un
 }
 
 /* The labels every sample of an entry shares. */
-#define ENTRY_LABELS 16
+#define ENTRY_LABELS 24
 
 struct entry_out {
 	uint64_t *location_ids; /* leaf first */
@@ -203,6 +203,25 @@ struct entry_out {
  * thread's name, the command, GIL, off-CPU reason, CPython version. The
  * process and container are the series' own labels (push/series.h).
  */
+/* Which request (docs/requests.md); in pushes too: Pyroscope's span
+ * profiles read span_id and span_name. */
+static void request_labels(struct builder *b, const struct profile_entry *e, struct entry_out *o)
+{
+	const struct profile *p = b->p;
+
+	if (e->labels.trace_id)
+		o->labels[o->nlabels++] = label(b, "trace_id", profile__str_at(p, e->labels.trace_id), 0);
+	if (e->labels.span_id)
+		o->labels[o->nlabels++] = label(b, "span_id", profile__str_at(p, e->labels.span_id), 0);
+	if (e->labels.span_name)
+		o->labels[o->nlabels++] = label(b, "span_name", profile__str_at(p, e->labels.span_name), 0);
+	if (e->labels.endpoint)
+		o->labels[o->nlabels++] = label(b, "endpoint", profile__str_at(p, e->labels.endpoint), 0);
+	if (e->labels.ctx_key && e->labels.ctx_value)
+		o->labels[o->nlabels++] = label(b, profile__str_at(p, e->labels.ctx_key),
+						profile__str_at(p, e->labels.ctx_value), 0);
+}
+
 static void push_labels(struct builder *b, const struct profile_entry *e, struct entry_out *o)
 {
 	const struct profile *p = b->p;
@@ -217,6 +236,7 @@ static void push_labels(struct builder *b, const struct profile_entry *e, struct
 		o->labels[o->nlabels++] = label(b, "python", profile__str_at(p, e->labels.python), 0);
 	if (e->labels.offcpu)
 		o->labels[o->nlabels++] = label(b, "off_cpu_reason", offcpu_reason_name(e->labels.offcpu), 0);
+	request_labels(b, e, o);
 }
 
 static void entry_out(struct builder *b, const struct profile_entry *e, struct entry_out *o)
@@ -264,6 +284,7 @@ static void entry_out(struct builder *b, const struct profile_entry *e, struct e
 		o->labels[o->nlabels++] = label(b, "time_kind", "task", 0);
 	if (e->labels.k8s_pod)
 		o->labels[o->nlabels++] = label(b, "k8s_pod", profile__str_at(p, e->labels.k8s_pod), 0);
+	request_labels(b, e, o);
 }
 
 /* The samples: one per entry (labels and stack), its adds summed. */

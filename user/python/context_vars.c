@@ -1,0 +1,339 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+#include "python/context_vars.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "python/procmem.h"
+#include "python/threadname.h"
+
+/* Bounds of a walk: a thread's variables are a handful; a HAMT is at most
+ * 7 levels and a collision node, and no walk reads more than WALK_NODES. */
+#define WALK_DEPTH 8
+#define WALK_NODES 256
+#define CONTEXT_ENTRIES 64
+
+struct walk {
+	pid_t pid;
+	const struct py_layout *l;
+	const char *label;
+	struct pyebpf_py_ctx *c;
+	unsigned found, nodes;
+};
+
+static uint64_t rd(pid_t pid, uint64_t addr)
+{
+	uint64_t v = 0;
+
+	if (procmem_u64(pid, addr, &v))
+		return 0;
+	return v;
+}
+
+/* The name of obj's type into out ("" when unreadable). */
+static void type_name(pid_t pid, const struct py_layout *l, uint64_t obj, char *out, size_t size)
+{
+	uint64_t type = rd(pid, obj + l->ob_type), name = type ? rd(pid, type + l->tp_name) : 0;
+
+	out[0] = '\0';
+	if (!name || procmem_read(pid, name, out, size - 1))
+		out[0] = '\0';
+	out[size - 1] = '\0';
+	out[strnlen(out, size - 1)] = '\0';
+}
+
+int32_t py_hamt_hash(int64_t h)
+{
+	int32_t x = (int32_t)((uint64_t)h & 0xffffffffu) ^ (int32_t)((uint64_t)h >> 32);
+
+	return x == -1 ? -2 : x;
+}
+
+/* A node's type as BPF tells them apart; learns the types it meets. */
+enum node_kind {
+	NODE_UNKNOWN,
+	NODE_BITMAP,
+	NODE_ARRAY,
+	NODE_COLLISION
+};
+
+static enum node_kind node_kind(struct walk *w, uint64_t node)
+{
+	struct pyebpf_py_ctx *c = w->c;
+	uint64_t type = rd(w->pid, node + w->l->ob_type);
+	char name[32];
+
+	if (!type)
+		return NODE_UNKNOWN;
+	if (type == c->bitmap_type)
+		return NODE_BITMAP;
+	if (type == c->array_type)
+		return NODE_ARRAY;
+	if (type == c->collision_type)
+		return NODE_COLLISION;
+	type_name(w->pid, w->l, node, name, sizeof(name));
+	if (!strcmp(name, "hamt_bitmap_node") && !c->bitmap_type)
+		c->bitmap_type = type;
+	else if (!strcmp(name, "hamt_array_node") && !c->array_type)
+		c->array_type = type;
+	else if (!strcmp(name, "hamt_collision_node") && !c->collision_type)
+		c->collision_type = type;
+	else
+		return NODE_UNKNOWN;
+	w->found |= PY_CTX_FOUND_TYPES;
+	return node_kind(w, node);
+}
+
+uint64_t py_ctx_lookup(pid_t pid, const struct py_layout *l, const struct pyebpf_py_ctx *c, uint64_t vars, uint64_t var,
+		       int32_t hash)
+{
+	uint32_t head = l->ob_type + 8, h = (uint32_t)hash;
+	uint64_t node = rd(pid, vars + head);
+
+	for (int level = 0; level < WALK_DEPTH && node; level++) {
+		uint64_t type = rd(pid, node + l->ob_type), key, val;
+		uint32_t idx = (h >> (5 * level)) & 0x1f, bit = 1u << idx, bitmap = 0;
+
+		if (type && type == c->bitmap_type) {
+			if (procmem_read(pid, node + head + 8, &bitmap, 4) || !(bitmap & bit))
+				return 0;
+			uint32_t pos = (uint32_t)__builtin_popcount(bitmap & (bit - 1));
+
+			key = rd(pid, node + head + 16 + 16 * (uint64_t)pos);
+			val = rd(pid, node + head + 24 + 16 * (uint64_t)pos);
+			if (!key) {
+				node = val;
+				continue;
+			}
+			return key == var ? val : 0;
+		}
+		if (type && type == c->array_type) {
+			node = rd(pid, node + head + 8 * (uint64_t)idx);
+			continue;
+		}
+		if (type && type == c->collision_type) {
+			for (int i = 0; i < 4; i++)
+				if (rd(pid, node + head + 16 + 16 * (uint64_t)i) == var)
+					return rd(pid, node + head + 24 + 16 * (uint64_t)i);
+			return 0;
+		}
+		return 0;
+	}
+	return 0;
+}
+
+/* The name of a ContextVar into out; false when key is no ContextVar. */
+static bool var_name(struct walk *w, uint64_t key, char *out, size_t size)
+{
+	char tn[48];
+	char *s;
+	size_t n;
+
+	type_name(w->pid, w->l, key, tn, sizeof(tn));
+	n = strlen(tn);
+	if (n < 10 || strcmp(tn + n - 10, "ContextVar") != 0)
+		return false;
+	s = py_read_str(w->pid, w->l, rd(w->pid, key + w->l->ob_type + 8), 128);
+	if (!s)
+		return false;
+	snprintf(out, size, "%s", s);
+	free(s);
+	return true;
+}
+
+/*
+ * var's hash, as the HAMT files it: ContextVar.var_hash follows var_name,
+ * var_default and, in builds that keep them, the cache's three fields
+ * (3.13+'s free-threaded builds do not). Each place is tried by finding
+ * var in the very tree it was found in: only the right one finds it.
+ */
+static bool var_hash(struct walk *w, uint64_t vars, uint64_t var, uint64_t value, int32_t *out)
+{
+	static const uint32_t after_head[] = { 40, 16 };
+
+	for (size_t i = 0; i < sizeof(after_head) / sizeof(after_head[0]); i++) {
+		int32_t h = py_hamt_hash((int64_t)rd(w->pid, var + w->l->ob_type + 8 + after_head[i]));
+
+		if (py_ctx_lookup(w->pid, w->l, w->c, vars, var, h) == value) {
+			*out = h;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Each (key, value) of a dict's entries (a Context: combined, str keys), at most max. */
+static size_t dict_entries(pid_t pid, const struct py_layout *l, uint64_t dict, uint64_t *kv, size_t max)
+{
+	uint64_t keys = rd(pid, dict + l->ma_keys), n, entries, esize = 24, koff = 8, voff = 16;
+	size_t got = 0;
+
+	if (!keys || rd(pid, dict + l->ma_values))
+		return 0;
+	if (l->dict == PY_DICT_311) {
+		uint8_t hdr[3];
+
+		if (procmem_read(pid, keys + 8, hdr, 3))
+			return 0;
+		n = rd(pid, keys + 24);
+		entries = keys + 32 + (1ULL << (hdr[1] & 63));
+		if (hdr[2]) {
+			esize = 16;
+			koff = 0;
+			voff = 8;
+		}
+	} else if (l->dict == PY_DICT_36) {
+		uint64_t size = rd(pid, keys + 8);
+
+		n = rd(pid, keys + 32);
+		entries = keys + 40 + size * (size <= 0xff ? 1 : size <= 0xffff ? 2 : 4);
+	} else {
+		return 0;
+	}
+	for (uint64_t i = 0; i < n && i < CONTEXT_ENTRIES && got < max; i++) {
+		uint64_t k = rd(pid, entries + i * esize + koff);
+
+		if (k) {
+			kv[2 * got] = k;
+			kv[2 * got + 1] = rd(pid, entries + i * esize + voff);
+			got++;
+		}
+	}
+	return got;
+}
+
+/* What BPF's span_context() reads for a span, done here to check it. */
+static uint64_t span_context_as_bpf(pid_t pid, const struct pyebpf_py_ctx *c, uint64_t span)
+{
+	uint64_t p = 0;
+	uint8_t valid = 0;
+
+	switch (c->span_how) {
+	case PYEBPF_ATTR_VALUES:
+	case PYEBPF_ATTR_TAGGED:
+		p = rd(pid, span + (int64_t)c->span_off);
+		if (!p || (c->span_how == PYEBPF_ATTR_TAGGED && !(p & 1)))
+			return 0;
+		p += (c->span_how == PYEBPF_ATTR_TAGGED) + c->dict_values;
+		break;
+	case PYEBPF_ATTR_INLINE:
+		p = span + (int64_t)c->span_off;
+		if (procmem_read(pid, p + 3, &valid, 1) || !valid)
+			return 0;
+		p += c->dict_values;
+		break;
+	case PYEBPF_ATTR_DICT:
+		p = rd(pid, span + (int64_t)c->span_off);
+		p = p ? rd(pid, p + c->dict_values) : 0;
+		break;
+	default:
+		return 0;
+	}
+	return p ? rd(pid, p + 8 * (uint64_t)c->span_index) : 0;
+}
+
+/* OpenTelemetry's Context (a dict) at ctx: its span key, and where its span keeps its ids. */
+static void find_span(struct walk *w, uint64_t var, int32_t hash, uint64_t ctx)
+{
+	uint64_t kv[2 * 16], span = 0, key = 0, sc;
+	size_t n = dict_entries(w->pid, w->l, ctx, kv, 16);
+	struct pyebpf_py_ctx where;
+	char tn[32];
+
+	for (size_t i = 0; i < n && !span; i++) {
+		char *k = py_read_str(w->pid, w->l, kv[2 * i], 64);
+
+		if (k && !strncmp(k, PY_OTEL_SPAN_KEY, strlen(PY_OTEL_SPAN_KEY))) {
+			key = kv[2 * i];
+			span = kv[2 * i + 1];
+		}
+		free(k);
+	}
+	if (!span || !py_attr_where(w->pid, w->l, span, "_context", &where))
+		return;
+	sc = py_attr_lookup(w->pid, w->l, span, "_context");
+	if (!sc || span_context_as_bpf(w->pid, &where, span) != sc)
+		return;
+	type_name(w->pid, w->l, sc, tn, sizeof(tn));
+	if (strcmp(tn, "SpanContext") != 0)
+		return;
+	/* Its name and parent, where its values keep them too (they do: the
+	 * SDK's _Span sets all three in ReadableSpan.__init__). */
+	struct pyebpf_py_ctx other;
+
+	w->c->name_index = w->c->parent_index = 0;
+	if (py_attr_where(w->pid, w->l, span, "_name", &other) && other.span_how == where.span_how &&
+	    other.span_off == where.span_off)
+		w->c->name_index = other.span_index + 1;
+	if (py_attr_where(w->pid, w->l, span, "_parent", &other) && other.span_how == where.span_how &&
+	    other.span_off == where.span_off)
+		w->c->parent_index = other.span_index + 1;
+	w->c->otel_var = var;
+	w->c->otel_hash = hash;
+	w->c->span_key = key;
+	w->c->spanctx_type = rd(w->pid, sc + w->l->ob_type);
+	w->c->span_how = where.span_how;
+	w->c->span_off = where.span_off;
+	w->c->span_index = where.span_index;
+	w->c->dict_values = where.dict_values;
+	w->found |= PY_CTX_FOUND_OTEL;
+}
+
+static void visit(struct walk *w, uint64_t vars, uint64_t key, uint64_t value)
+{
+	char name[128];
+	int32_t hash;
+
+	if (!var_name(w, key, name, sizeof(name)))
+		return;
+	if (!w->c->otel_var && !strcmp(name, PY_OTEL_CONTEXT_VAR) && var_hash(w, vars, key, value, &hash))
+		find_span(w, key, hash, value);
+	if (w->label && !w->c->label_var && !strcmp(name, w->label) && var_hash(w, vars, key, value, &hash)) {
+		w->c->label_var = key;
+		w->c->label_hash = hash;
+		w->found |= PY_CTX_FOUND_LABEL;
+	}
+}
+
+static void walk_node(struct walk *w, uint64_t vars, uint64_t node, int depth)
+{
+	uint32_t head = w->l->ob_type + 8;
+	uint64_t slots;
+
+	if (!node || depth >= WALK_DEPTH || ++w->nodes > WALK_NODES)
+		return;
+	switch (node_kind(w, node)) {
+	case NODE_BITMAP:
+	case NODE_COLLISION:
+		slots = rd(w->pid, node + head); /* ob_size: keys and values */
+		for (uint64_t i = 0; i + 1 < slots && i < 64; i += 2) {
+			uint64_t k = rd(w->pid, node + head + 16 + 8 * i), v = rd(w->pid, node + head + 24 + 8 * i);
+
+			if (k)
+				visit(w, vars, k, v);
+			else
+				walk_node(w, vars, v, depth + 1);
+		}
+		break;
+	case NODE_ARRAY:
+		for (int i = 0; i < 32; i++)
+			walk_node(w, vars, rd(w->pid, node + head + 8 * (uint64_t)i), depth + 1);
+		break;
+	default:
+		break;
+	}
+}
+
+unsigned py_ctx_discover(pid_t pid, const struct py_layout *l, uint64_t vars, const char *label,
+			 struct pyebpf_py_ctx *c)
+{
+	struct walk w = { .pid = pid, .l = l, .label = label, .c = c };
+	char tn[16];
+
+	type_name(pid, l, vars, tn, sizeof(tn));
+	if (strcmp(tn, "hamt") != 0)
+		return 0; /* not a thread's variables (gone, or the offsets are wrong) */
+	walk_node(&w, vars, rd(pid, vars + l->ob_type + 8), 0);
+	return w.found;
+}

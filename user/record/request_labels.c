@@ -1,0 +1,214 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+#include "record/request_labels.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/hashmap.h"
+#include "base/util.h"
+#include "python/context_vars.h"
+#include "python/otel_ids.h"
+#include "python/procmem.h"
+#include "python/value_label.h"
+
+/* A process's variables are walked again at most this often until all is found. */
+#define LOOK_AGAIN_NS (50 * 1000000ULL)
+/* Spans and traces remembered per process: beyond, they are forgotten
+ * (a span is read again if seen again): bounded whatever the request rate. */
+#define SPANS_MAX 8192
+#define TRACES_MAX 4096
+#define VALUE_TYPES 8
+
+struct span_seen {
+	uint32_t name; /* string id; 0: none */
+	uint64_t parent;
+	bool root; /* a local root: no parent, or another process's */
+};
+
+struct request_proc {
+	struct pyebpf_py_ctx bpf;
+	uint64_t str_type; /* str's type: a span's name is one */
+	uint64_t next_look_ns;
+	struct hashmap *spans;  /* span id → struct span_seen * */
+	struct hashmap *traces; /* trace id (16 bytes) → endpoint's string id */
+	struct {
+		uint64_t type;
+		enum py_value_kind kind;
+	} types[VALUE_TYPES]; /* the label value's types met */
+	size_t ntypes;
+};
+
+void request_proc__free(struct request_proc *r)
+{
+	if (!r)
+		return;
+	hashmap__free_values(r->spans, free); /* and the map */
+	hashmap__free(r->traces);
+	free(r);
+}
+
+static bool all_found(const struct request_proc *r, const char *label)
+{
+	return r->bpf.otel_var && (!label || r->bpf.label_var);
+}
+
+static enum py_value_kind value_kind(struct request_proc *r, uint32_t pid, const struct py_layout *l, uint64_t type)
+{
+	uint64_t name_at = 0;
+	char name[16] = "";
+
+	for (size_t i = 0; i < r->ntypes; i++)
+		if (r->types[i].type == type)
+			return r->types[i].kind;
+	if (procmem_u64((pid_t)pid, type + l->tp_name, &name_at) ||
+	    procmem_read((pid_t)pid, name_at, name, sizeof(name) - 1))
+		return PY_VALUE_OTHER; /* not remembered: tried again next time */
+	name[sizeof(name) - 1] = '\0';
+	if (r->ntypes < VALUE_TYPES) {
+		r->types[r->ntypes].type = type;
+		r->types[r->ntypes].kind = py_value_kind_of(name);
+		return r->types[r->ntypes++].kind;
+	}
+	return py_value_kind_of(name);
+}
+
+static void label_value(struct request_proc *r, struct profile *prof, uint32_t pid, const struct py_layout *l,
+			const struct pyebpf_sample *s, const char *label, struct sample_labels *out)
+{
+	uint64_t type;
+	char text[PYEBPF_CTX_LABEL_BYTES * 4 + 8];
+
+	if (!s->ctx.label || l->ob_type + 8 > sizeof(s->ctx.label_raw))
+		return;
+	memcpy(&type, s->ctx.label_raw + l->ob_type, sizeof(type));
+	if (py_value_label(l, value_kind(r, pid, l, type), s->ctx.label_raw, sizeof(s->ctx.label_raw), text,
+			   sizeof(text))) {
+		out->ctx_key = profile__str(prof, label);
+		out->ctx_value = profile__str(prof, text);
+	}
+}
+
+/* The span of id ids->span, from the sample that first showed it (its name
+ * and parent, copied by BPF). */
+static const struct span_seen *span_seen(struct request_proc *r, struct profile *prof, const struct py_layout *l,
+					 const struct pyebpf_sample *s, const struct otel_ids *ids)
+{
+	struct span_seen *seen = hashmap__get_ptr(r->spans, &ids->span, sizeof(ids->span));
+	uint64_t type, hi;
+	char name[PYEBPF_CTX_NAME_BYTES * 4 + 8];
+	bool created;
+
+	if (seen)
+		return seen;
+	if (hashmap__size(r->spans) >= SPANS_MAX) {
+		hashmap__free_values(r->spans, free);
+		r->spans = hashmap__new();
+	}
+	seen = xcalloc(1, sizeof(*seen));
+	memcpy(&type, s->ctx.name_raw + l->ob_type, sizeof(type));
+	if ((s->ctx.flags & PYEBPF_CTX_NAME) && type == r->str_type &&
+	    py_value_label(l, PY_VALUE_STR, s->ctx.name_raw, sizeof(s->ctx.name_raw), name, sizeof(name)))
+		seen->name = profile__str(prof, name);
+	if (s->ctx.parent_len)
+		otel_ids_from_digits(s->ctx.parent_digits, s->ctx.parent_len, &hi, &seen->parent);
+	seen->root = !seen->parent || (s->ctx.flags & PYEBPF_CTX_PARENT_REMOTE);
+	*hashmap__put_ptr(r->spans, &ids->span, sizeof(ids->span), &created) = seen;
+	return seen;
+}
+
+/* The endpoint: the local root's name. Its http.route attribute would do
+ * too, but the SDK's spans die as they end, before most can be read, and a
+ * label must not change its value with the timing: the name the server
+ * instrumentations give it ("GET /orders/{id}") says the route as well. */
+static uint32_t endpoint_of(const struct span_seen *s)
+{
+	return s->name;
+}
+
+static void span_labels(struct request_proc *r, struct profile *prof, const struct py_layout *l,
+			const struct pyebpf_sample *s, struct sample_labels *out)
+{
+	struct otel_ids ids;
+	char hex[33];
+	uint64_t key[2], *ep;
+	const struct span_seen *seen, *up;
+	bool created;
+
+	if (!s->ctx.span ||
+	    !otel_ids_from_digits(s->ctx.trace_digits, s->ctx.trace_len, &ids.trace_hi, &ids.trace_lo) ||
+	    !otel_ids_from_digits(s->ctx.span_digits, s->ctx.span_len, &key[0], &ids.span) || key[0] || !ids.span ||
+	    !(ids.trace_hi | ids.trace_lo))
+		return;
+	otel_trace_hex(ids.trace_hi, ids.trace_lo, hex);
+	out->trace_id = profile__str(prof, hex);
+	otel_span_hex(ids.span, hex);
+	out->span_id = profile__str(prof, hex);
+	if (!(seen = span_seen(r, prof, l, s, &ids)))
+		return;
+	out->span_name = seen->name;
+	key[0] = ids.trace_hi;
+	key[1] = ids.trace_lo;
+	if (seen->root) {
+		if (hashmap__size(r->traces) >= TRACES_MAX && !hashmap__get(r->traces, key, sizeof(key))) {
+			hashmap__free(r->traces);
+			r->traces = hashmap__new();
+		}
+		*hashmap__put(r->traces, key, sizeof(key), &created) = endpoint_of(seen);
+		out->endpoint = endpoint_of(seen);
+		return;
+	}
+	/* An inner span: its trace's root, when seen current before; else up
+	 * its parents as far as they were seen; else its own name. */
+	if ((ep = hashmap__get(r->traces, key, sizeof(key)))) {
+		out->endpoint = (uint32_t)*ep;
+		return;
+	}
+	up = seen;
+	for (int hops = 0; hops < 16 && up && !up->root; hops++)
+		up = hashmap__get_ptr(r->spans, &up->parent, sizeof(up->parent));
+	out->endpoint = endpoint_of(up && up->root ? up : seen);
+}
+
+bool request_labels(struct request_proc **rp, struct profile *prof, uint32_t pid, const struct py_interp *pi,
+		    const struct pyebpf_sample *s, const char *label, uint64_t now, struct sample_labels *l,
+		    struct pyebpf_py_ctx *tell)
+{
+	struct request_proc *r = *rp;
+	const struct py_layout *lay = &pi->layout;
+	bool told = false;
+
+	if (!(s->flags & PYEBPF_SAMPLE_CTX) || !s->ctx.vars)
+		return false;
+	if (!r) {
+		r = *rp = xcalloc(1, sizeof(*r));
+		r->spans = hashmap__new();
+		r->traces = hashmap__new();
+	}
+	if (!all_found(r, label) && now >= r->next_look_ns) {
+		r->next_look_ns = now + LOOK_AGAIN_NS;
+		/* The thread's variables now, not the sample's: a request sets
+		 * them several times, each a new mapping, and the one sampled is
+		 * gone within a millisecond. Else the sample's, if it lives. */
+		uint64_t context = 0, vars = 0;
+		unsigned found = 0;
+
+		if (s->tstate && lay->bpf.tstate_context &&
+		    !procmem_u64((pid_t)pid, s->tstate + lay->bpf.tstate_context, &context) && context &&
+		    !procmem_u64((pid_t)pid, context + lay->ob_type + 16, &vars) && vars)
+			found = py_ctx_discover((pid_t)pid, lay, vars, label, &r->bpf);
+		if (!(found & (PY_CTX_FOUND_OTEL | PY_CTX_FOUND_LABEL)))
+			found |= py_ctx_discover((pid_t)pid, lay, s->ctx.vars, label, &r->bpf);
+
+		if (found & PY_CTX_FOUND_OTEL)
+			procmem_u64((pid_t)pid, r->bpf.span_key + lay->ob_type, &r->str_type); /* the key is a str */
+		if (found) {
+			*tell = r->bpf;
+			told = true;
+		}
+	}
+	span_labels(r, prof, lay, s, l);
+	if (label)
+		label_value(r, prof, pid, lay, s, label, l);
+	return told;
+}
