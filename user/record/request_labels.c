@@ -12,8 +12,12 @@
 #include "python/procmem.h"
 #include "python/value_label.h"
 
-/* A process's variables are walked again at most this often until all is found. */
-#define LOOK_AGAIN_NS (50 * 1000000ULL)
+/* A process's variables are walked again, until all is found, after 50 ms,
+ * then twice as long after each look that found nothing, up to 2 s: a
+ * host of Python processes without OpenTelemetry costs a look each every
+ * 2 s, not 20 a second. */
+#define LOOK_FIRST_NS (50 * 1000000ULL)
+#define LOOK_MAX_NS (2000 * 1000000ULL)
 /* Spans and traces remembered per process: beyond, they are forgotten
  * (a span is read again if seen again): bounded whatever the request rate. */
 #define SPANS_MAX 8192
@@ -29,7 +33,7 @@ struct span_seen {
 struct request_proc {
 	struct pyebpf_py_ctx bpf;
 	uint64_t str_type; /* str's type: a span's name is one */
-	uint64_t next_look_ns;
+	uint64_t next_look_ns, look_every_ns;
 	struct hashmap *spans;  /* span id → struct span_seen * */
 	struct hashmap *traces; /* trace id (16 bytes) → endpoint's string id */
 	struct {
@@ -186,7 +190,8 @@ bool request_labels(struct request_proc **rp, struct profile *prof, uint32_t pid
 		r->traces = hashmap__new();
 	}
 	if (!all_found(r, label) && now >= r->next_look_ns) {
-		r->next_look_ns = now + LOOK_AGAIN_NS;
+		r->look_every_ns = r->look_every_ns ? r->look_every_ns : LOOK_FIRST_NS;
+		r->next_look_ns = now + r->look_every_ns;
 		/* The thread's variables now, not the sample's: a request sets
 		 * them several times, each a new mapping, and the one sampled is
 		 * gone within a millisecond. Else the sample's, if it lives. */
@@ -206,6 +211,9 @@ bool request_labels(struct request_proc **rp, struct profile *prof, uint32_t pid
 			*tell = r->bpf;
 			told = true;
 		}
+		r->look_every_ns = found & (PY_CTX_FOUND_OTEL | PY_CTX_FOUND_LABEL)
+					   ? LOOK_FIRST_NS
+					   : (r->look_every_ns * 2 < LOOK_MAX_NS ? r->look_every_ns * 2 : LOOK_MAX_NS);
 	}
 	span_labels(r, prof, lay, s, l);
 	if (label)
