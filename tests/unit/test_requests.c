@@ -117,15 +117,16 @@ static struct profile *requests_recording(void)
 	struct profile *p = profile__new();
 	uint32_t co = frame(p, FRAME_PYTHON, "checkout", "/shop.py", 3, 3);
 	uint32_t br = frame(p, FRAME_PYTHON, "browse", "/shop.py", 9, 9);
-	struct sample_labels a = { .pid = 1,
-				   .tid = 1,
-				   .comm = profile__str(p, "shop"),
-				   .endpoint = profile__str(p, "GET /checkout"),
-				   .trace_id = profile__str(p, "0af7651916cd43dd8448eb211c80319c"),
-				   .span_id = profile__str(p, "b7ad6b7169203331"),
-				   .ctx_key = profile__str(p, "request_id"),
-				   .ctx_value = profile__str(p, "r1") };
-	struct sample_labels b = { .pid = 1, .tid = 1, .comm = a.comm, .endpoint = profile__str(p, "GET /browse") };
+	struct sample_request ra = { .endpoint = profile__str(p, "GET /checkout"),
+				     .trace_id = profile__str(p, "0af7651916cd43dd8448eb211c80319c"),
+				     .span_id = profile__str(p, "b7ad6b7169203331"),
+				     .ctx_key = profile__str(p, "request_id"),
+				     .ctx_value = profile__str(p, "r1") },
+			      rb = { .endpoint = profile__str(p, "GET /browse") };
+	struct sample_labels a = {
+		.pid = 1, .tid = 1, .comm = profile__str(p, "shop"), .request = profile__request(p, &ra)
+	};
+	struct sample_labels b = { .pid = 1, .tid = 1, .comm = a.comm, .request = profile__request(p, &rb) };
 	uint32_t s1[] = { co }, s2[] = { br };
 
 	profile__add(p, &a, s1, 1, 3);

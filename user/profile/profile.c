@@ -21,7 +21,10 @@ struct profile {
 	size_t nstacks, stacks_cap;
 	uint64_t stacks_gen;
 
-	struct hashmap *entry_ids; /* entry_key bytes → entry id */
+	struct hashmap *entry_ids;       /* entry_key bytes → entry id */
+	struct hashmap *request_ids;     /* sample_request bytes → its index in requests */
+	struct sample_request *requests; /* [0] is none */
+	size_t nrequests, requests_cap;
 	struct entry *entries;
 	size_t nentries, entries_cap;
 
@@ -63,6 +66,7 @@ struct profile *profile__new(void)
 	p->frame_ids = hashmap__new();
 	p->stack_ids = hashmap__new();
 	p->entry_ids = hashmap__new();
+	p->request_ids = hashmap__new();
 	p->module_ids = hashmap__new();
 	return p;
 }
@@ -84,6 +88,8 @@ void profile__free(struct profile *p)
 	hashmap__free(p->frame_ids);
 	hashmap__free(p->stack_ids);
 	hashmap__free(p->entry_ids);
+	hashmap__free(p->request_ids);
+	free(p->requests);
 	hashmap__free(p->module_ids);
 	free(p->modules);
 	free(p);
@@ -458,7 +464,7 @@ size_t profile__nstrs(const struct profile *p)
 }
 
 _Static_assert(sizeof(struct frame) == 32, "frames are hashed as bytes: no padding");
-_Static_assert(sizeof(struct sample_labels) == 88, "labels are hashed as bytes: no padding");
+_Static_assert(sizeof(struct sample_labels) == 64, "labels are hashed as bytes: no padding");
 
 size_t profile__nframes(const struct profile *p)
 {
@@ -494,19 +500,47 @@ int profile__next(const struct profile *p, size_t *pos, struct profile_entry *e)
 	return 1;
 }
 
+static const struct sample_request no_request;
+
+uint32_t profile__request(struct profile *p, const struct sample_request *r)
+{
+	bool created;
+	uint64_t *v;
+
+	if (!memcmp(r, &no_request, sizeof(*r)))
+		return 0;
+	v = hashmap__put(p->request_ids, r, sizeof(*r), &created);
+	if (created) {
+		if (!p->nrequests) {
+			xgrow(&p->requests, &p->requests_cap, 1, sizeof(*p->requests));
+			p->requests[p->nrequests++] = no_request;
+		}
+		xgrow(&p->requests, &p->requests_cap, p->nrequests + 1, sizeof(*p->requests));
+		p->requests[p->nrequests] = *r;
+		*v = p->nrequests++;
+	}
+	return (uint32_t)*v;
+}
+
+const struct sample_request *profile__request_at(const struct profile *p, uint32_t id)
+{
+	return id && id < p->nrequests ? &p->requests[id] : &no_request;
+}
+
 const char *profile__label_value(const struct profile *p, const struct sample_labels *l, const char *key)
 {
+	const struct sample_request *r = profile__request_at(p, l->request);
 	uint32_t id = 0;
 
 	if (!strcmp(key, "trace_id"))
-		id = l->trace_id;
+		id = r->trace_id;
 	else if (!strcmp(key, "span_id"))
-		id = l->span_id;
+		id = r->span_id;
 	else if (!strcmp(key, "span_name"))
-		id = l->span_name;
+		id = r->span_name;
 	else if (!strcmp(key, "endpoint"))
-		id = l->endpoint;
-	else if (l->ctx_key && !strcmp(key, profile__str_at(p, l->ctx_key)))
-		id = l->ctx_value;
+		id = r->endpoint;
+	else if (r->ctx_key && !strcmp(key, profile__str_at(p, r->ctx_key)))
+		id = r->ctx_value;
 	return id ? profile__str_at(p, id) : NULL;
 }

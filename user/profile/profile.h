@@ -59,15 +59,22 @@ struct sample_labels {
 	uint32_t process;        /* string id: the name the process gives itself (multiprocessing's); 0: none */
 	uint32_t k8s_pod;        /* string id: "NAMESPACE/POD" of a Kubernetes pod (either may be empty); 0: none */
 	uint32_t container_name; /* string id: the container's name (Kubernetes', else its runtime's); 0: none */
-	/* Which request (docs/requests.md): string ids, 0: none. */
+	uint32_t request;        /* which request (profile__request_at): its labels' id; 0: none */
+	uint64_t cgroup;         /* cgroup v2 id of the task; 0: unknown */
+};
+
+/*
+ * Which request a sample belongs to (docs/requests.md): string ids, 0: none.
+ * Interned per profile as one id (sample_labels.request): six labels that
+ * most samples lack would grow every entry by 24 bytes.
+ */
+struct sample_request {
 	uint32_t trace_id;  /* the current OpenTelemetry span's trace id, 32 hex digits */
 	uint32_t span_id;   /* ... its span id, 16 hex digits (the innermost span) */
 	uint32_t span_name; /* ... its name */
-	uint32_t endpoint;  /* the request's route: its local root span's http.route, else its name */
+	uint32_t endpoint;  /* the request's local root span's name */
 	uint32_t ctx_key;   /* --context-label: the variable's name ... */
 	uint32_t ctx_value; /* ... and its value */
-	uint32_t zero;      /* always 0: keeps cgroup aligned without padding */
-	uint64_t cgroup;    /* cgroup v2 id of the task; 0: unknown */
 };
 
 /* What the whole recording was. */
@@ -115,6 +122,9 @@ void profile__free(struct profile *p); /* accepts NULL */
 
 uint32_t profile__str(struct profile *p, const char *s);
 const char *profile__str_at(const struct profile *p, uint32_t id);
+/* The id of a request's labels (0 for none of them), and the labels of an id. */
+uint32_t profile__request(struct profile *p, const struct sample_request *r);
+const struct sample_request *profile__request_at(const struct profile *p, uint32_t id);
 /* The value of a request label of l by its key (trace_id, span_id,
  * span_name, endpoint, or --context-label's name); NULL: none. */
 const char *profile__label_value(const struct profile *p, const struct sample_labels *l, const char *key);

@@ -51,12 +51,17 @@ void profile_import__labels(struct profile_import *im, struct sample_labels *l)
 	l->cgroup_path = profile_import__str(im, l->cgroup_path);
 	l->process = profile_import__str(im, l->process);
 	l->k8s_pod = profile_import__str(im, l->k8s_pod);
-	l->trace_id = profile_import__str(im, l->trace_id);
-	l->span_id = profile_import__str(im, l->span_id);
-	l->span_name = profile_import__str(im, l->span_name);
-	l->endpoint = profile_import__str(im, l->endpoint);
-	l->ctx_key = profile_import__str(im, l->ctx_key);
-	l->ctx_value = profile_import__str(im, l->ctx_value);
+	if (l->request) {
+		struct sample_request r = *profile__request_at(im->in, l->request);
+
+		r.trace_id = profile_import__str(im, r.trace_id);
+		r.span_id = profile_import__str(im, r.span_id);
+		r.span_name = profile_import__str(im, r.span_name);
+		r.endpoint = profile_import__str(im, r.endpoint);
+		r.ctx_key = profile_import__str(im, r.ctx_key);
+		r.ctx_value = profile_import__str(im, r.ctx_value);
+		l->request = profile__request(im->out, &r);
+	}
 }
 
 static bool has_comment(const struct profile *p, const char *text)

@@ -320,14 +320,17 @@ struct push_series *series_split(const struct profile *p, const struct series_co
 			.flags = e.labels.flags,
 			.python = copy_str(p, s->prof, e.labels.python),
 			.offcpu = e.labels.offcpu,
-			/* which request: sample labels, never series (one per trace) */
-			.trace_id = copy_str(p, s->prof, e.labels.trace_id),
-			.span_id = copy_str(p, s->prof, e.labels.span_id),
-			.span_name = copy_str(p, s->prof, e.labels.span_name),
-			.endpoint = copy_str(p, s->prof, e.labels.endpoint),
-			.ctx_key = copy_str(p, s->prof, e.labels.ctx_key),
-			.ctx_value = copy_str(p, s->prof, e.labels.ctx_value),
 		};
+		/* which request: sample labels, never series (one per trace) */
+		const struct sample_request *rq = profile__request_at(p, e.labels.request);
+		struct sample_request rc = { .trace_id = copy_str(p, s->prof, rq->trace_id),
+					     .span_id = copy_str(p, s->prof, rq->span_id),
+					     .span_name = copy_str(p, s->prof, rq->span_name),
+					     .endpoint = copy_str(p, s->prof, rq->endpoint),
+					     .ctx_key = copy_str(p, s->prof, rq->ctx_key),
+					     .ctx_value = copy_str(p, s->prof, rq->ctx_value) };
+
+		l.request = profile__request(s->prof, &rc);
 
 		xgrow(&frames, &fcap, e.nframes + 1, sizeof(*frames));
 		for (uint32_t i = 0; i < e.nframes; i++)

@@ -379,6 +379,8 @@ static void read_samples(struct reader *r, int vi, bool by_period)
 			fail(r, "sample %zu has a count of %" PRId64, i, v);
 			break;
 		}
+		struct sample_request rq = { 0 };
+
 		for (size_t k = 0; k < s->n_label && !r->failed; k++) {
 			const char *key = str(r, s->label[k]->key);
 			int64_t num = s->label[k]->num;
@@ -417,20 +419,21 @@ static void read_samples(struct reader *r, int vi, bool by_period)
 			else if (!strcmp(key, "ns_pid"))
 				l.ns_pid = (uint32_t)num;
 			else if (!strcmp(key, "trace_id"))
-				l.trace_id = profile__str(r->p, sv);
+				rq.trace_id = profile__str(r->p, sv);
 			else if (!strcmp(key, "span_id"))
-				l.span_id = profile__str(r->p, sv);
+				rq.span_id = profile__str(r->p, sv);
 			else if (!strcmp(key, "span_name"))
-				l.span_name = profile__str(r->p, sv);
+				rq.span_name = profile__str(r->p, sv);
 			else if (!strcmp(key, "endpoint"))
-				l.endpoint = profile__str(r->p, sv);
+				rq.endpoint = profile__str(r->p, sv);
 			else if (!strcmp(key, "time") && num >= 0) /* files of pyebpf before the timeline field */
 				time = (uint64_t)num;
-			else if (s->label[k]->str && !l.ctx_key) { /* --context-label's, named by its variable */
-				l.ctx_key = profile__str(r->p, key);
-				l.ctx_value = profile__str(r->p, sv);
+			else if (s->label[k]->str && !rq.ctx_key) { /* --context-label's, named by its variable */
+				rq.ctx_key = profile__str(r->p, key);
+				rq.ctx_value = profile__str(r->p, sv);
 			}
 		}
+		l.request = profile__request(r->p, &rq);
 		n = sample_frames(r, i, s, frames);
 		if (r->failed)
 			break;

@@ -78,7 +78,7 @@ static enum py_value_kind value_kind(struct request_proc *r, uint32_t pid, const
 }
 
 static void label_value(struct request_proc *r, struct profile *prof, uint32_t pid, const struct py_layout *l,
-			const struct pyebpf_sample *s, const char *label, struct sample_labels *out)
+			const struct pyebpf_sample *s, const char *label, struct sample_request *out)
 {
 	uint64_t type;
 	char text[PYEBPF_CTX_LABEL_BYTES * 4 + 8];
@@ -131,7 +131,7 @@ static uint32_t endpoint_of(const struct span_seen *s)
 }
 
 static void span_labels(struct request_proc *r, struct profile *prof, const struct py_layout *l,
-			const struct pyebpf_sample *s, struct sample_labels *out)
+			const struct pyebpf_sample *s, struct sample_request *out)
 {
 	struct otel_ids ids;
 	char hex[33];
@@ -215,8 +215,11 @@ bool request_labels(struct request_proc **rp, struct profile *prof, uint32_t pid
 					   ? LOOK_FIRST_NS
 					   : (r->look_every_ns * 2 < LOOK_MAX_NS ? r->look_every_ns * 2 : LOOK_MAX_NS);
 	}
-	span_labels(r, prof, lay, s, l);
+	struct sample_request rq = { 0 };
+
+	span_labels(r, prof, lay, s, &rq);
 	if (label)
-		label_value(r, prof, pid, lay, s, label, l);
+		label_value(r, prof, pid, lay, s, label, &rq);
+	l->request = profile__request(prof, &rq);
 	return told;
 }

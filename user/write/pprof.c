@@ -188,12 +188,12 @@ static ValueType *value_type(struct builder *b, const char *type, const char *un
 	return v;
 }
 
-/* The labels every sample of an entry shares. */
+/* The labels every sample of an entry shares: at most this many. */
 #define ENTRY_LABELS 24
 
 struct entry_out {
 	uint64_t *location_ids; /* leaf first */
-	Label *labels[ENTRY_LABELS];
+	Label **labels;         /* nlabels of them, in an array of their own: most entries have a few */
 	size_t nlabels;
 };
 
@@ -209,17 +209,18 @@ static void request_labels(struct builder *b, const struct profile_entry *e, str
 {
 	const struct profile *p = b->p;
 
-	if (e->labels.trace_id)
-		o->labels[o->nlabels++] = label(b, "trace_id", profile__str_at(p, e->labels.trace_id), 0);
-	if (e->labels.span_id)
-		o->labels[o->nlabels++] = label(b, "span_id", profile__str_at(p, e->labels.span_id), 0);
-	if (e->labels.span_name)
-		o->labels[o->nlabels++] = label(b, "span_name", profile__str_at(p, e->labels.span_name), 0);
-	if (e->labels.endpoint)
-		o->labels[o->nlabels++] = label(b, "endpoint", profile__str_at(p, e->labels.endpoint), 0);
-	if (e->labels.ctx_key && e->labels.ctx_value)
-		o->labels[o->nlabels++] = label(b, profile__str_at(p, e->labels.ctx_key),
-						profile__str_at(p, e->labels.ctx_value), 0);
+	const struct sample_request *r = profile__request_at(p, e->labels.request);
+
+	if (r->trace_id)
+		o->labels[o->nlabels++] = label(b, "trace_id", profile__str_at(p, r->trace_id), 0);
+	if (r->span_id)
+		o->labels[o->nlabels++] = label(b, "span_id", profile__str_at(p, r->span_id), 0);
+	if (r->span_name)
+		o->labels[o->nlabels++] = label(b, "span_name", profile__str_at(p, r->span_name), 0);
+	if (r->endpoint)
+		o->labels[o->nlabels++] = label(b, "endpoint", profile__str_at(p, r->endpoint), 0);
+	if (r->ctx_key && r->ctx_value)
+		o->labels[o->nlabels++] = label(b, profile__str_at(p, r->ctx_key), profile__str_at(p, r->ctx_value), 0);
 }
 
 static void push_labels(struct builder *b, const struct profile_entry *e, struct entry_out *o)
@@ -239,7 +240,7 @@ static void push_labels(struct builder *b, const struct profile_entry *e, struct
 	request_labels(b, e, o);
 }
 
-static void entry_out(struct builder *b, const struct profile_entry *e, struct entry_out *o)
+static void entry_labels(struct builder *b, const struct profile_entry *e, struct entry_out *o)
 {
 	const struct profile *p = b->p;
 
@@ -285,6 +286,19 @@ static void entry_out(struct builder *b, const struct profile_entry *e, struct e
 	if (e->labels.k8s_pod)
 		o->labels[o->nlabels++] = label(b, "k8s_pod", profile__str_at(p, e->labels.k8s_pod), 0);
 	request_labels(b, e, o);
+}
+
+/* An entry's stack and labels, the labels built in room for all of them
+ * and kept in an array of their size (half a million entries: 30 MB). */
+static void entry_out(struct builder *b, const struct profile_entry *e, struct entry_out *o)
+{
+	Label *all[ENTRY_LABELS];
+
+	o->labels = all;
+	o->nlabels = 0;
+	entry_labels(b, e, o);
+	o->labels = xmalloc((o->nlabels ? o->nlabels : 1) * sizeof(*o->labels));
+	memcpy(o->labels, all, o->nlabels * sizeof(*o->labels));
 }
 
 /* The samples: one per entry (labels and stack), its adds summed. */
@@ -376,6 +390,7 @@ static void samples_free(struct samples_out *so)
 	for (size_t i = 0; i < so->nentries; i++) {
 		for (size_t k = 0; k < so->eo[i].nlabels; k++)
 			free(so->eo[i].labels[k]);
+		free(so->eo[i].labels);
 	}
 	free(so->eo);
 	free(so->samples);
