@@ -12,7 +12,6 @@
  * 7 levels and a collision node, and no walk reads more than WALK_NODES. */
 #define WALK_DEPTH 8
 #define WALK_NODES 256
-#define CONTEXT_ENTRIES 64
 
 struct walk {
 	pid_t pid;
@@ -163,47 +162,7 @@ static bool var_hash(struct walk *w, uint64_t vars, uint64_t var, uint64_t value
 	return false;
 }
 
-/* Each (key, value) of a dict's entries (a Context: combined, str keys), at most max. */
-static size_t dict_entries(pid_t pid, const struct py_layout *l, uint64_t dict, uint64_t *kv, size_t max)
-{
-	uint64_t keys = rd(pid, dict + l->ma_keys), n, entries, esize = 24, koff = 8, voff = 16;
-	size_t got = 0;
-
-	if (!keys || rd(pid, dict + l->ma_values))
-		return 0;
-	if (l->dict == PY_DICT_311) {
-		uint8_t hdr[3];
-
-		if (procmem_read(pid, keys + 8, hdr, 3))
-			return 0;
-		n = rd(pid, keys + 24);
-		entries = keys + 32 + (1ULL << (hdr[1] & 63));
-		if (hdr[2]) {
-			esize = 16;
-			koff = 0;
-			voff = 8;
-		}
-	} else if (l->dict == PY_DICT_36) {
-		uint64_t size = rd(pid, keys + 8);
-
-		n = rd(pid, keys + 32);
-		entries = keys + 40 + size * (size <= 0xff ? 1 : size <= 0xffff ? 2 : 4);
-	} else {
-		return 0;
-	}
-	for (uint64_t i = 0; i < n && i < CONTEXT_ENTRIES && got < max; i++) {
-		uint64_t k = rd(pid, entries + i * esize + koff);
-
-		if (k) {
-			kv[2 * got] = k;
-			kv[2 * got + 1] = rd(pid, entries + i * esize + voff);
-			got++;
-		}
-	}
-	return got;
-}
-
-/* What BPF's span_context() reads for a span, done here to check it. */
+/* What BPF's span_values() and value_at() read for a span's _context, done here to check it. */
 static uint64_t span_context_as_bpf(pid_t pid, const struct pyebpf_py_ctx *c, uint64_t span)
 {
 	uint64_t p = 0;
@@ -237,7 +196,7 @@ static uint64_t span_context_as_bpf(pid_t pid, const struct pyebpf_py_ctx *c, ui
 static void find_span(struct walk *w, uint64_t var, int32_t hash, uint64_t ctx)
 {
 	uint64_t kv[2 * 16], span = 0, key = 0, sc;
-	size_t n = dict_entries(w->pid, w->l, ctx, kv, 16);
+	size_t n = py_dict_items(w->pid, w->l, ctx, kv, 16);
 	struct pyebpf_py_ctx where;
 	char tn[32];
 

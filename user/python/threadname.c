@@ -62,26 +62,19 @@ static bool str_is(const struct reader *r, uint64_t obj, const char *want)
 	return m->eq;
 }
 
-/*
- * Look `name` up among the entries of a keys object (or a 2.7 dict);
- * values_arr, when not 0, is the split table's values[] array.
- */
-static uint64_t keys_find(const struct reader *r, uint64_t keys, uint64_t values_arr, const char *name, int64_t *index);
+/* Where a keys object's (or a 2.7 dict's) entries are, and their shape. */
+struct entries {
+	uint64_t at, n;             /* the first entry, and how many there are */
+	uint64_t esize, koff, voff; /* an entry's size, its key's and value's places */
+};
 
-static uint64_t keys_get(const struct reader *r, uint64_t keys, uint64_t values_arr, const char *name)
+static bool keys_entries(const struct reader *r, uint64_t keys, struct entries *e)
 {
-	return keys_find(r, keys, values_arr, name, NULL);
-}
-
-/* As keys_get; *index (may be NULL) gets the entry's index, -1 when not found. */
-static uint64_t keys_find(const struct reader *r, uint64_t keys, uint64_t values_arr, const char *name, int64_t *index)
-{
-	uint64_t entries, n, esize = 24, koff = 8, voff = 16;
-
+	*e = (struct entries){ .esize = 24, .koff = 8, .voff = 16 };
 	switch (r->l->dict) {
-	case PY_DICT_27:                    /* here `keys` is the dict itself */
-		n = rd(r, keys + 32) + 1;   /* ma_mask + 1 */
-		entries = rd(r, keys + 40); /* ma_table */
+	case PY_DICT_27:                     /* here `keys` is the dict itself */
+		e->n = rd(r, keys + 32) + 1; /* ma_mask + 1 */
+		e->at = rd(r, keys + 40);    /* ma_table */
 		break;
 	case PY_DICT_36: {
 		uint64_t size = rd(r, keys + 8), ix = size <= 0xff            ? 1
@@ -89,36 +82,53 @@ static uint64_t keys_find(const struct reader *r, uint64_t keys, uint64_t values
 						      : size <= 0xffffffffULL ? 4
 									      : 8;
 
-		n = rd(r, keys + 32); /* dk_nentries */
-		entries = keys + 40 + size * ix;
+		e->n = rd(r, keys + 32); /* dk_nentries */
+		e->at = keys + 40 + size * ix;
 		break;
 	}
 	case PY_DICT_311:
-		n = rd(r, keys + 24);
-		entries = keys + 32 + (1ULL << (rd8(r, keys + 9) & 63)); /* dk_log2_index_bytes */
-		if (rd8(r, keys + 10) != 0) {                            /* unicode or split keys: (key, value) */
-			esize = 16;
-			koff = 0;
-			voff = 8;
+		e->n = rd(r, keys + 24);
+		e->at = keys + 32 + (1ULL << (rd8(r, keys + 9) & 63)); /* dk_log2_index_bytes */
+		if (rd8(r, keys + 10) != 0) {                          /* unicode or split keys: (key, value) */
+			e->esize = 16;
+			e->koff = 0;
+			e->voff = 8;
 		}
 		break;
 	default:
-		return 0;
+		return false;
 	}
+	return keys != 0;
+}
+
+/*
+ * Look `name` up among the entries of a keys object (or a 2.7 dict);
+ * values_arr, when not 0, is the split table's values[] array. *index (may
+ * be NULL) gets the entry's index, -1 when not found.
+ */
+static uint64_t keys_find(const struct reader *r, uint64_t keys, uint64_t values_arr, const char *name, int64_t *index)
+{
+	struct entries e;
+
 	if (index)
 		*index = -1;
-	if (!keys || n > MAX_ENTRIES)
+	if (!keys_entries(r, keys, &e) || e.n > MAX_ENTRIES)
 		return 0;
-	for (uint64_t i = 0; i < n; i++) {
-		uint64_t key = rd(r, entries + i * esize + koff);
+	for (uint64_t i = 0; i < e.n; i++) {
+		uint64_t key = rd(r, e.at + i * e.esize + e.koff);
 
 		if (key && str_is(r, key, name)) {
 			if (index)
 				*index = (int64_t)i;
-			return values_arr ? rd(r, values_arr + 8 * i) : rd(r, entries + i * esize + voff);
+			return values_arr ? rd(r, values_arr + 8 * i) : rd(r, e.at + i * e.esize + e.voff);
 		}
 	}
 	return 0;
+}
+
+static uint64_t keys_get(const struct reader *r, uint64_t keys, uint64_t values_arr, const char *name)
+{
+	return keys_find(r, keys, values_arr, name, NULL);
 }
 
 static uint64_t dict_get(const struct reader *r, uint64_t dict, const char *name)
@@ -181,6 +191,27 @@ uint64_t py_attr_lookup(pid_t pid, const struct py_layout *l, uint64_t obj, cons
 	return obj ? attr(&r, obj, name) : 0;
 }
 
+size_t py_dict_items(pid_t pid, const struct py_layout *l, uint64_t dict, uint64_t *kv, size_t max)
+{
+	struct reader r = { pid, l };
+	struct entries e;
+	size_t got = 0;
+
+	if (!dict || l->dict == PY_DICT_27 || rd(&r, dict + l->ma_values) ||
+	    !keys_entries(&r, rd(&r, dict + l->ma_keys), &e))
+		return 0; /* a split table's values are elsewhere */
+	for (uint64_t i = 0; i < e.n && i < 4 * max && got < max; i++) {
+		uint64_t k = rd(&r, e.at + i * e.esize + e.koff);
+
+		if (k) {
+			kv[2 * got] = k;
+			kv[2 * got + 1] = rd(&r, e.at + i * e.esize + e.voff);
+			got++;
+		}
+	}
+	return got;
+}
+
 /*
  * Where attr() finds obj.name when the instance keeps its attributes as
  * values in its type's shared keys' order (split dicts, managed values):
@@ -200,26 +231,26 @@ bool py_attr_where(pid_t pid, const struct py_layout *l, uint64_t obj, const cha
 		if ((dictoffset = (int64_t)rd(&r, type + l->tp_dictoffset)) <= 0 || l->dict == PY_DICT_27 ||
 		    !(d = rd(&r, obj + dictoffset)) || !rd(&r, d + l->ma_values))
 			return false; /* no split dict */
-		keys_find(&r, rd(&r, d + l->ma_keys), 1, name, &index);
+		keys_find(&r, rd(&r, d + l->ma_keys), 0, name, &index);
 		*out = (struct pyebpf_py_ctx){ .span_how = PYEBPF_ATTR_DICT,
 					       .span_off = (int32_t)dictoffset,
 					       .dict_values = l->ma_values };
 		break;
 	case PY_MANAGED_311:
-		keys_find(&r, keys, 1, name, &index);
+		keys_find(&r, keys, 0, name, &index);
 		*out = (struct pyebpf_py_ctx){ .span_how = PYEBPF_ATTR_VALUES,
 					       .span_off = -32,
 					       .dict_values = l->dict_values };
 		break;
 	case PY_MANAGED_312:
-		keys_find(&r, keys, 1, name, &index);
+		keys_find(&r, keys, 0, name, &index);
 		*out = (struct pyebpf_py_ctx){ .span_how = PYEBPF_ATTR_TAGGED,
 					       .span_off = -24,
 					       .dict_values = l->dict_values };
 		break;
 	case PY_MANAGED_313:
 	case PY_MANAGED_313_FT:
-		keys_find(&r, keys, 1, name, &index);
+		keys_find(&r, keys, 0, name, &index);
 		*out = (struct pyebpf_py_ctx){ .span_how = PYEBPF_ATTR_INLINE,
 					       .span_off = (int32_t)rd(&r, type + l->tp_basicsize),
 					       .dict_values = l->dict_values };

@@ -8,6 +8,7 @@
 #define PYEBPF_PY_THREADNAME_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -39,6 +40,9 @@ char *py_process_name(pid_t pid, const struct py_interp *in, uint64_t tstate);
  * obj.name from an instance's attributes: the object, or 0. */
 uint64_t py_dict_lookup(pid_t pid, const struct py_layout *l, uint64_t dict, const char *name);
 uint64_t py_attr_lookup(pid_t pid, const struct py_layout *l, uint64_t obj, const char *name);
+/* The (key, value) pairs of a combined dict (not a split table), into kv:
+ * at most max of them, of its first 4 x max entries; returns how many. */
+size_t py_dict_items(pid_t pid, const struct py_layout *l, uint64_t dict, uint64_t *kv, size_t max);
 /* How BPF finds obj.name (span_how, span_off, span_index, dict_values of
  * *out; the rest zeroed); false where it cannot (no split or managed values). */
 bool py_attr_where(pid_t pid, const struct py_layout *l, uint64_t obj, const char *name, struct pyebpf_py_ctx *out);
