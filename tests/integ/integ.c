@@ -485,3 +485,62 @@ int http(const char *url, const char *const extra[], char **body, double *second
 	run_result_free(&r);
 	return status;
 }
+
+/* The backends a test started, stopped after it however it ended (.fini). */
+static struct {
+	char kind[16], dir[256];
+} started[4];
+static int nstarted;
+
+void backend_stop(const char *kind, const char *dir)
+{
+	char script[128];
+	struct run_result r;
+
+	snprintf(script, sizeof(script), "../tests/backends/%s.sh", kind);
+	run((const char *const[]){ "bash", script, "stop", dir, NULL }, 60, &r);
+	run_result_free(&r);
+}
+
+void stop_started(void)
+{
+	while (nstarted > 0) {
+		nstarted--;
+		backend_stop(started[nstarted].kind, started[nstarted].dir);
+	}
+}
+
+/* Start backend `kind` (pyroscope, otelcol, tls) in dir on port; extra flags after. */
+void backend_start(const char *kind, const char *dir, int port, const char *const extra[])
+{
+	char script[128], portbuf[16];
+	const char *argv[16] = { "bash", script, "start", dir, portbuf };
+	int n = 5;
+	struct run_result r;
+
+	snprintf(script, sizeof(script), "../tests/backends/%s.sh", kind);
+	snprintf(portbuf, sizeof(portbuf), "%d", port);
+	for (int i = 0; extra && extra[i] && n < 15; i++)
+		argv[n++] = extra[i];
+	argv[n] = NULL;
+	if (nstarted < 4) {
+		snprintf(started[nstarted].kind, sizeof(started[0].kind), "%s", kind);
+		snprintf(started[nstarted].dir, sizeof(started[0].dir), "%s", dir);
+		nstarted++;
+	}
+	run(argv, 120, &r);
+	if (r.status)
+		cr_log_error("%s start:\n%s%s", kind, r.out, r.err);
+	cr_assert_eq(r.status, 0, "%s did not start (exit %d): %s", kind, r.status, last_line(r.err));
+	run_result_free(&r);
+}
+
+long long stub_func_total(const char *json, const char *name)
+{
+	char pat[128];
+	const char *p = strstr(json, "\"functions\"");
+
+	snprintf(pat, sizeof(pat), "\"%s\":", name);
+	p = p ? strstr(p, pat) : NULL;
+	return p ? atoll(p + strlen(pat)) : 0;
+}

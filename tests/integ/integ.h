@@ -97,5 +97,14 @@ char *temp_path(const char *dir, const char *name);
 int count_files(const char *dir, const char *prefix);
 /* Files in dir whose name starts with '.': leftover temporaries. */
 int dot_files(const char *dir);
+/* A test's backend (tests/backends/KIND.sh: pyroscope, otelcol, tls)
+ * started in dir on 127.0.0.1:port, extra flags after; stop_started (a
+ * test's .fini) stops those it started however it ended. */
+void backend_start(const char *kind, const char *dir, int port, const char *const extra[]);
+void backend_stop(const char *kind, const char *dir);
+void stop_started(void);
+/* A leaf function's total in the Pyroscope stub's /stub/totals answer
+ * ("functions":{"NAME":N}); 0 when absent. */
+long long stub_func_total(const char *json, const char *name);
 
 #endif

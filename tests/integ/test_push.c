@@ -23,57 +23,6 @@
 #define CPU_TYPE "process_cpu:cpu:nanoseconds:cpu:nanoseconds"
 #define PERIOD_NS 10101010LL /* 99 Hz */
 
-/* The backends a test started, stopped after it however it ended (.fini). */
-static struct {
-	char kind[16], dir[256];
-} started[4];
-static int nstarted;
-
-static void backend_stop(const char *kind, const char *dir);
-
-static void stop_started(void)
-{
-	while (nstarted > 0) {
-		nstarted--;
-		backend_stop(started[nstarted].kind, started[nstarted].dir);
-	}
-}
-
-/* Start backend `kind` (pyroscope, otelcol, tls) in dir on port; extra flags after. */
-static void backend_start(const char *kind, const char *dir, int port, const char *const extra[])
-{
-	char script[128], portbuf[16];
-	const char *argv[16] = { "bash", script, "start", dir, portbuf };
-	int n = 5;
-	struct run_result r;
-
-	snprintf(script, sizeof(script), "../tests/backends/%s.sh", kind);
-	snprintf(portbuf, sizeof(portbuf), "%d", port);
-	for (int i = 0; extra && extra[i] && n < 15; i++)
-		argv[n++] = extra[i];
-	argv[n] = NULL;
-	if (nstarted < 4) {
-		snprintf(started[nstarted].kind, sizeof(started[0].kind), "%s", kind);
-		snprintf(started[nstarted].dir, sizeof(started[0].dir), "%s", dir);
-		nstarted++;
-	}
-	run(argv, 120, &r);
-	if (r.status)
-		cr_log_error("%s start:\n%s%s", kind, r.out, r.err);
-	cr_assert_eq(r.status, 0, "%s did not start (exit %d): %s", kind, r.status, last_line(r.err));
-	run_result_free(&r);
-}
-
-static void backend_stop(const char *kind, const char *dir)
-{
-	char script[128];
-	struct run_result r;
-
-	snprintf(script, sizeof(script), "../tests/backends/%s.sh", kind);
-	run((const char *const[]){ "bash", script, "stop", dir, NULL }, 60, &r);
-	run_result_free(&r);
-}
-
 static pid_t backend_pid(const char *dir)
 {
 	char path[512];
@@ -828,16 +777,6 @@ Test(push, a_second_pusher_and_a_web_page_are_refused, .timeout = 120, .fini = s
 }
 
 /* A leaf function's total in the stub's "functions" map: "NAME":N. */
-static long long func_total(const char *json, const char *name)
-{
-	char pat[128];
-	const char *p = strstr(json, "\"functions\"");
-
-	snprintf(pat, sizeof(pat), "\"%s\":", name);
-	p = p ? strstr(p, pat) : NULL;
-	return p ? atoll(p + strlen(pat)) : 0;
-}
-
 /* The total of a folded file. */
 static uint64_t folded_total(const char *path)
 {
@@ -911,11 +850,11 @@ Test(push, memory_lands_as_heap_profiles_in_pyroscope_and_the_collector, .timeou
 	t = stub_get(24061, path);
 	cr_assert_eq((uint64_t)json_num(t, "total"), grown, "alloc_space: %s; %llu bytes here", t,
 		     (unsigned long long)grown);
-	cr_assert_gt(func_total(t, "churn"), 0, "%s", t);
+	cr_assert_gt(stub_func_total(t, "churn"), 0, "%s", t);
 	free(t);
 	snprintf(path, sizeof(path), "/stub/totals?type=memory:inuse_space:bytes:space:bytes%s", sel);
 	t = stub_get(24061, path);
-	long long held = json_num(t, "total"), leak = func_total(t, "leak");
+	long long held = json_num(t, "total"), leak = stub_func_total(t, "leak");
 	cr_log_info("pyroscope: %llu bytes grew, %lld held (%lld under leak)\n", (unsigned long long)grown, held, leak);
 	cr_assert_geq(leak, held * 85 / 100, "inuse_space: %s", t);
 	free(t);

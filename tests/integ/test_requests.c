@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../pythons.h"
@@ -286,4 +287,177 @@ Test(requests, a_flask_shops_samples_carry_their_request)
 	cr_assert_gt(n, 0, "no OpenTelemetry venv: make otel-python");
 	for (int i = 0; i < n; i++)
 		flask_case(&v[i], 18460 + i);
+}
+
+/* The local root spans of one name the service exported: their span ids, comma-separated. */
+static char *root_spans(const char *spans, const char *name, int *n)
+{
+	char want[128], *out = calloc(1, strlen(spans) + 1);
+	size_t at = 0;
+
+	snprintf(want, sizeof(want), "\"name\": \"%s\"", name);
+	cr_assert(out);
+	*n = 0;
+	for (const char *line = spans; line && *line;) {
+		const char *end = strchr(line, '\n'), *id;
+		size_t len = end ? (size_t)(end - line) : strlen(line);
+		char *one = strndup(line, len);
+
+		cr_assert(one);
+
+		if (strstr(one, want) && strstr(one, "\"parent_span_id\": null") &&
+		    (id = strstr(one, "\"span_id\": \"")) && strlen(id) > 12 + 16) {
+			at += (size_t)sprintf(out + at, "%s%.16s", *n ? "," : "", id + 12);
+			(*n)++;
+		}
+		free(one);
+		line = end ? end + 1 : NULL;
+	}
+	return out;
+}
+
+#define SHOP_CPU "process_cpu:cpu:nanoseconds:cpu:nanoseconds"
+
+/* What the Pyroscope stub holds of the shop's CPU under these spans' ids. */
+static char *span_totals(int port, const char *spans)
+{
+	size_t size = strlen(spans) + 256;
+	char *url = malloc(size), *body = NULL;
+
+	cr_assert(url);
+	snprintf(url, size,
+		 "http://127.0.0.1:%d/stub/totals?type=" SHOP_CPU
+		 "&selector=%%7Bservice_name=%%22shop%%22%%7D&spans=%s",
+		 port, spans);
+	cr_assert_eq(http(url, NULL, &body, NULL), 200, "%s: %s", url, body ? body : "");
+	free(url);
+	return body;
+}
+
+/*
+ * The shop recorded with live pushes: Pyroscope's span-profile query finds
+ * each request's samples by its local root span (Grafana's "profiles for
+ * this span"); the collector gets each sample's link to its trace and span.
+ */
+Test(requests, a_flask_shops_requests_are_span_profiles_and_trace_links, .timeout = 300, .fini = stop_started)
+{
+	struct venv vs[8], *v;
+	int n = otel_venvs(vs, 8), nco = 0, nbr = 0;
+	const char *dir = temp_dir();
+	char *spans_path = temp_path(dir, "spans.jsonl"), *ready = temp_path(dir, "ready"),
+	     *err = temp_path(dir, "err");
+	char *spool = temp_path(dir, "spool"), *py = temp_path(dir, "py"), *oc = temp_path(dir, "oc");
+	char *json = temp_path(dir, "oc/profiles.json"), *req = temp_path(dir, "span-request.json");
+	char cmd[3 * PATH_MAX], pidarg[16];
+	struct run_result r;
+
+	cr_assert_gt(n, 0, "no OpenTelemetry venv: make otel-python");
+	v = &vs[n - 1]; /* the newest CPython */
+	backend_start("pyroscope", py, 24071, NULL);
+	backend_start("otelcol", oc, 24072, NULL);
+	snprintf(cmd, sizeof(cmd), "exec %s %s 18479 %s > %s", v->python, SHOP, spans_path, ready);
+	pid_t shop = spawn((const char *const[]){ "sh", "-c", cmd, NULL });
+	wait_for_text(ready, "ready", 120);
+	snprintf(pidarg, sizeof(pidarg), "%d", shop);
+	pid_t recorder = spawn_capture((const char *const[]){ PYEBPF, "record", "-F", "299", "-p", pidarg,
+							      "--continuous", spool, "--interval", "2s",
+							      "--service-name", "shop", "--push",
+							      "http://127.0.0.1:24071", "--otlp",
+							      "http://127.0.0.1:24072", NULL },
+				       err);
+	wait_for_text(err, SAMPLING, 120);
+	run((const char *const[]){ v->python, CLIENT, "18479", "4", NULL }, 120, &r);
+	cr_assert_eq(r.status, 0, "%s: the client: %s%s", v->tag, r.out, r.err);
+	run_result_free(&r);
+	kill(recorder, SIGINT); /* the last interval is pushed before it exits */
+	cr_assert_eq(wait_exit(recorder, 120), 0, "%s: record: %s", v->tag, last_line(file_text(err)));
+	kill(shop, SIGTERM);
+	cr_assert_eq(wait_exit(shop, 60), 0, "%s: the shop did not stop cleanly", v->tag);
+
+	char *spans = file_text(spans_path), *co = root_spans(spans, "GET /checkout", &nco),
+	     *br = root_spans(spans, "GET /browse/<item>", &nbr);
+
+	cr_assert_gt(nco, 20, "%s: %d /checkout requests exported", v->tag, nco);
+	cr_assert_gt(nbr, 20, "%s: %d /browse requests exported", v->tag, nbr);
+
+	/* Each route's root spans select that route's work, inner span included. */
+	char *t = span_totals(24071, co);
+	long long co_work = stub_func_total(t, "checkout_work") + stub_func_total(t, "price_work"),
+		  co_cross = stub_func_total(t, "browse_work");
+
+	cr_assert_gt(stub_func_total(t, "price_work"), 0, "%s: the inner span's samples under its root: %s", v->tag, t);
+	cr_assert_null(strstr(t, "trace_id"), "%s: a series per trace: %s", v->tag, t);
+	cr_assert(strstr(t, "\"span_name\":\"GET /checkout\""), "%s: span_name is the root's: %s", v->tag, t);
+	free(t);
+	t = span_totals(24071, br);
+	long long br_work = stub_func_total(t, "browse_work"),
+		  br_cross = stub_func_total(t, "checkout_work") + stub_func_total(t, "price_work");
+	free(t);
+	cr_log_info("%s: pyroscope span profiles: /checkout's %d roots %lld ms of their work, %lld of browse's; "
+		    "/browse's %d roots %lld ms, %lld of checkout's\n",
+		    v->tag, nco, co_work / 1000000, co_cross / 1000000, nbr, br_work / 1000000, br_cross / 1000000);
+	cr_assert_gt(co_work, 50 * 3344481LL, "%s: under 50 samples of /checkout's work", v->tag);
+	cr_assert_gt(br_work, 15 * 3344481LL, "%s: under 15 samples of /browse's work", v->tag);
+	cr_assert_leq(co_cross * 100, (co_work + co_cross) * 2, "%s: /checkout's spans hold browse_work", v->tag);
+	cr_assert_leq(br_cross * 100, (br_work + br_cross) * 2, "%s: /browse's spans hold checkout_work", v->tag);
+
+	/* Grafana's own call: SelectMergeSpanProfile's flame graph. */
+	FILE *f = fopen(req, "w");
+	char *body = NULL, *ids = strdup(co), data[PATH_MAX + 1];
+
+	cr_assert(f && ids);
+	fprintf(f,
+		"{\"profileTypeID\":\"" SHOP_CPU "\",\"labelSelector\":\"{service_name=\\\"shop\\\"}\","
+		"\"start\":\"0\",\"end\":\"%lld\",\"spanSelector\":[",
+		(long long)time(NULL) * 1000 + 60000);
+	for (char *id = strtok(ids, ","), *sep = ""; id; id = strtok(NULL, ","), sep = ",")
+		fprintf(f, "%s\"%s\"", sep, id);
+	fprintf(f, "]}");
+	fclose(f);
+	free(ids);
+	snprintf(data, sizeof(data), "@%s", req);
+
+	cr_assert_eq(http("http://127.0.0.1:24071/querier.v1.QuerierService/SelectMergeSpanProfile",
+			  (const char *const[]){ "-X", "POST", "-H", "Content-Type: application/json", "--data-binary",
+						 data, NULL },
+			  &body, NULL),
+		     200, "%s", body);
+	cr_assert(strstr(body, "\"checkout_work\"") && strstr(body, "\"price_work\""), "%s: %.400s", v->tag, body);
+	free(body);
+
+	/* The collector: every linked sample's trace and span were exported, together. */
+	sleep_s(0.5); /* the file exporter flushes every 100 ms */
+	snprintf(cmd, sizeof(cmd), "python3 ../tests/backends/otlp_links.py %s cpu", json);
+	run((const char *const[]){ "sh", "-c", cmd, NULL }, 60, &r);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	long long linked = 0, routed = 0, unknown = 0, unlinked = 0;
+	char bad[128] = "";
+
+	for (char *line = strtok(r.out, "\n"); line; line = strtok(NULL, "\n")) {
+		char trace[40], span[20], endpoint[64] = "", pair[128];
+		long long count;
+
+		if (sscanf(line, "unlinked %lld", &count) == 1) {
+			unlinked = count;
+			continue;
+		}
+		cr_assert_eq(sscanf(line, "%39s %19s %lld %63[^\n]", trace, span, &count, endpoint), 4, "%s", line);
+		snprintf(pair, sizeof(pair), "\"trace_id\": \"%s\", \"span_id\": \"%s\"", trace, span);
+		linked += count;
+		routed += !strcmp(endpoint, "GET /checkout") || !strcmp(endpoint, "GET /browse/<item>") ? count : 0;
+		if (!strstr(spans, pair)) {
+			unknown += count;
+			snprintf(bad, sizeof(bad), "%s %s", trace, span);
+		}
+	}
+	run_result_free(&r);
+	cr_log_info("%s: collector: %lld samples linked (%lld under a route), %lld not\n", v->tag, linked, routed,
+		    unlinked);
+	cr_assert_gt(linked, 100, "%s: %lld linked samples in the collector", v->tag, linked);
+	cr_assert_eq(unknown, 0, "%s: %lld samples linked to a span never exported (%s)", v->tag, unknown, bad);
+	cr_assert_geq(routed * 100, linked * 90, "%s: %lld of %lld linked samples with their route", v->tag, routed,
+		      linked);
+	free(co);
+	free(br);
+	free(spans);
 }

@@ -778,3 +778,101 @@ Test(push, asking_pyroscope_whether_an_interval_arrived)
 	series_free(s, n);
 	profile__free(p);
 }
+
+/* The labels of a push's pprof samples, "k=v;" each, sorted by the writer's order. */
+static void push_sample_labels(const Pyroscope__RawProfileSeries *rs, char *out, size_t size)
+{
+	const char *why;
+	uint8_t *raw;
+	size_t len, at = 0;
+	Perftools__Profiles__Profile *pp;
+
+	cr_assert_eq(gzip__inflate(rs->samples[0]->raw_profile.data, rs->samples[0]->raw_profile.len, 1 << 24, &raw,
+				   &len, &why),
+		     0);
+	pp = perftools__profiles__profile__unpack(NULL, len, raw);
+	cr_assert(pp);
+	out[0] = '\0';
+	for (size_t i = 0; i < pp->n_sample; i++)
+		for (size_t k = 0; k < pp->sample[i]->n_label; k++)
+			at += (size_t)snprintf(out + at, size - at, "%s=%s;",
+					       pp->string_table[pp->sample[i]->label[k]->key],
+					       pp->string_table[pp->sample[i]->label[k]->str]);
+	perftools__profiles__profile__free_unpacked(pp, NULL);
+	free(raw);
+}
+
+/* Which request in a push: Pyroscope gets the local root's span_id and
+ * span_name (its span profiles), never a series per trace; OTLP gets a
+ * link to the trace and the innermost span. */
+Test(push, a_request_is_a_span_profile_in_pyroscope_and_a_link_in_otlp)
+{
+	struct profile *p = profile__new();
+	uint32_t fr = profile__frame(p, &(struct frame){ .kind = FRAME_PYTHON,
+							 .name = profile__str(p, "price"),
+							 .module = profile__str(p, "/shop.py"),
+							 .line = 7 });
+	struct sample_request rq = { .trace_id = profile__str(p, "0af7651916cd43dd8448eb211c80319c"),
+				     .span_id = profile__str(p, "00f067aa0ba902b7"),
+				     .span_name = profile__str(p, "price"),
+				     .endpoint = profile__str(p, "GET /checkout"),
+				     .root_span = profile__str(p, "b7ad6b7169203331"),
+				     .ctx_key = profile__str(p, "request_id"),
+				     .ctx_value = profile__str(p, "req-00042") };
+	struct sample_labels l = {
+		.pid = 7, .tid = 7, .comm = profile__str(p, "shop"), .request = profile__request(p, &rq)
+	};
+	struct series_config c = { .service_name = "shop" };
+	struct push_series *s;
+	size_t n, np, len, rawlen;
+	uint8_t *body, *raw;
+	char labels[512];
+	const char *why;
+
+	profile__meta(p)->period_ns = 10000000;
+	profile__add(p, &l, &fr, 1, 5);
+	s = series_split(p, &c, &n);
+	cr_assert_eq(n, 1, "the request makes no series of its own");
+
+	cr_assert_eq(pyroscope_request(s, n, N1, &body, &len, &np), 0);
+	Pyroscope__PushRequest *req = pyroscope__push_request__unpack(NULL, len, body);
+
+	cr_assert(req);
+	push_sample_labels(req->series[0], labels, sizeof(labels));
+	cr_assert_str_eq(labels, "comm=shop;span_id=b7ad6b7169203331;span_name=GET /checkout;endpoint=GET /checkout;");
+	pyroscope__push_request__free_unpacked(req, NULL);
+	free(body);
+
+	cr_assert_eq(otlp_request(s, n, N1, &body, &len, &np), 0);
+	cr_assert_eq(gzip__inflate(body, len, 1 << 24, &raw, &rawlen, &why), 0);
+	Otlp__ExportProfilesServiceRequest *o = otlp__export_profiles_service_request__unpack(NULL, rawlen, raw);
+
+	cr_assert(o);
+	const Otlp__ProfilesDictionary *d = o->dictionary;
+	const Otlp__Sample *sm = o->resource_profiles[0]->scope_profiles[0]->profiles[0]->samples[0];
+	static const uint8_t trace[16] = { 0x0a, 0xf7, 0x65, 0x19, 0x16, 0xcd, 0x43, 0xdd,
+					   0x84, 0x48, 0xeb, 0x21, 0x1c, 0x80, 0x31, 0x9c },
+			     span[8] = { 0x00, 0xf0, 0x67, 0xaa, 0x0b, 0xa9, 0x02, 0xb7 };
+	bool endpoint = false, request_id = false;
+
+	cr_assert_eq(d->n_link_table, 2, "the empty link and this sample's");
+	cr_assert_eq(d->link_table[0]->trace_id.len, 16, "the empty link is of zeros");
+	cr_assert_eq(sm->link_index, 1);
+	cr_assert_eq(d->link_table[1]->trace_id.len, 16);
+	cr_assert_eq(memcmp(d->link_table[1]->trace_id.data, trace, 16), 0);
+	cr_assert_eq(d->link_table[1]->span_id.len, 8);
+	cr_assert_eq(memcmp(d->link_table[1]->span_id.data, span, 8), 0, "the innermost span, the one running");
+	for (size_t i = 0; i < sm->n_attribute_indices; i++) {
+		const Otlp__KeyValueAndUnit *kv = d->attribute_table[sm->attribute_indices[i]];
+		const char *key = d->string_table[kv->key_strindex];
+
+		endpoint |= !strcmp(key, "pyebpf.endpoint") && !strcmp(kv->value->string_value, "GET /checkout");
+		request_id |= !strcmp(key, "request_id") && !strcmp(kv->value->string_value, "req-00042");
+	}
+	cr_assert(endpoint && request_id, "the endpoint and the context label as attributes");
+	otlp__export_profiles_service_request__free_unpacked(o, NULL);
+	free(raw);
+	free(body);
+	series_free(s, n);
+	profile__free(p);
+}

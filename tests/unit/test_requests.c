@@ -11,7 +11,10 @@
 #include "python/offsets.h"
 #include "python/otel_ids.h"
 #include "python/value_label.h"
+#include "base/gzip.h"
+#include "read/pprof.h"
 #include "write/folded.h"
+#include "write/pprof.h"
 
 /* A compact ASCII str object's first bytes in layout l. */
 static void ascii_str(const struct py_layout *l, const char *text, uint8_t *raw, size_t size)
@@ -120,6 +123,7 @@ static struct profile *requests_recording(void)
 	struct sample_request ra = { .endpoint = profile__str(p, "GET /checkout"),
 				     .trace_id = profile__str(p, "0af7651916cd43dd8448eb211c80319c"),
 				     .span_id = profile__str(p, "b7ad6b7169203331"),
+				     .root_span = profile__str(p, "b7ad6b7169203331"),
 				     .ctx_key = profile__str(p, "request_id"),
 				     .ctx_value = profile__str(p, "r1") },
 			      rb = { .endpoint = profile__str(p, "GET /browse") };
@@ -175,5 +179,45 @@ Test(requests, by_draws_a_frame_per_value_and_label_keeps_one)
 	cr_assert_eq(dropped, 1);
 	profile__free(q);
 	filter__free(&f);
+	profile__free(p);
+}
+
+/* A file keeps every request label, the local root's span id too (a later
+ * push of the file sends it to Pyroscope's span profiles). */
+Test(requests, a_pprof_file_keeps_every_request_label)
+{
+	struct profile *p = requests_recording(), *q;
+	struct pprof_opts o = { 0 };
+	uint8_t *gz, *raw;
+	size_t len, rawlen;
+	const char *why;
+	char err[256];
+	struct profile_entry e;
+	size_t pos = 0;
+	static const char *const want[][2] = {
+		{ "trace_id", "0af7651916cd43dd8448eb211c80319c" },
+		{ "span_id", "b7ad6b7169203331" },
+		{ "root_span_id", "b7ad6b7169203331" },
+		{ "endpoint", "GET /checkout" },
+		{ "request_id", "r1" },
+	};
+	int checked = 0;
+
+	cr_assert_eq(pprof__write_mem(p, &o, &gz, &len), 0);
+	cr_assert_eq(gzip__inflate(gz, len, 1 << 24, &raw, &rawlen, &why), 0);
+	q = pprof__read(raw, rawlen, err, sizeof(err));
+	cr_assert(q, "%s", err);
+	while (profile__next(q, &pos, &e)) {
+		if (!profile__label_value(q, &e.labels, "trace_id"))
+			continue;
+		for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+			cr_assert_str_eq(profile__label_value(q, &e.labels, want[i][0]), want[i][1], "%s", want[i][0]);
+		cr_assert_null(profile__label_value(q, &e.labels, "span_name"));
+		checked++;
+	}
+	cr_assert_eq(checked, 1);
+	profile__free(q);
+	free(raw);
+	free(gz);
 	profile__free(p);
 }

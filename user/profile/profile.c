@@ -527,20 +527,34 @@ const struct sample_request *profile__request_at(const struct profile *p, uint32
 	return id && id < p->nrequests ? &p->requests[id] : &no_request;
 }
 
+const char *const request_label_names[5] = { "trace_id", "span_id", "span_name", "endpoint", "root_span_id" };
+
+uint32_t *sample_request__field(struct sample_request *r, const char *name)
+{
+	uint32_t *fields[] = { &r->trace_id, &r->span_id, &r->span_name, &r->endpoint, &r->root_span };
+
+	_Static_assert(ARRAY_SIZE(fields) == ARRAY_SIZE(request_label_names), "a name per field");
+	for (size_t i = 0; i < ARRAY_SIZE(fields); i++)
+		if (!strcmp(name, request_label_names[i]))
+			return fields[i];
+	return NULL;
+}
+
+void sample_request__map(struct sample_request *r, uint32_t (*map)(void *ctx, uint32_t id), void *ctx)
+{
+	uint32_t *v = (uint32_t *)r;
+
+	_Static_assert(sizeof(*r) % sizeof(uint32_t) == 0, "a request is string ids only");
+	for (size_t i = 0; i < sizeof(*r) / sizeof(*v); i++)
+		v[i] = v[i] ? map(ctx, v[i]) : 0;
+}
+
 const char *profile__label_value(const struct profile *p, const struct sample_labels *l, const char *key)
 {
-	const struct sample_request *r = profile__request_at(p, l->request);
-	uint32_t id = 0;
+	struct sample_request r = *profile__request_at(p, l->request);
+	const uint32_t *id = sample_request__field(&r, key);
 
-	if (!strcmp(key, "trace_id"))
-		id = r->trace_id;
-	else if (!strcmp(key, "span_id"))
-		id = r->span_id;
-	else if (!strcmp(key, "span_name"))
-		id = r->span_name;
-	else if (!strcmp(key, "endpoint"))
-		id = r->endpoint;
-	else if (r->ctx_key && !strcmp(key, profile__str_at(p, r->ctx_key)))
-		id = r->ctx_value;
-	return id ? profile__str_at(p, id) : NULL;
+	if (!id && r.ctx_key && !strcmp(key, profile__str_at(p, r.ctx_key)))
+		id = &r.ctx_value;
+	return id && *id ? profile__str_at(p, *id) : NULL;
 }

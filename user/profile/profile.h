@@ -73,9 +73,18 @@ struct sample_request {
 	uint32_t span_id;   /* ... its span id, 16 hex digits (the innermost span) */
 	uint32_t span_name; /* ... its name */
 	uint32_t endpoint;  /* the request's local root span's name */
+	uint32_t root_span; /* ... its span id, when known (what Pyroscope's span profiles select by) */
 	uint32_t ctx_key;   /* --context-label: the variable's name ... */
 	uint32_t ctx_value; /* ... and its value */
 };
+
+/* The request labels by name, as files and filters call them (trace_id,
+ * span_id, span_name, endpoint, root_span_id; --context-label's is named
+ * by its variable): the field of r that name is, NULL when none. */
+uint32_t *sample_request__field(struct sample_request *r, const char *name);
+extern const char *const request_label_names[5];
+/* Each of r's strings through map (one profile's string id to another's). */
+void sample_request__map(struct sample_request *r, uint32_t (*map)(void *ctx, uint32_t id), void *ctx);
 
 /* What the whole recording was. */
 struct profile_meta {

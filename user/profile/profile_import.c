@@ -41,6 +41,11 @@ uint32_t profile_import__frame(struct profile_import *im, uint32_t id)
 	return im->frame[id] - 1;
 }
 
+static uint32_t import_str(void *im, uint32_t id)
+{
+	return profile_import__str(im, id);
+}
+
 void profile_import__labels(struct profile_import *im, struct sample_labels *l)
 {
 	l->comm = profile_import__str(im, l->comm);
@@ -54,12 +59,7 @@ void profile_import__labels(struct profile_import *im, struct sample_labels *l)
 	if (l->request) {
 		struct sample_request r = *profile__request_at(im->in, l->request);
 
-		r.trace_id = profile_import__str(im, r.trace_id);
-		r.span_id = profile_import__str(im, r.span_id);
-		r.span_name = profile_import__str(im, r.span_name);
-		r.endpoint = profile_import__str(im, r.endpoint);
-		r.ctx_key = profile_import__str(im, r.ctx_key);
-		r.ctx_value = profile_import__str(im, r.ctx_value);
+		sample_request__map(&r, import_str, im);
 		l->request = profile__request(im->out, &r);
 	}
 }

@@ -28,12 +28,13 @@ static const struct {
  * allocation (freed together). */
 struct enc {
 	struct strtab strs;
-	struct hashmap *fn_ids, *loc_ids, *stack_ids, *attr_ids; /* content -> index + 1 */
+	struct hashmap *fn_ids, *loc_ids, *stack_ids, *attr_ids, *link_ids; /* content -> index + 1 */
 	Otlp__Function **fns;
 	Otlp__Location **locs;
 	Otlp__Stack **stacks;
 	Otlp__KeyValueAndUnit **attrs;
-	size_t nfns, nlocs, nstacks, nattrs, fcap, lcap, scap, acap;
+	Otlp__Link **links;
+	size_t nfns, nlocs, nstacks, nattrs, nlinks, fcap, lcap, scap, acap, kcap;
 	void **owned;
 	size_t nowned, ocap;
 };
@@ -186,10 +187,58 @@ static int32_t stack(struct enc *e, const struct profile *p, const struct profil
 	return id;
 }
 
-/* A sample's labels as attributes (OTel's names where there is one). */
+/* n bytes from 2n hex digits; false for anything else. */
+static bool hex_bytes(const char *hex, uint8_t *out, size_t n)
+{
+	if (strlen(hex) != 2 * n)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		unsigned v = 0;
+
+		for (int k = 0; k < 2; k++) {
+			char c = hex[2 * i + (size_t)k];
+			int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+
+			if (d < 0)
+				return false;
+			v = v * 16 + (unsigned)d;
+		}
+		out[i] = (uint8_t)v;
+	}
+	return true;
+}
+
+/* A sample's link to its trace and innermost span (the link table's index;
+ * 0, the empty link, for none), by which a backend joins it to the trace. */
+static int32_t link(struct enc *e, const struct profile *p, const struct sample_request *r)
+{
+	uint8_t ids[24];
+	bool created;
+	int32_t id;
+
+	if (!r->trace_id || !r->span_id || !hex_bytes(profile__str_at(p, r->trace_id), ids, 16) ||
+	    !hex_bytes(profile__str_at(p, r->span_id), ids + 16, 8))
+		return 0;
+	id = intern(e->link_ids, ids, sizeof(ids), e->nlinks, &created);
+	if (created) {
+		Otlp__Link *l = alloc(e, sizeof(*l));
+		uint8_t *copy = own(e, xmalloc(sizeof(ids)));
+
+		otlp__link__init(l);
+		memcpy(copy, ids, sizeof(ids));
+		l->trace_id = (ProtobufCBinaryData){ 16, copy };
+		l->span_id = (ProtobufCBinaryData){ 8, copy + 16 };
+		xgrow(&e->links, &e->kcap, e->nlinks + 1, sizeof(*e->links));
+		e->links[e->nlinks++] = l;
+	}
+	return id;
+}
+
+/* A sample's labels as attributes (OTel's names where there is one) and its link. */
 static void sample_attributes(struct enc *e, const struct profile *p, const struct profile_entry *en, Otlp__Sample *s)
 {
-	int32_t *a = alloc(e, 5 * sizeof(*a));
+	const struct sample_request *r = profile__request_at(p, en->labels.request);
+	int32_t *a = alloc(e, 7 * sizeof(*a));
 	size_t n = 0;
 
 	if (en->labels.thread)
@@ -202,6 +251,11 @@ static void sample_attributes(struct enc *e, const struct profile *p, const stru
 		a[n++] = attribute(e, "process.runtime.version", profile__str_at(p, en->labels.python));
 	if (en->labels.offcpu)
 		a[n++] = attribute(e, "pyebpf.off_cpu_reason", offcpu_reason_name(en->labels.offcpu));
+	if (r->endpoint)
+		a[n++] = attribute(e, "pyebpf.endpoint", profile__str_at(p, r->endpoint));
+	if (r->ctx_key && r->ctx_value) /* named by its variable, as in the files */
+		a[n++] = attribute(e, profile__str_at(p, r->ctx_key), profile__str_at(p, r->ctx_value));
+	s->link_index = link(e, p, r);
 	s->n_attribute_indices = n;
 	s->attribute_indices = a;
 }
@@ -354,6 +408,18 @@ static Otlp__ResourceProfiles *resource_of(struct enc *e, const struct push_seri
 	return rp;
 }
 
+/* The empty link: ids of zeros. */
+static Otlp__Link *zero_link(struct enc *e)
+{
+	Otlp__Link *l = alloc(e, sizeof(*l));
+	uint8_t *zeros = alloc(e, 24);
+
+	otlp__link__init(l);
+	l->trace_id = (ProtobufCBinaryData){ 16, zeros };
+	l->span_id = (ProtobufCBinaryData){ 8, zeros + 16 };
+	return l;
+}
+
 /* Every table's zero value at index 0, as the protocol asks. */
 static void zero_entries(struct enc *e)
 {
@@ -377,6 +443,8 @@ static void zero_entries(struct enc *e)
 	e->fns[e->nfns++] = f;
 	xgrow(&e->attrs, &e->acap, 1, sizeof(*e->attrs));
 	e->attrs[e->nattrs++] = kv;
+	xgrow(&e->links, &e->kcap, 1, sizeof(*e->links));
+	e->links[e->nlinks++] = zero_link(e);
 }
 
 int otlp_request(const struct push_series *s, size_t n, const char *name, uint8_t **out, size_t *len, size_t *nprofiles)
@@ -385,8 +453,7 @@ int otlp_request(const struct push_series *s, size_t n, const char *name, uint8_
 	Otlp__ExportProfilesServiceRequest req = OTLP__EXPORT_PROFILES_SERVICE_REQUEST__INIT;
 	Otlp__ProfilesDictionary dict = OTLP__PROFILES_DICTIONARY__INIT;
 	Otlp__Mapping zero_mapping = OTLP__MAPPING__INIT, *mappings[1] = { &zero_mapping };
-	Otlp__Link zero_link = OTLP__LINK__INIT, *links[1] = { &zero_link };
-	uint8_t *packed, zero16[16] = { 0 }, zero8[8] = { 0 };
+	uint8_t *packed;
 	size_t plen;
 	int ret;
 
@@ -396,6 +463,7 @@ int otlp_request(const struct push_series *s, size_t n, const char *name, uint8_
 	e.loc_ids = hashmap__new();
 	e.stack_ids = hashmap__new();
 	e.attr_ids = hashmap__new();
+	e.link_ids = hashmap__new();
 	zero_entries(&e);
 	req.resource_profiles = alloc(&e, (n + 1) * sizeof(*req.resource_profiles));
 	for (size_t i = 0; i < n; i++) {
@@ -406,12 +474,10 @@ int otlp_request(const struct push_series *s, size_t n, const char *name, uint8_
 			req.resource_profiles[req.n_resource_profiles++] = rp;
 		*nprofiles += np;
 	}
-	zero_link.trace_id = (ProtobufCBinaryData){ 16, zero16 };
-	zero_link.span_id = (ProtobufCBinaryData){ 8, zero8 };
 	dict.n_mapping_table = 1;
 	dict.mapping_table = mappings;
-	dict.n_link_table = 1;
-	dict.link_table = links;
+	dict.n_link_table = e.nlinks;
+	dict.link_table = e.links;
 	dict.n_location_table = e.nlocs;
 	dict.location_table = e.locs;
 	dict.n_function_table = e.nfns;
@@ -437,6 +503,8 @@ int otlp_request(const struct push_series *s, size_t n, const char *name, uint8_
 	free(e.locs);
 	free(e.stacks);
 	free(e.attrs);
+	free(e.links);
+	hashmap__free(e.link_ids);
 	hashmap__free(e.fn_ids);
 	hashmap__free(e.loc_ids);
 	hashmap__free(e.stack_ids);

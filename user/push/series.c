@@ -259,6 +259,18 @@ static uint32_t copy_str(const struct profile *in, struct profile *p, uint32_t i
 	return id ? profile__str(p, utf8_clean(profile__str_at(in, id), clean, sizeof(clean))) : 0;
 }
 
+struct request_copy {
+	struct profile *to;
+	const struct profile *from;
+};
+
+static uint32_t request_str(void *ctx, uint32_t id)
+{
+	const struct request_copy *c = ctx;
+
+	return copy_str(c->from, c->to, id);
+}
+
 static uint32_t copy_frame(struct splitter *sp, size_t si, uint32_t id)
 {
 	uint32_t *map = sp->frame_maps[si];
@@ -322,14 +334,10 @@ struct push_series *series_split(const struct profile *p, const struct series_co
 			.offcpu = e.labels.offcpu,
 		};
 		/* which request: sample labels, never series (one per trace) */
-		const struct sample_request *rq = profile__request_at(p, e.labels.request);
-		struct sample_request rc = { .trace_id = copy_str(p, s->prof, rq->trace_id),
-					     .span_id = copy_str(p, s->prof, rq->span_id),
-					     .span_name = copy_str(p, s->prof, rq->span_name),
-					     .endpoint = copy_str(p, s->prof, rq->endpoint),
-					     .ctx_key = copy_str(p, s->prof, rq->ctx_key),
-					     .ctx_value = copy_str(p, s->prof, rq->ctx_value) };
+		struct request_copy rcp = { s->prof, p };
+		struct sample_request rc = *profile__request_at(p, e.labels.request);
 
+		sample_request__map(&rc, request_str, &rcp);
 		l.request = profile__request(s->prof, &rc);
 
 		xgrow(&frames, &fcap, e.nframes + 1, sizeof(*frames));

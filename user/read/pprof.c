@@ -380,6 +380,7 @@ static void read_samples(struct reader *r, int vi, bool by_period)
 			break;
 		}
 		struct sample_request rq = { 0 };
+		uint32_t *field;
 
 		for (size_t k = 0; k < s->n_label && !r->failed; k++) {
 			const char *key = str(r, s->label[k]->key);
@@ -418,14 +419,8 @@ static void read_samples(struct reader *r, int vi, bool by_period)
 				l.k8s_pod = profile__str(r->p, sv);
 			else if (!strcmp(key, "ns_pid"))
 				l.ns_pid = (uint32_t)num;
-			else if (!strcmp(key, "trace_id"))
-				rq.trace_id = profile__str(r->p, sv);
-			else if (!strcmp(key, "span_id"))
-				rq.span_id = profile__str(r->p, sv);
-			else if (!strcmp(key, "span_name"))
-				rq.span_name = profile__str(r->p, sv);
-			else if (!strcmp(key, "endpoint"))
-				rq.endpoint = profile__str(r->p, sv);
+			else if ((field = sample_request__field(&rq, key)))
+				*field = profile__str(r->p, sv);
 			else if (!strcmp(key, "time") && num >= 0) /* files of pyebpf before the timeline field */
 				time = (uint64_t)num;
 			else if (s->label[k]->str && !rq.ctx_key) { /* --context-label's, named by its variable */

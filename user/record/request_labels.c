@@ -30,12 +30,17 @@ struct span_seen {
 	bool root; /* a local root: no parent, or another process's */
 };
 
+struct trace_root {
+	uint64_t span;     /* the local root's span id */
+	uint32_t endpoint; /* its name's string id */
+};
+
 struct request_proc {
 	struct pyebpf_py_ctx bpf;
 	uint64_t str_type; /* str's type: a span's name is one */
 	uint64_t next_look_ns, look_every_ns;
 	struct hashmap *spans;  /* span id → struct span_seen * */
-	struct hashmap *traces; /* trace id (16 bytes) → endpoint's string id */
+	struct hashmap *traces; /* trace id (16 bytes) → struct trace_root * */
 	struct {
 		uint64_t type;
 		enum py_value_kind kind;
@@ -48,7 +53,7 @@ void request_proc__free(struct request_proc *r)
 	if (!r)
 		return;
 	hashmap__free_values(r->spans, free); /* and the map */
-	hashmap__free(r->traces);
+	hashmap__free_values(r->traces, free);
 	free(r);
 }
 
@@ -130,13 +135,25 @@ static uint32_t endpoint_of(const struct span_seen *s)
 	return s->name;
 }
 
+/* The request's local root: span id (its hex in *out) and endpoint. */
+static void root_labels(struct profile *prof, uint64_t span, uint32_t endpoint, struct sample_request *out)
+{
+	char hex[17];
+
+	otel_span_hex(span, hex);
+	out->root_span = profile__str(prof, hex);
+	out->endpoint = endpoint;
+}
+
 static void span_labels(struct request_proc *r, struct profile *prof, const struct py_layout *l,
 			const struct pyebpf_sample *s, struct sample_request *out)
 {
 	struct otel_ids ids;
 	char hex[33];
-	uint64_t key[2], *ep;
+	uint64_t key[2], up_id;
 	const struct span_seen *seen, *up;
+	struct trace_root *root;
+	void **slot;
 	bool created;
 
 	if (!s->ctx.span ||
@@ -154,24 +171,36 @@ static void span_labels(struct request_proc *r, struct profile *prof, const stru
 	key[0] = ids.trace_hi;
 	key[1] = ids.trace_lo;
 	if (seen->root) {
-		if (hashmap__size(r->traces) >= TRACES_MAX && !hashmap__get(r->traces, key, sizeof(key))) {
-			hashmap__free(r->traces);
+		if (hashmap__size(r->traces) >= TRACES_MAX && !hashmap__get_ptr(r->traces, key, sizeof(key))) {
+			hashmap__free_values(r->traces, free);
 			r->traces = hashmap__new();
 		}
-		*hashmap__put(r->traces, key, sizeof(key), &created) = endpoint_of(seen);
-		out->endpoint = endpoint_of(seen);
+		slot = hashmap__put_ptr(r->traces, key, sizeof(key), &created);
+		if (created)
+			*slot = xcalloc(1, sizeof(struct trace_root));
+		root = *slot;
+		root->span = ids.span;
+		root->endpoint = endpoint_of(seen);
+		root_labels(prof, root->span, root->endpoint, out);
 		return;
 	}
 	/* An inner span: its trace's root, when seen current before; else up
-	 * its parents as far as they were seen; else its own name. */
-	if ((ep = hashmap__get(r->traces, key, sizeof(key)))) {
-		out->endpoint = (uint32_t)*ep;
+	 * its parents as far as they were seen; else its own name (and no
+	 * root span id: a wrong one would select another request). */
+	if ((root = hashmap__get_ptr(r->traces, key, sizeof(key)))) {
+		root_labels(prof, root->span, root->endpoint, out);
 		return;
 	}
 	up = seen;
-	for (int hops = 0; hops < 16 && up && !up->root; hops++)
-		up = hashmap__get_ptr(r->spans, &up->parent, sizeof(up->parent));
-	out->endpoint = endpoint_of(up && up->root ? up : seen);
+	up_id = ids.span;
+	for (int hops = 0; hops < 16 && up && !up->root; hops++) {
+		up_id = up->parent;
+		up = hashmap__get_ptr(r->spans, &up_id, sizeof(up_id));
+	}
+	if (up && up->root)
+		root_labels(prof, up_id, endpoint_of(up), out);
+	else
+		out->endpoint = endpoint_of(seen);
 }
 
 bool request_labels(struct request_proc **rp, struct profile *prof, uint32_t pid, const struct py_interp *pi,

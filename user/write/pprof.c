@@ -203,24 +203,40 @@ struct entry_out {
  * thread's name, the command, GIL, off-CPU reason, CPython version. The
  * process and container are the series' own labels (push/series.h).
  */
-/* Which request (docs/requests.md); in pushes too: Pyroscope's span
- * profiles read span_id and span_name. */
+/* Which request (docs/requests.md): every label of it in a file. */
 static void request_labels(struct builder *b, const struct profile_entry *e, struct entry_out *o)
 {
 	const struct profile *p = b->p;
+	struct sample_request r = *profile__request_at(p, e->labels.request);
 
+	for (size_t i = 0; i < ARRAY_SIZE(request_label_names); i++) {
+		const uint32_t *id = sample_request__field(&r, request_label_names[i]);
+
+		if (*id)
+			o->labels[o->nlabels++] = label(b, request_label_names[i], profile__str_at(p, *id), 0);
+	}
+	if (r.ctx_key && r.ctx_value)
+		o->labels[o->nlabels++] = label(b, profile__str_at(p, r.ctx_key), profile__str_at(p, r.ctx_value), 0);
+}
+
+/*
+ * ... and in a push, what Pyroscope's span profiles read as Grafana's
+ * OpenTelemetry SDKs write it: span_id and span_name of the request's local
+ * root (SelectMergeSpanProfile selects by it), and the endpoint. Not the
+ * trace id nor --context-label's value: Pyroscope before 2.0.3 makes a
+ * series of every sample label but span_id, a series per request.
+ */
+static void push_request_labels(struct builder *b, const struct profile_entry *e, struct entry_out *o)
+{
+	const struct profile *p = b->p;
 	const struct sample_request *r = profile__request_at(p, e->labels.request);
 
-	if (r->trace_id)
-		o->labels[o->nlabels++] = label(b, "trace_id", profile__str_at(p, r->trace_id), 0);
-	if (r->span_id)
-		o->labels[o->nlabels++] = label(b, "span_id", profile__str_at(p, r->span_id), 0);
-	if (r->span_name)
-		o->labels[o->nlabels++] = label(b, "span_name", profile__str_at(p, r->span_name), 0);
+	if (r->root_span && r->endpoint) {
+		o->labels[o->nlabels++] = label(b, "span_id", profile__str_at(p, r->root_span), 0);
+		o->labels[o->nlabels++] = label(b, "span_name", profile__str_at(p, r->endpoint), 0);
+	}
 	if (r->endpoint)
 		o->labels[o->nlabels++] = label(b, "endpoint", profile__str_at(p, r->endpoint), 0);
-	if (r->ctx_key && r->ctx_value)
-		o->labels[o->nlabels++] = label(b, profile__str_at(p, r->ctx_key), profile__str_at(p, r->ctx_value), 0);
 }
 
 static void push_labels(struct builder *b, const struct profile_entry *e, struct entry_out *o)
@@ -237,7 +253,7 @@ static void push_labels(struct builder *b, const struct profile_entry *e, struct
 		o->labels[o->nlabels++] = label(b, "python", profile__str_at(p, e->labels.python), 0);
 	if (e->labels.offcpu)
 		o->labels[o->nlabels++] = label(b, "off_cpu_reason", offcpu_reason_name(e->labels.offcpu), 0);
-	request_labels(b, e, o);
+	push_request_labels(b, e, o);
 }
 
 static void entry_labels(struct builder *b, const struct profile_entry *e, struct entry_out *o)

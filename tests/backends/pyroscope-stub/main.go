@@ -11,13 +11,13 @@
 // Endpoints (all on one port):
 //
 //	POST /push.v1.PusherService/Push
-//	POST /querier.v1.QuerierService/{SelectMergeProfile,ProfileTypes,LabelValues,LabelNames}
+//	POST /querier.v1.QuerierService/{SelectMergeProfile,SelectMergeSpanProfile,ProfileTypes,LabelValues,LabelNames}
 //	GET  /ready
 //	POST /stub/fail?status=S&count=N[&retry_after=SECONDS][&plain=1]
 //	POST /stub/delay?ms=M&count=N
 //	POST /stub/reset
 //	GET  /stub/stats
-//	GET  /stub/totals?type=ID[&selector={a="b"}][&start=MS&end=MS][&tenant=T]
+//	GET  /stub/totals?type=ID[&selector={a="b"}][&start=MS&end=MS][&tenant=T][&spans=ID,ID]
 //	GET  /stub/pprof?(the same): the merged profile as gzipped pprof
 package main
 
@@ -27,6 +27,8 @@ import (
 	"context"
 	"crypto/subtle"
 	"encoding/base64"
+	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -641,6 +643,133 @@ func (s *server) SelectMergeProfile(ctx context.Context, req *connect.Request[qu
 	return connect.NewResponse(out), nil
 }
 
+// spanSet parses span ids as Pyroscope's span selector does: 16 hex digits
+// each, read as the 8 bytes of a little-endian uint64 (pprof.Spans).
+func spanSet(ids []string) (map[uint64]bool, error) {
+	set := map[uint64]bool{}
+	for _, id := range ids {
+		b, err := hex.DecodeString(id)
+		if err != nil || len(b) != 8 {
+			return nil, invalid("invalid span id length: %q", id)
+		}
+		set[binary.LittleEndian.Uint64(b)] = true
+	}
+	return set, nil
+}
+
+// sampleSpan is a sample's span_id label as Pyroscope stores it at ingestion
+// (0: none, or not 16 hex digits).
+func sampleSpan(smp *profile.Sample) uint64 {
+	for _, v := range smp.Label["span_id"] {
+		if b, err := hex.DecodeString(v); err == nil && len(b) == 8 {
+			return binary.LittleEndian.Uint64(b)
+		}
+	}
+	return 0
+}
+
+// withSpans keeps only the samples of the given spans (nil: all).
+func withSpans(es []*entry, set map[uint64]bool) []*entry {
+	if set == nil {
+		return es
+	}
+	out := make([]*entry, 0, len(es))
+	for _, e := range es {
+		q := *e.prof
+		q.Sample = nil
+		for _, smp := range e.prof.Sample {
+			if set[sampleSpan(smp)] {
+				q.Sample = append(q.Sample, smp)
+			}
+		}
+		f := *e
+		f.prof = &q
+		out = append(out, &f)
+	}
+	return out
+}
+
+// flameGraph is a merged profile as Pyroscope's querier answers a flame graph:
+// the names, and per level four numbers per bar (offset from the end of the
+// bar before it on the level, total, self, name index), children by name.
+func flameGraph(p *profile.Profile) *querierv1.FlameGraph {
+	type node struct {
+		name        string
+		total, self int64
+		kids        map[string]*node
+	}
+	root := &node{name: "total", kids: map[string]*node{}}
+	for _, smp := range p.Sample {
+		v := smp.Value[0]
+		n := root
+		n.total += v
+		for i := len(smp.Location) - 1; i >= 0; i-- { // pprof: leaf first
+			name := fmt.Sprintf("0x%x", smp.Location[i].Address)
+			if ln := smp.Location[i].Line; len(ln) > 0 && ln[0].Function != nil {
+				name = ln[0].Function.Name
+			}
+			k, ok := n.kids[name]
+			if !ok {
+				k = &node{name: name, kids: map[string]*node{}}
+				n.kids[name] = k
+			}
+			k.total += v
+			n = k
+		}
+		n.self += v
+	}
+	fg := &querierv1.FlameGraph{Total: root.total}
+	index := map[string]int64{}
+	nameOf := func(s string) int64 {
+		if i, ok := index[s]; ok {
+			return i
+		}
+		index[s] = int64(len(fg.Names))
+		fg.Names = append(fg.Names, s)
+		return index[s]
+	}
+	ends := []int64{} // per level, where its last bar ended
+	var walk func(n *node, level int, at int64)
+	walk = func(n *node, level int, at int64) {
+		if level == len(fg.Levels) {
+			fg.Levels = append(fg.Levels, &querierv1.Level{})
+			ends = append(ends, 0)
+		}
+		fg.Levels[level].Values = append(fg.Levels[level].Values, at-ends[level], n.total, n.self, nameOf(n.name))
+		ends[level] = at + n.total
+		fg.MaxSelf = max(fg.MaxSelf, n.self)
+		for _, k := range sortedMapKeys(n.kids) {
+			walk(n.kids[k], level+1, at)
+			at += n.kids[k].total
+		}
+	}
+	walk(root, 0, 0)
+	return fg
+}
+
+// SelectMergeSpanProfile is what Grafana's "profiles for this span" asks:
+// the samples whose span_id is one of the span selector's, as a flame graph.
+func (s *server) SelectMergeSpanProfile(ctx context.Context, req *connect.Request[querierv1.SelectMergeSpanProfileRequest]) (*connect.Response[querierv1.SelectMergeSpanProfileResponse], error) {
+	typ := req.Msg.ProfileTypeID
+	if n := len(strings.Split(typ, ":")); n != 5 && n != 6 {
+		return nil, invalid("profile-type selection must be of the form <name>:<sample-type>:<sample-unit>:<period-type>:<period-unit>(:delta), got(%d): %q", n, typ)
+	}
+	ms, err := parseSelector(req.Msg.LabelSelector)
+	if err != nil {
+		return nil, connect.NewError(connect.CodeInvalidArgument, err)
+	}
+	set, err := spanSet(req.Msg.SpanSelector)
+	if err != nil {
+		return nil, err
+	}
+	es, idx := s.selectEntries(tenantOf(ctx), typ, ms, req.Msg.Start, max(req.Msg.End, 1))
+	p, err := merge(typ, withSpans(es, set), idx)
+	if err != nil {
+		return nil, connect.NewError(connect.CodeInternal, err)
+	}
+	return connect.NewResponse(&querierv1.SelectMergeSpanProfileResponse{Flamegraph: flameGraph(p)}), nil
+}
+
 func (s *server) ProfileTypes(ctx context.Context, req *connect.Request[querierv1.ProfileTypesRequest]) (*connect.Response[querierv1.ProfileTypesResponse], error) {
 	seen := map[string]*typesv1.ProfileType{}
 	s.mu.Lock()
@@ -879,6 +1008,14 @@ func (s *server) stubQuery(w http.ResponseWriter, r *http.Request) (string, []*e
 		return "", nil, nil, false
 	}
 	es, idx := s.selectEntries(q.Get("tenant"), typ, ms, start, end)
+	if q.Get("spans") != "" {
+		set, err := spanSet(strings.Split(q.Get("spans"), ","))
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return "", nil, nil, false
+		}
+		es = withSpans(es, set)
+	}
 	return typ, es, idx, true
 }
 
