@@ -619,6 +619,8 @@ kernels:
 		{ bash .ci/kernels/run.sh $$s -- $(KERNEL_CMD); rc=$$?; \
 		  if [ $$rc = 125 ]; then echo "== kernel $$s did not boot: once more"; \
 		    bash .ci/kernels/run.sh $$s -- $(KERNEL_CMD); rc=$$?; fi; \
+		  if [ $$rc = 126 ]; then echo "== kernel $$s oopsed (the guest kernel, not a test): once more"; \
+		    bash .ci/kernels/run.sh $$s -- $(KERNEL_CMD); rc=$$?; fi; \
 		  echo $$rc > $(BUILD)/kernels/$$s.rc; } 2>&1 | tee $(BUILD)/kernels/$$s.log; \
 	done; \
 	fail=0; for s in $(KERNELS); do \

@@ -23,7 +23,8 @@
 # /sys/fs/bpf, /sys/fs/cgroup (cgroup2) are mounted; PYEBPF_GUEST_KERNEL=SUITE.
 # The guest prints PYEBPF-GUEST-KERNEL=<uname -r> uptime=<s> before the command
 # and PYEBPF-GUEST-EXIT=<code> after it; a guest that never printed the
-# latter (boot or /init failure) makes this script exit 125.
+# latter (boot or /init failure) makes this script exit 125, one whose
+# kernel oopsed 126.
 set -euo pipefail
 ARCH=${KERNEL_ARCH:-amd64}
 case $ARCH in
@@ -162,7 +163,10 @@ else
 	machine=(-machine "virt,memory-backend=mem" -cpu "max,pauth-impdef=on")
 	append="console=ttyAMA0"
 fi
-append+=" panic=-1 quiet loglevel=3 random.trust_cpu=on"
+# oops=panic: a guest kernel that oopses ends at once (exit 126 below),
+# not hung with a dead kthread until the timeout (bookworm's 6.1.176 under
+# TCG on 2026-12-03: rcu_tasks_trace jumped to 0, the guest hung).
+append+=" panic=-1 oops=panic quiet loglevel=3 random.trust_cpu=on"
 append+=" pyebpf.run=$run/guest.sh ${KERNEL_CMDLINE:-}"
 started=$(date +%s%N)
 # -no-reboot: the guest's reboot -f (and panic=-1) ends QEMU.
@@ -187,6 +191,11 @@ release=$(grep -ao 'PYEBPF-GUEST-KERNEL=[^ ]*' "$log" | tail -n1 | cut -d= -f2 |
 boot=$(grep -ao 'PYEBPF-GUEST-KERNEL=.* uptime=[0-9.]*' "$log" | tail -n1 | sed 's/.*uptime=//' || true)
 rc=$(grep -ao 'PYEBPF-GUEST-EXIT=[0-9]*' "$log" | tail -n1 | cut -d= -f2 || true)
 if [ -z "$rc" ]; then
+	if grep -aq 'Oops:' "$log"; then
+		oops=$(grep -a -m1 -E 'BUG:|Oops:' "$log" | tr -cd '[:print:]' | cut -c1-200)
+		echo "run.sh: $suite: the guest kernel oopsed after ${elapsed}s: $oops" >&2
+		exit 126
+	fi
 	if [ "$qemu_rc" = 124 ]; then
 		echo "run.sh: $suite: timed out after ${TIMEOUT}s (KERNEL_TIMEOUT); QEMU killed" >&2
 		exit 124

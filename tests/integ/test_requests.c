@@ -9,6 +9,7 @@
 
 #include <ctype.h>
 #include <limits.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -221,6 +222,11 @@ static void flask_case(const struct venv *v, int port)
 	run((const char *const[]){ v->python, CLIENT, portarg, "4", NULL }, 120, &r);
 	cr_assert_eq(r.status, 0, "%s: the client: %s%s", v->tag, r.out, r.err);
 	cr_log_info("%s: %s", v->tag, r.out);
+	double n_co = 0, n_br = 0, ms_co = 0, ms_br = 0;
+
+	cr_assert_eq(sscanf(r.out, "checkout %lf browse %lf failed %*d checkout_cpu_ms %lf browse_cpu_ms %lf", &n_co,
+			    &n_br, &ms_co, &ms_br),
+		     4, "%s: the client said %s", v->tag, r.out);
 	run_result_free(&r);
 	kill(recorder, SIGINT);
 	cr_assert_eq(wait_exit(recorder, 120), 0, "%s: record: %s", v->tag, last_line(file_text(err)));
@@ -258,6 +264,28 @@ static void flask_case(const struct venv *v, int port)
 	cr_assert_leq(cross * 100, (browse + checkout + price) * 2, "%s: %llu samples under the other route's endpoint",
 		      v->tag, (unsigned long long)cross);
 	folded_free(&f);
+
+	/* report --by endpoint's table: the two routes split the CPU as their
+	 * work did, as the shop measured it (thread time of each view's work). */
+	run((const char *const[]){ PYEBPF, "report", rec, "--by", "endpoint", NULL }, 60, &r);
+	cr_assert_eq(r.status, 0, "%s: report --by endpoint: %s", v->tag, r.err);
+	double co_share = 0, br_share = 0;
+
+	for (char *line = strtok(r.out, "\n"); line; line = strtok(NULL, "\n")) {
+		unsigned long long samples;
+
+		if (!strncmp(line, "GET /checkout ", 14))
+			cr_assert_eq(sscanf(line + 14, "%llu %lf%%", &samples, &co_share), 2, "%s", line);
+		else if (!strncmp(line, "GET /browse/<item> ", 19))
+			cr_assert_eq(sscanf(line + 19, "%llu %lf%%", &samples, &br_share), 2, "%s", line);
+	}
+	run_result_free(&r);
+	double want = 100 * n_co * ms_co / (n_co * ms_co + n_br * ms_br),
+	       got = co_share + br_share > 0 ? 100 * co_share / (co_share + br_share) : 0;
+
+	cr_log_info("%s: /checkout %.1f%% of the two routes' samples, %.1f%% of their work's CPU\n", v->tag, got, want);
+	cr_assert_leq(fabs(got - want), 3.0,
+		      "%s: /checkout %.1f%% of the routes' samples, its work %.1f%% of their CPU", v->tag, got, want);
 
 	/* Every id sampled is a span the service exported, with its trace. */
 	char *text = file_text(spans);

@@ -13,6 +13,7 @@
 #include "python/value_label.h"
 #include "base/gzip.h"
 #include "read/pprof.h"
+#include "write/by_table.h"
 #include "write/folded.h"
 #include "write/pprof.h"
 
@@ -219,5 +220,30 @@ Test(requests, a_pprof_file_keeps_every_request_label)
 	profile__free(q);
 	free(raw);
 	free(gz);
+	profile__free(p);
+}
+
+/* report --by without -o: the values by samples, their top functions; none last. */
+Test(requests, by_table_lists_values_with_their_top_functions)
+{
+	struct profile *p = requests_recording();
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	cr_assert_eq(by_table__print(p, "endpoint", 20, f), 0);
+	fclose(f);
+	cr_assert_str_eq(buf, "ENDPOINT                                   SAMPLES   SHARE  TOP FUNCTIONS (self)\n"
+			      "GET /checkout                                    3   75.0% checkout 100%\n"
+			      "GET /browse                                      1   25.0% browse 100%\n");
+	free(buf);
+	buf = NULL;
+	f = open_memstream(&buf, &len);
+	cr_assert_eq(by_table__print(p, "request_id", 1, f), 0);
+	fclose(f);
+	cr_assert_str_eq(buf, "REQUEST_ID                                 SAMPLES   SHARE  TOP FUNCTIONS (self)\n"
+			      "r1                                               3   75.0% checkout 100%\n"
+			      "(1 more values; --top N shows more)\n");
+	free(buf);
 	profile__free(p);
 }

@@ -15,6 +15,7 @@
 #include "base/outfile.h"
 #include "profile/filter_idle.h"
 #include "archive/report_args.h"
+#include "write/by_table.h"
 #include "write/top.h"
 #include "base/util.h"
 #include "base/wallclock.h"
@@ -281,6 +282,7 @@ int report_main(int argc, char **argv)
 	}
 	if (o.output ? write_output(&o, diff ? diff : p, title)
 	    : diff   ? top__print_diff(diff, o.top, stdout)
+	    : o.by   ? by_table__print(p, o.by, o.top, stdout)
 		     : top__print(p, o.top, stdout)) {
 		if (!o.output)
 			err_msg("cannot print the table: %s", strerror(errno));

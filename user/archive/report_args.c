@@ -44,8 +44,11 @@ static const char usage[] = "Usage: pyebpf report RECORDING... [-o OUTPUT] [OPTI
 			    "%s"
 			    "      --threads           a frame per thread: its Python name (else OS name) and tid\n"
 			    "      --containers        a frame per container (its id) under the process frame\n"
-			    "      --by KEY            (folded) a frame \"[KEY=VALUE]\" per value of a label\n"
-			    "                          under the process frame: --by endpoint\n"
+			    "      --by KEY            a label's values (endpoint, trace_id, span_id,\n"
+			    "                          span_name, or --context-label's name): without -o a\n"
+			    "                          table of them with their top functions; with -o\n"
+			    "                          (folded) a frame \"[KEY=VALUE]\" per value under the\n"
+			    "                          process frame\n"
 			    "      --processes MODE    the process frame: merged (default: one \"comm\" tree per\n"
 			    "                          command, gunicorn's workers as one; -p PID for one of\n"
 			    "                          them), each (\"comm [pid N]\": a tree per process)\n"
@@ -55,6 +58,7 @@ static const char usage[] = "Usage: pyebpf report RECORDING... [-o OUTPUT] [OPTI
 			    "Examples:\n"
 			    "  pyebpf report all.pb.gz                          top functions\n"
 			    "  pyebpf report wall.pb.gz --exclude-idle          where the working threads wait\n"
+			    "  pyebpf report shop.pb.gz --by endpoint           CPU per endpoint of a traced service\n"
 			    "  pyebpf report all.pb.gz -o flame.svg --comm python3 --exclude-thread monitor\n"
 			    "  pyebpf report all.pb.gz -o trace.json --since 10 --until 20   load in ui.perfetto.dev\n"
 			    "  pyebpf report /var/lib/pyebpf --since 14:00 --until 14:20 -o window.svg\n"
@@ -197,6 +201,10 @@ static int parse(int argc, char **argv, struct report_opts *o)
 		err_msg("--top sets the rows of the table report prints without -o: it does not apply to -o");
 		return -1;
 	}
+	if (!o->output && o->by && o->nbases) {
+		err_msg("--by prints a table of one side: it does not apply to --diff-base");
+		return -1;
+	}
 	if (!o->output)
 		return 0;
 	if (format ? output_format_from_name(format, &o->format) : output_format_from_path(o->output, &o->format))
@@ -205,6 +213,11 @@ static int parse(int argc, char **argv, struct report_opts *o)
 	 * output holds one kind, as record writes it. */
 	if (o->format == FORMAT_PPROF && !tasks)
 		o->filter.time_kind = FILTER_TIME_ALL;
+	if (o->by && o->format != FORMAT_FOLDED) {
+		err_msg("--by draws a frame per value in folded output (-o FILE.folded); without -o it prints a "
+			"table of the values");
+		return -1;
+	}
 	if (o->nbases && o->format != FORMAT_SVG && o->format != FORMAT_FOLDED) {
 		err_msg("a diff is written as .svg or .folded (or printed as a table without -o); for pprof, "
 			"write each side and run: go tool pprof -diff_base BASE.pb.gz NEW.pb.gz");

@@ -155,6 +155,12 @@ struct top_row *top__rows_opts(const struct profile *p, const struct top_opts *o
 		entry++;
 		if (!e.nframes || !fns) /* fns: every frame has one, once there is a frame */
 			continue;
+		if (o.by) {
+			const char *v = profile__label_value(p, &e.labels, o.by);
+
+			if (!v != !o.by_value || (v && strcmp(v, o.by_value) != 0))
+				continue;
+		}
 		uint32_t self_fn = func_of[e.frames[self_frame(p, &e)]] - 1;
 		uint32_t self = o.per_thread ? thread_row(by_thread, &rows, &tcap, n, &e.labels, self_fn, fns)
 					     : self_fn;

@@ -31,8 +31,10 @@ struct top_row {
 };
 
 struct top_opts {
-	bool by_line;    /* a row per Python line ("f (file:12)"), not per function ("f (file:first line)") */
-	bool per_thread; /* a row per (pid, tid, function): rows of different threads never merge */
+	bool by_line;         /* a row per Python line ("f (file:12)"), not per function ("f (file:first line)") */
+	bool per_thread;      /* a row per (pid, tid, function): rows of different threads never merge */
+	const char *by;       /* only the samples whose label `by` (profile__label_value) is ... */
+	const char *by_value; /* ... this value (NULL: the samples without it) */
 };
 
 /* All functions, sorted by self, then total, then name; free with top__free(). */
