@@ -252,10 +252,9 @@ int record_args__shared_option(struct record_opts *o, int c, const char *arg)
 static int context_label_name(const char *arg)
 {
 	static const char *const taken[] = {
-		"pid",          "tid",         "comm",      "thread",         "gil",     "python",
-		"cgroup",       "cgroup_path", "container", "container_name", "ns_pid",  "off_cpu_reason",
-		"process_name", "time_kind",   "k8s_pod",   "trace_id",       "span_id", "span_name",
-		"endpoint",     "thread_name"
+		"pid",          "tid",         "comm",      "thread",         "gil",    "python",
+		"cgroup",       "cgroup_path", "container", "container_name", "ns_pid", "off_cpu_reason",
+		"process_name", "time_kind",   "k8s_pod",   "thread_name"
 	};
 	size_t n = strlen(arg);
 	bool ok = n > 0 && n <= 64 && !(arg[0] >= '0' && arg[0] <= '9');
@@ -271,11 +270,15 @@ static int context_label_name(const char *arg)
 			text_escape(arg, shown, sizeof(shown)));
 		return -1;
 	}
-	for (size_t i = 0; i < sizeof(taken) / sizeof(taken[0]); i++)
-		if (!strcmp(arg, taken[i])) {
-			err_msg("--context-label %s: pyebpf writes a label of that name itself", arg);
-			return -1;
-		}
+	struct sample_request scratch;
+	bool taken_name = sample_request__field(&scratch, arg) != NULL; /* a request label's */
+
+	for (size_t i = 0; !taken_name && i < sizeof(taken) / sizeof(taken[0]); i++)
+		taken_name = !strcmp(arg, taken[i]);
+	if (taken_name) {
+		err_msg("--context-label %s: pyebpf writes a label of that name itself", arg);
+		return -1;
+	}
 	return 0;
 }
 
