@@ -489,3 +489,62 @@ Test(requests, a_flask_shops_requests_are_span_profiles_and_trace_links, .timeou
 	free(br);
 	free(spans);
 }
+
+/* Memory mode: which endpoint grew the memory. The shop keeps 64 KiB per
+ * /keep request for good; what is held at the end is under that endpoint. */
+Test(requests, memory_held_is_under_the_endpoint_that_kept_it, .timeout = 240)
+{
+	struct venv vs[8], *v;
+	int n = otel_venvs(vs, 8);
+	const char *dir = temp_dir();
+	char *spans = temp_path(dir, "spans.jsonl"), *ready = temp_path(dir, "ready"), *err = temp_path(dir, "err");
+	char *rec = temp_path(dir, "mem.pb.gz"), *by = temp_path(dir, "by.folded");
+	char cmd[3 * PATH_MAX], pidarg[16];
+	struct run_result r;
+	struct folded f;
+
+	cr_assert_gt(n, 0, "no OpenTelemetry venv: make otel-python");
+	v = &vs[n - 1];
+	snprintf(cmd, sizeof(cmd), "exec %s %s 18478 %s > %s", v->python, SHOP, spans, ready);
+	pid_t shop = spawn((const char *const[]){ "sh", "-c", cmd, NULL });
+	wait_for_text(ready, "ready", 120);
+	snprintf(pidarg, sizeof(pidarg), "%d", shop);
+	pid_t recorder = spawn_capture((const char *const[]){ PYEBPF, "record", "--mode", "memory", "-p", pidarg, "-o",
+							      rec, NULL },
+				       err);
+	wait_for_text(err, SAMPLING, 120);
+	run((const char *const[]){ v->python, CLIENT, "18478", "4", "keep", NULL }, 120, &r);
+	cr_assert_eq(r.status, 0, "%s: the client: %s%s", v->tag, r.out, r.err);
+	cr_log_info("%s: %s", v->tag, r.out);
+	run_result_free(&r);
+	kill(recorder, SIGINT);
+	cr_assert_eq(wait_exit(recorder, 120), 0, "%s: record: %s", v->tag, last_line(file_text(err)));
+	kill(shop, SIGTERM);
+	cr_assert_eq(wait_exit(shop, 60), 0, "%s: the shop did not stop cleanly", v->tag);
+
+	run((const char *const[]){ PYEBPF, "report", rec, "--by", "endpoint", "--sample-type", "inuse_space", NULL },
+	    60, &r);
+	cr_assert_eq(r.status, 0, "%s: report: %s", v->tag, r.err);
+	double share = 0;
+
+	for (char *line = strtok(r.out, "\n"); line; line = strtok(NULL, "\n"))
+		if (!strncmp(line, "GET /keep/<int:kib> ", 20))
+			cr_assert_eq(sscanf(line + 20, "%*s %*s %lf%%", &share), 1, "%s", line);
+	run_result_free(&r);
+	run((const char *const[]){ PYEBPF, "report", rec, "--by", "endpoint", "--sample-type", "inuse_space", "-o", by,
+				   NULL },
+	    60, &r);
+	cr_assert_eq(r.status, 0, "%s: report -o: %s", v->tag, r.err);
+	run_result_free(&r);
+	folded_load(by, &f);
+	uint64_t kept = count_all(&f, "keep_work (", NULL),
+		 kept_ok = count_all(&f, "[endpoint=GET /keep/<int:kib>]", "keep_work (");
+
+	cr_log_info("%s: memory held: %.1f%% under GET /keep/<int:kib>; keep_work's %llu of %llu\n", v->tag, share,
+		    (unsigned long long)kept_ok, (unsigned long long)kept);
+	cr_assert_gt(kept, 0, "%s: no held memory under keep_work", v->tag);
+	cr_assert_geq(kept_ok * 100, kept * 90, "%s: keep_work's held memory under its endpoint: %llu of %llu", v->tag,
+		      (unsigned long long)kept_ok, (unsigned long long)kept);
+	cr_assert_geq(share, 60.0, "%s: %.1f%% of the memory held under GET /keep/<int:kib>", v->tag, share);
+	folded_free(&f);
+}

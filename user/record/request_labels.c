@@ -18,6 +18,11 @@
  * 2 s, not 20 a second. */
 #define LOOK_FIRST_NS (50 * 1000000ULL)
 #define LOOK_MAX_NS (2000 * 1000000ULL)
+/* ... but the first looks come with every sample: a look finds the
+ * variables only while a request runs, and where samples are few (memory
+ * mode: one per 512 KiB allocated) a look every 2 s found OpenTelemetry's
+ * after most of a 4 s recording had gone by unlabelled. */
+#define EAGER_LOOKS 32
 /* Spans and traces remembered per process: beyond, they are forgotten
  * (a span is read again if seen again): bounded whatever the request rate. */
 #define SPANS_MAX 8192
@@ -39,6 +44,7 @@ struct request_proc {
 	struct pyebpf_py_ctx bpf;
 	uint64_t str_type; /* str's type: a span's name is one */
 	uint64_t next_look_ns, look_every_ns;
+	unsigned looks;
 	struct hashmap *spans;  /* span id → struct span_seen * */
 	struct hashmap *traces; /* trace id (16 bytes) → struct trace_root * */
 	struct {
@@ -218,7 +224,8 @@ bool request_labels(struct request_proc **rp, struct profile *prof, uint32_t pid
 		r->spans = hashmap__new();
 		r->traces = hashmap__new();
 	}
-	if (!all_found(r, label) && now >= r->next_look_ns) {
+	if (!all_found(r, label) && (r->looks < EAGER_LOOKS || now >= r->next_look_ns)) {
+		r->looks++;
 		r->look_every_ns = r->look_every_ns ? r->look_every_ns : LOOK_FIRST_NS;
 		r->next_look_ns = now + r->look_every_ns;
 		/* The thread's variables now, not the sample's: a request sets
