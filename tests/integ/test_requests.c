@@ -22,6 +22,7 @@
 #define CTXVAR "../tests/fixtures/ctxvar.py"
 #define SHOP "../tests/fixtures/otel/shop.py"
 #define CLIENT "../tests/fixtures/otel/client.py"
+#define HOSTILE "../tests/fixtures/otel/hostile_spans.py"
 
 static char script[PATH_MAX];
 static struct python pys[32];
@@ -547,4 +548,85 @@ Test(requests, memory_held_is_under_the_endpoint_that_kept_it, .timeout = 240)
 		      (unsigned long long)kept_ok, (unsigned long long)kept);
 	cr_assert_geq(share, 60.0, "%s: %.1f%% of the memory held under GET /keep/<int:kib>", v->tag, share);
 	folded_free(&f);
+}
+
+/* Is v a trace id the hostile script noted ("TRACE SPAN" lines)? */
+static bool noted_trace(const char *v, size_t n, void *ctx)
+{
+	char want[40];
+
+	if (n != 32)
+		return false;
+	snprintf(want, sizeof(want), "%.32s ", v);
+	return strstr(ctx, want) != NULL;
+}
+
+/*
+ * Hostile contexts (tests/fixtures/otel/hostile_spans.py): a Context of
+ * 5,000 keys, an object shaped like a span in the span's place, a span
+ * named with control characters. No sample gets a trace it was not in;
+ * the real spans beside them keep theirs; names reach a terminal escaped.
+ */
+static void hostile_case(const struct venv *v)
+{
+	static const char *const modes[] = { "many-keys", "fake-span", "control" };
+
+	for (size_t m = 0; m < sizeof(modes) / sizeof(modes[0]); m++) {
+		const char *dir = temp_dir();
+		char *ids_path = temp_path(dir, "ids"), *rec = temp_path(dir, "r.pb.gz"),
+		     *by = temp_path(dir, "t.folded");
+		char bad_one[64] = "";
+		struct run_result r;
+		struct folded f;
+
+		run((const char *const[]){ PYEBPF, "record", "-F", "299", "-o", rec, "--", v->python, HOSTILE, modes[m],
+					   "4", ids_path, NULL },
+		    120, &r);
+		cr_assert_eq(r.status, 0, "%s: record: %s", modes[m], r.err);
+		run_result_free(&r);
+		report_by(rec, "trace_id", by, &f);
+		char *ids = file_text(ids_path);
+		uint64_t real = count_all(&f, "real_work (", NULL),
+			 real_ok = count_all(&f, "[trace_id=", "real_work ("),
+			 hostile = count_all(&f, "hostile_work (", NULL),
+			 hostile_labelled = count_all(&f, "[trace_id=", "hostile_work (");
+		uint64_t wrong = bad_values(&f, "trace_id", noted_trace, ids, bad_one, sizeof(bad_one));
+
+		cr_log_info("%s %s: real_work %llu of %llu labelled, hostile_work %llu of %llu, %llu wrong\n", v->tag,
+			    modes[m], (unsigned long long)real_ok, (unsigned long long)real,
+			    (unsigned long long)hostile_labelled, (unsigned long long)hostile,
+			    (unsigned long long)wrong);
+		cr_assert_gt(real, 100, "%s: %llu samples of real_work", modes[m], (unsigned long long)real);
+		cr_assert_gt(hostile, 100, "%s: %llu samples of hostile_work", modes[m], (unsigned long long)hostile);
+		cr_assert_eq(wrong, 0, "%s: %llu samples with a trace they were not in (%s)", modes[m],
+			     (unsigned long long)wrong, bad_one);
+		/* 80%: the process's first samples, before its variables are found, have none. */
+		cr_assert_geq(real_ok * 100, real * 80, "%s: real_work labelled %llu of %llu", modes[m],
+			      (unsigned long long)real_ok, (unsigned long long)real);
+		if (!strcmp(modes[m], "fake-span"))
+			cr_assert_eq(hostile_labelled, 0, "a fake span gave %llu samples a trace",
+				     (unsigned long long)hostile_labelled);
+		folded_free(&f);
+		free(ids);
+		if (!strcmp(modes[m], "control")) {
+			run((const char *const[]){ PYEBPF, "report", rec, "--by", "span_name", NULL }, 60, &r);
+			cr_assert_eq(r.status, 0, "%s", r.err);
+			cr_assert(strstr(r.out, "GET /a\\x1b[2J\\x07b "), "the name, escaped: %s", r.out);
+			cr_assert_null(strpbrk(r.out, "\x1b\x07"), "a control character reached the terminal");
+			run_result_free(&r);
+		}
+		free(ids_path);
+		free(rec);
+		free(by);
+	}
+}
+
+Test(requests, hostile_contexts_give_no_wrong_label, .timeout = 300)
+{
+	struct venv v[8];
+	int n = otel_venvs(v, 8);
+
+	cr_assert_gt(n, 0, "no OpenTelemetry venv: make otel-python");
+	for (int i = 0; i < n; i++)
+		hostile_case(&v[i]);
 }

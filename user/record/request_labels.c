@@ -18,11 +18,14 @@
  * 2 s, not 20 a second. */
 #define LOOK_FIRST_NS (50 * 1000000ULL)
 #define LOOK_MAX_NS (2000 * 1000000ULL)
-/* ... but the first looks come with every sample: a look finds the
- * variables only while a request runs, and where samples are few (memory
- * mode: one per 512 KiB allocated) a look every 2 s found OpenTelemetry's
- * after most of a 4 s recording had gone by unlabelled. */
+/* ... but the first looks come with samples 5 ms apart or more: a look
+ * finds the variables only while a request runs, and where samples are few
+ * (memory mode: one per 512 KiB allocated) a look every 2 s found
+ * OpenTelemetry's after most of a 4 s recording had gone by unlabelled.
+ * Apart, not with every sample: samples come in bursts, and 32 looks of one
+ * burst saw one moment (between two requests, found nothing). */
 #define EAGER_LOOKS 32
+#define EAGER_APART_NS (5 * 1000000ULL)
 /* Spans and traces remembered per process: beyond, they are forgotten
  * (a span is read again if seen again): bounded whatever the request rate. */
 #define SPANS_MAX 8192
@@ -43,7 +46,7 @@ struct trace_root {
 struct request_proc {
 	struct pyebpf_py_ctx bpf;
 	uint64_t str_type; /* str's type: a span's name is one */
-	uint64_t next_look_ns, look_every_ns;
+	uint64_t next_look_ns, look_every_ns, last_look_ns;
 	unsigned looks;
 	struct hashmap *spans;  /* span id → struct span_seen * */
 	struct hashmap *traces; /* trace id (16 bytes) → struct trace_root * */
@@ -224,8 +227,10 @@ bool request_labels(struct request_proc **rp, struct profile *prof, uint32_t pid
 		r->spans = hashmap__new();
 		r->traces = hashmap__new();
 	}
-	if (!all_found(r, label) && (r->looks < EAGER_LOOKS || now >= r->next_look_ns)) {
+	if (!all_found(r, label) &&
+	    ((r->looks < EAGER_LOOKS && now >= r->last_look_ns + EAGER_APART_NS) || now >= r->next_look_ns)) {
 		r->looks++;
+		r->last_look_ns = now;
 		r->look_every_ns = r->look_every_ns ? r->look_every_ns : LOOK_FIRST_NS;
 		r->next_look_ns = now + r->look_every_ns;
 		/* The thread's variables now, not the sample's: a request sets
