@@ -73,6 +73,13 @@ static bool is_request_id(const char *v, size_t n, void *ctx)
 
 	if (!strcmp(kind, "int")) /* 1000000 + N */
 		return n == 7 && v[0] == '1' && strspn(v, "0123456789") == 7;
+	if (!strcmp(kind, "huge")) { /* "req-N" ESC "[2J" and 1 MiB of x: escaped, cut with "…" */
+		static const char cut[] = "\xe2\x80\xa6";
+		size_t xs = n > 9 + 7 + 3 ? strspn(v + 16, "x") : 0;
+
+		return xs > 8 && 16 + xs + 3 == n && !strncmp(v, "req-", 4) && strspn(v + 4, "0123456789") == 5 &&
+		       !strncmp(v + 9, "\\x1b[2J", 7) && !memcmp(v + 16 + xs, cut, 3);
+	}
 	return n == 9 && !strncmp(v, "req-", 4) && strspn(v + 4, "0123456789") == 5;
 }
 
@@ -121,11 +128,15 @@ Test(requests, a_context_variable_labels_each_requests_samples)
 /* Tasks interleaving on one event loop: each task's own id; ints and bytes too. */
 Test(requests, each_asyncio_tasks_context_variable_and_its_kinds)
 {
+	int huge = 0;
+
 	for (int i = 0; i < npys; i++) {
 		if (pys[i].major != 3 || pys[i].minor < 11)
 			continue;
 		context_label_case(&pys[i], "async", "str");
 		context_label_case(&pys[i], "sync", pys[i].minor % 2 ? "int" : "bytes");
+		if (!huge++) /* once: a 1 MiB value, a control character in it */
+			context_label_case(&pys[i], "sync", "huge");
 	}
 }
 
