@@ -57,15 +57,24 @@ static uint64_t count_in_order(const struct folded *f, const char *const needles
 /* Task time: samples whose first frame under the process is a task (thread
  * samples carry `[task NAME]` too, above the coroutine their thread runs),
  * with `needle` if given. */
+/* The first stack task_time counted (a failure names it: the check has
+ * failed a few times on a loaded machine, never with its stack shown). */
+static char task_stack[512];
+
 static uint64_t task_time(const struct folded *f, const char *needle)
 {
 	uint64_t t = 0;
 
+	task_stack[0] = '\0';
 	for (size_t i = 0; i < f->n; i++) {
 		const char *s = f->lines[i].stack, *first = strchr(s, ';');
 
-		if (first && !strncmp(first + 1, "[task", 5) && (!needle || strstr(s, needle)))
+		if (first && !strncmp(first + 1, "[task", 5) && (!needle || strstr(s, needle))) {
+			if (!t)
+				snprintf(task_stack, sizeof(task_stack), "%s %llu", s,
+					 (unsigned long long)f->lines[i].count);
 			t += f->lines[i].count;
+		}
 	}
 	return t;
 }
@@ -129,7 +138,8 @@ Test(asyncio, request_tasks_wait_under_handler_and_fetch_remote_in_sleep)
 		record_script(threads, pys[i].path, script, args, 90, &f, &r);
 		uint64_t burning = count_all(&f, "burner (", NULL), running = count_in_order(&f, runs);
 
-		cr_assert_eq(task_time(&f, NULL), 0, "%s: task time in the threads' output", pys[i].path);
+		cr_assert_eq(task_time(&f, NULL), 0, "%s: task time in the threads' output, first %s", pys[i].path,
+			     task_stack);
 		cr_assert(strstr(r.err, " samples of asyncio task time left out of this output (a .pb.gz keeps "
 					"both apart; --tasks writes it alone)\n"),
 			  "%s", r.err);
