@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 #include "write/by_table.h"
 
-#include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,7 +56,7 @@ static void top_functions(const struct profile *p, const char *key, const struct
 
 int by_table__print(const struct profile *p, const char *key, size_t limit, FILE *out)
 {
-	struct hashmap *ids = hashmap__new(); /* value → row + 1 */
+	struct hashmap *ids = hashmap__new(); /* a value with its NUL (none: the empty key) → its row */
 	size_t n = 0, cap = 1, pos = 0;
 	struct value_row *rows = xcalloc(cap, sizeof(*rows));
 	struct profile_entry e;
