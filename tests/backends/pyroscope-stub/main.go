@@ -617,21 +617,31 @@ func toProto(p *profile.Profile) (*googlev1.Profile, error) {
 	return out, proto.Unmarshal(buf.Bytes(), out)
 }
 
-func (s *server) SelectMergeProfile(ctx context.Context, req *connect.Request[querierv1.SelectMergeProfileRequest]) (*connect.Response[googlev1.Profile], error) {
-	typ := req.Msg.ProfileTypeID
+// query checks a querier request's type, selector and range as Pyroscope
+// does, and returns the entries it selects (with the sample type's index).
+func (s *server) query(ctx context.Context, typ, selector string, start, end int64) ([]*entry, []int, error) {
 	if n := len(strings.Split(typ, ":")); n != 5 && n != 6 {
-		return nil, invalid("profile-type selection must be of the form <name>:<sample-type>:<sample-unit>:<period-type>:<period-unit>(:delta), got(%d): %q", n, typ)
+		return nil, nil, invalid("profile-type selection must be of the form <name>:<sample-type>:<sample-unit>:<period-type>:<period-unit>(:delta), got(%d): %q", n, typ)
 	}
-	ms, err := parseSelector(req.Msg.LabelSelector)
+	ms, err := parseSelector(selector)
 	if err != nil {
-		return nil, connect.NewError(connect.CodeInvalidArgument, err)
+		return nil, nil, connect.NewError(connect.CodeInvalidArgument, err)
 	}
-	if req.Msg.End < req.Msg.Start {
-		return nil, invalid("end must be after start")
+	if end < start {
+		return nil, nil, invalid("end must be after start")
 	}
 	// [start, end] as given: end 0 selects nothing recent, as in Pyroscope
 	// (selectEntries reads 0 as unbounded, hence the 1).
-	es, idx := s.selectEntries(tenantOf(ctx), typ, ms, req.Msg.Start, max(req.Msg.End, 1))
+	es, idx := s.selectEntries(tenantOf(ctx), typ, ms, start, max(end, 1))
+	return es, idx, nil
+}
+
+func (s *server) SelectMergeProfile(ctx context.Context, req *connect.Request[querierv1.SelectMergeProfileRequest]) (*connect.Response[googlev1.Profile], error) {
+	typ := req.Msg.ProfileTypeID
+	es, idx, err := s.query(ctx, typ, req.Msg.LabelSelector, req.Msg.Start, req.Msg.End)
+	if err != nil {
+		return nil, err
+	}
 	p, err := merge(typ, es, idx)
 	if err != nil {
 		return nil, connect.NewError(connect.CodeInternal, err)
@@ -751,18 +761,14 @@ func flameGraph(p *profile.Profile) *querierv1.FlameGraph {
 // the samples whose span_id is one of the span selector's, as a flame graph.
 func (s *server) SelectMergeSpanProfile(ctx context.Context, req *connect.Request[querierv1.SelectMergeSpanProfileRequest]) (*connect.Response[querierv1.SelectMergeSpanProfileResponse], error) {
 	typ := req.Msg.ProfileTypeID
-	if n := len(strings.Split(typ, ":")); n != 5 && n != 6 {
-		return nil, invalid("profile-type selection must be of the form <name>:<sample-type>:<sample-unit>:<period-type>:<period-unit>(:delta), got(%d): %q", n, typ)
-	}
-	ms, err := parseSelector(req.Msg.LabelSelector)
-	if err != nil {
-		return nil, connect.NewError(connect.CodeInvalidArgument, err)
-	}
 	set, err := spanSet(req.Msg.SpanSelector)
 	if err != nil {
 		return nil, err
 	}
-	es, idx := s.selectEntries(tenantOf(ctx), typ, ms, req.Msg.Start, max(req.Msg.End, 1))
+	es, idx, err := s.query(ctx, typ, req.Msg.LabelSelector, req.Msg.Start, req.Msg.End)
+	if err != nil {
+		return nil, err
+	}
 	p, err := merge(typ, withSpans(es, set), idx)
 	if err != nil {
 		return nil, connect.NewError(connect.CodeInternal, err)
