@@ -7,41 +7,31 @@ ENDPOINT "-" when none), then "unlinked SAMPLES" for samples without a link.
 
     otlp_links.py PROFILES.json TYPE
 """
-import json
 import sys
 from collections import Counter
+
+from otlp_folded import profiles  # the same file read the same way
 
 
 def main():
     path, want = sys.argv[1], sys.argv[2]
     linked, unlinked = Counter(), 0
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            if not line.strip():
-                continue
-            d = json.loads(line)
-            dic = d.get("dictionary", {})
-            strings = dic.get("stringTable", [""])
-            links = dic.get("linkTable", [{}])
-            attrs = dic.get("attributeTable", [{}])
-            for rp in d.get("resourceProfiles", []):
-                for sp in rp.get("scopeProfiles", []):
-                    for p in sp.get("profiles", []):
-                        if strings[p.get("sampleType", {}).get("typeStrindex", 0)] != want:
-                            continue
-                        period = int(p.get("period", "1")) or 1
-                        for s in p.get("samples", []):
-                            n = sum(int(v) for v in s.get("values", [])) // period
-                            endpoint = "-"
-                            for i in s.get("attributeIndices", []):
-                                a = attrs[i]
-                                if strings[a.get("keyStrindex", 0)] == "pyebpf.endpoint":
-                                    endpoint = a.get("value", {}).get("stringValue", "-")
-                            link = links[s.get("linkIndex", 0)]
-                            if s.get("linkIndex", 0) and link.get("traceId") and link.get("spanId"):
-                                linked[(link["traceId"], link["spanId"], endpoint)] += n
-                            else:
-                                unlinked += n
+    for dic, strings, _, p in profiles(path, want):
+        links = dic.get("linkTable", [{}])
+        attrs = dic.get("attributeTable", [{}])
+        period = int(p.get("period", "1")) or 1
+        for s in p.get("samples", []):
+            n = sum(int(v) for v in s.get("values", [])) // period
+            endpoint = "-"
+            for i in s.get("attributeIndices", []):
+                a = attrs[i]
+                if strings[a.get("keyStrindex", 0)] == "pyebpf.endpoint":
+                    endpoint = a.get("value", {}).get("stringValue", "-")
+            link = links[s.get("linkIndex", 0)]
+            if s.get("linkIndex", 0) and link.get("traceId") and link.get("spanId"):
+                linked[(link["traceId"], link["spanId"], endpoint)] += n
+            else:
+                unlinked += n
     for (trace, span, endpoint), n in sorted(linked.items()):
         print(trace, span, n, endpoint)
     print("unlinked", unlinked)
