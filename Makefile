@@ -481,9 +481,10 @@ test-deps: deps
 	$(MAKE) --no-print-directory otel-python
 
 # OpenTelemetry Python and Flask from PyPI, pinned, in a venv per interpreter
-# (Debian's 3.11, pyenv's 3.10, 3.12, 3.13, sid's 3.14: after pythons.sh)
-# under /var/cache/pyebpf/otel-python, for the traced service the span tests
-# profile (tests/fixtures/otel/shop.py): ~45 s once, under a second cached.
+# (Debian's 3.11, pyenv's 3.10, 3.12, 3.13, sid's 3.14: after pythons.sh),
+# and FastAPI on uvicorn in one more for sid's 3.14, under
+# /var/cache/pyebpf/otel-python, for the traced services the span tests
+# profile (tests/fixtures/otel/): ~55 s once, under a second cached.
 otel-python:
 	bash tests/backends/otel-python.sh build >/dev/null
 

@@ -5,14 +5,20 @@
 # package pinned below and installed with --no-deps, so two machines get the
 # same files; cached.
 #
-#   bash tests/backends/otel-python.sh build   makes what is missing; prints "TAG PYTHON" per venv
-#   bash tests/backends/otel-python.sh list    prints "TAG PYTHON" for the venvs already made
+#   bash tests/backends/otel-python.sh build        makes what is missing; prints "TAG PYTHON" per venv
+#   bash tests/backends/otel-python.sh list [KIND]  prints "TAG PYTHON" for the venvs of KIND
+#                                                   already made (flask, the default, or asgi)
 #
 # One venv per interpreter, $CACHE/TAG (default /var/cache/pyebpf/otel-python),
 # its python at $CACHE/TAG/bin/python:
 #   debian-3.11  /usr/bin/python3.11 --system-site-packages: Debian's python3-flask (make test-deps)
 #   pyenv-3.10, pyenv-3.12, pyenv-3.13   pyenv's newest build of each, Flask from PyPI
 #   sid-3.14     sid's python3.14 (.ci/pythons.sh, $PYEBPF_PYTHONS_DIR), Flask from PyPI
+# and one venv of the other kind, asgi (tests/fixtures/otel/asgi_shop.py):
+#   asgi-3.14    sid's python3.14: FastAPI on uvicorn, asgi-correlation-id, and
+#                OpenTelemetry's ASGI and FastAPI instrumentations; one
+#                interpreter, as the event-loop tests need no other (the
+#                Flask venvs cover the readers on every version)
 # A missing interpreter is skipped with one line. No 3.9: OpenTelemetry
 # Python 1.45 and instrumentation 0.66 require Python >= 3.10.
 #
@@ -51,6 +57,26 @@ OTEL_PINS=(
 	wrapt==2.5.2
 	packaging==26.4
 )
+# The asgi kind's, beside OTEL_PINS less the Flask and WSGI instrumentations
+# (pip's resolver chose the frameworks' set for sid's 3.14).
+ASGI_PINS=(
+	opentelemetry-instrumentation-asgi==0.66b1
+	opentelemetry-instrumentation-fastapi==0.66b1
+	asgiref==3.13.0
+	fastapi==0.165.0
+	starlette==1.10.0
+	pydantic==2.14.4
+	pydantic-core==2.50.5
+	annotated-types==0.8.0
+	annotated-doc==0.0.7
+	typing-inspection==0.4.5
+	anyio==4.16.0
+	idna==3.20
+	uvicorn==0.55.0
+	h11==0.16.0
+	click==8.5.1
+	asgi-correlation-id==5.0.1
+)
 # Flask 3.1 and what it needs, for the interpreters without Debian's.
 FLASK_PINS=(
 	flask==3.1.3
@@ -63,7 +89,7 @@ FLASK_PINS=(
 )
 
 die() { echo "otel-python: $*" >&2; exit 1; }
-usage() { die "usage: $0 build | list"; }
+usage() { die "usage: $0 build | list [flask|asgi]"; }
 # shellcheck source=.ci/retry.sh
 . "$(dirname "$0")/../../.ci/retry.sh"
 
@@ -72,30 +98,40 @@ newest() { # GLOB...: the last existing match in version order, or nothing
 	for f in "$@"; do [ -e "$f" ] && echo "$f"; done | sort -V | tail -n 1
 }
 
-# "TAG PYTHON SYSTEM" for every interpreter wanted; SYSTEM 1: Debian's
+# "TAG PYTHON SYSTEM KIND" for every venv wanted; SYSTEM 1: Debian's
 # Flask through --system-site-packages. Missing ones are said on stderr.
 interpreters() {
 	local v py
 	if ! [ -x /usr/bin/python3.11 ]; then echo "otel-python: no /usr/bin/python3.11: debian-3.11 skipped" >&2
 	elif ! /usr/bin/python3.11 -c 'import flask' 2>/dev/null; then
 		echo "otel-python: no Debian python3-flask (make test-deps): debian-3.11 skipped" >&2
-	else echo "debian-3.11 /usr/bin/python3.11 1"; fi
+	else echo "debian-3.11 /usr/bin/python3.11 1 flask"; fi
 	for v in 3.10 3.12 3.13; do
 		py=$(newest "$PYENV_ROOT"/versions/"$v".*/bin/python"$v")
-		if [ -n "$py" ]; then echo "pyenv-$v $py 0"
+		if [ -n "$py" ]; then echo "pyenv-$v $py 0 flask"
 		else echo "otel-python: no pyenv $v in $PYENV_ROOT/versions: pyenv-$v skipped" >&2; fi
 	done
 	py=$PYTHONS_DIR/sid/usr/bin/python3.14
-	if [ -x "$py" ]; then echo "sid-3.14 $py 0"
-	else echo "otel-python: no $py (make test-deps: .ci/pythons.sh): sid-3.14 skipped" >&2; fi
+	if [ -x "$py" ]; then printf 'sid-3.14 %s 0 flask\nasgi-3.14 %s 0 asgi\n' "$py" "$py"
+	else echo "otel-python: no $py (make test-deps: .ci/pythons.sh): sid-3.14 and asgi-3.14 skipped" >&2; fi
 }
 
-stamp_of() { # PYTHON SYSTEM: what the stamp of its venv must hold
-	local py=$1 system=$2
+pins_of() { # SYSTEM KIND: the packages its venv installs
+	local system=$1 kind=$2 p
+	for p in "${OTEL_PINS[@]}"; do
+		[ "$kind" = asgi ] && case $p in opentelemetry-instrumentation-wsgi* | opentelemetry-instrumentation-flask*) continue ;; esac
+		echo "$p"
+	done
+	if [ "$kind" = asgi ]; then printf '%s\n' "${ASGI_PINS[@]}"
+	elif [ "$system" != 1 ]; then printf '%s\n' "${FLASK_PINS[@]}"; fi
+}
+
+stamp_of() { # PYTHON SYSTEM KIND: what the stamp of its venv must hold
+	local py=$1 system=$2 kind=$3
 	echo "python $py $("$py" -c 'import sys; print(sys.version.split()[0])')"
 	echo "system-site-packages $system"
-	printf '%s\n' "${OTEL_PINS[@]}"
-	[ "$system" = 1 ] || printf '%s\n' "${FLASK_PINS[@]}"
+	[ "$kind" = flask ] || echo "kind $kind"
+	pins_of "$system" "$kind"
 }
 
 # A venv without pip, and pip run from sid's python3-pip-whl wheel
@@ -118,9 +154,19 @@ venv_and_pip() { # PYTHON SYSTEM DIR
 }
 
 # The checks a venv passes before it is renamed into place: the packages
-# import, Flask's instrumentation instruments an app, and the install's
-# files are the pinned ones.
-check_venv() { # DIR
+# import, the framework's instrumentation instruments an app, and the
+# install's files are the pinned ones.
+check_venv() { # DIR KIND
+	if [ "$2" = asgi ]; then
+		"$1/bin/python" - <<'EOF'
+import asgi_correlation_id, fastapi, uvicorn
+from opentelemetry.instrumentation.fastapi import FastAPIInstrumentor
+from opentelemetry.version import __version__ as api
+FastAPIInstrumentor.instrument_app(fastapi.FastAPI())
+assert api == "1.45.2", api
+EOF
+		return
+	fi
 	"$1/bin/python" - <<'EOF'
 import flask
 from opentelemetry import trace
@@ -134,18 +180,17 @@ assert api == "1.45.2", api
 EOF
 }
 
-make_venv() { # TAG PYTHON SYSTEM STAMP
-	local tag=$1 py=$2 system=$3 want=$4 final=$CACHE/$1 tmp pins old f pip
+make_venv() { # TAG PYTHON SYSTEM KIND STAMP
+	local tag=$1 py=$2 system=$3 kind=$4 want=$5 final=$CACHE/$1 tmp pins old f pip
 	tmp=$(mktemp -d "$CACHE/.build.$tag.XXXXXX")
 	chmod 755 "$tmp"
 	# shellcheck disable=SC2064 # tmp is fixed now
 	trap "rm -rf '$tmp'" EXIT
 	venv_and_pip "$py" "$system" "$tmp"
-	pins=("${OTEL_PINS[@]}")
-	[ "$system" = 1 ] || pins+=("${FLASK_PINS[@]}")
+	mapfile -t pins < <(pins_of "$system" "$kind")
 	retry "OpenTelemetry Python for $tag (PyPI)" "${pip[@]}" install -q --disable-pip-version-check \
 		--no-deps --only-binary=:all: "${pins[@]}" >&2 || die "pip install into $tag's venv failed"
-	check_venv "$tmp" || die "$tag's venv does not import OpenTelemetry and Flask (above)"
+	check_venv "$tmp" "$kind" || die "$tag's venv does not import OpenTelemetry and its framework (above)"
 	# A venv names its own path in its scripts' #! lines and pyvenv.cfg; the
 	# modules' .pyc files name it too, but import puts the real path in
 	# their code objects (importlib's _fix_co_filename).
@@ -164,17 +209,17 @@ make_venv() { # TAG PYTHON SYSTEM STAMP
 }
 
 build() {
-	local tag py system want start
+	local tag py system kind want start
 	mkdir -p "$CACHE"
 	exec 9>"$CACHE/.lock"
 	flock 9
 	rm -rf "$CACHE"/.build.* "$CACHE"/.old.* # left by a build that was killed
-	while read -r tag py system; do
-		want=$(stamp_of "$py" "$system") || die "$py does not run"
+	while read -r tag py system kind; do
+		want=$(stamp_of "$py" "$system" "$kind") || die "$py does not run"
 		if [ "$(cat "$CACHE/$tag/$STAMP" 2>/dev/null)" != "$want" ] || ! "$CACHE/$tag/bin/python" -c '' 2>/dev/null; then
 			start=$SECONDS
 			echo "otel-python: making $tag's venv ($py)..." >&2
-			make_venv "$tag" "$py" "$system" "$want"
+			make_venv "$tag" "$py" "$system" "$kind" "$want"
 			echo "otel-python: $tag made in $((SECONDS - start)) s" >&2
 		fi
 		echo "$tag $CACHE/$tag/bin/python"
@@ -182,18 +227,22 @@ build() {
 	flock -u 9
 }
 
-list() {
-	local d
+list() { # KIND
+	local d kind
 	for d in "$CACHE"/*/; do
 		d=${d%/}
-		[ -f "$d/$STAMP" ] && [ -x "$d/bin/python" ] && echo "$(basename "$d") $d/bin/python"
+		if ! [ -f "$d/$STAMP" ] || ! [ -x "$d/bin/python" ]; then continue; fi
+		# A Flask venv's stamp names no kind (so the venvs made before
+		# the asgi kind stay valid).
+		kind=$(sed -n 's/^kind //p' "$d/$STAMP")
+		[ "${kind:-flask}" = "$1" ] && echo "$(basename "$d") $d/bin/python"
 	done
 	return 0
 }
 
-[ $# -eq 1 ] || usage
-case $1 in
-build) build ;;
-list) list ;;
+case $#:${1:-} in
+1:build) build ;;
+1:list) list flask ;;
+2:list) case $2 in flask | asgi) list "$2" ;; *) usage ;; esac ;;
 *) usage ;;
 esac

@@ -23,6 +23,8 @@
 #define SHOP "../tests/fixtures/otel/shop.py"
 #define CLIENT "../tests/fixtures/otel/client.py"
 #define HOSTILE "../tests/fixtures/otel/hostile_spans.py"
+#define ASGI_SHOP "../tests/fixtures/otel/asgi_shop.py"
+#define ASGI_CLIENT "../tests/fixtures/otel/asgi_client.py"
 
 static char script[PATH_MAX];
 static struct python pys[32];
@@ -172,19 +174,24 @@ struct venv {
 	char tag[32], python[PATH_MAX];
 };
 
-/* The venvs made by make otel-python: "TAG PYTHON" lines. */
-static int otel_venvs(struct venv *v, int max)
+/* The venvs of kind (flask, asgi) made by make otel-python: "TAG PYTHON" lines. */
+static int otel_venvs_of(const char *kind, struct venv *v, int max)
 {
 	struct run_result r;
 	int n = 0;
 
-	run((const char *const[]){ "bash", "../tests/backends/otel-python.sh", "list", NULL }, 60, &r);
+	run((const char *const[]){ "bash", "../tests/backends/otel-python.sh", "list", kind, NULL }, 60, &r);
 	cr_assert_eq(r.status, 0, "otel-python.sh list: %s", r.err);
 	for (char *line = strtok(r.out, "\n"); line && n < max; line = strtok(NULL, "\n"))
 		if (sscanf(line, "%31s %4095s", v[n].tag, v[n].python) == 2)
 			n++;
 	run_result_free(&r);
 	return n;
+}
+
+static int otel_venvs(struct venv *v, int max)
+{
+	return otel_venvs_of("flask", v, max);
 }
 
 struct span_file {
@@ -640,4 +647,137 @@ Test(requests, hostile_contexts_give_no_wrong_label, .timeout = 300)
 	cr_assert_gt(n, 0, "no OpenTelemetry venv: make otel-python");
 	for (int i = 0; i < n; i++)
 		hostile_case(&v[i]);
+}
+
+/* ---- An event loop: requests interleaved on one thread ------------------ */
+
+/* The two routes' shares of report --by endpoint's table (of the two). */
+static double checkout_share(const char *rec, const char *tag, const char *checkout, const char *browse)
+{
+	struct run_result r;
+	double co = 0, br = 0;
+	size_t nco = strlen(checkout), nbr = strlen(browse);
+
+	run((const char *const[]){ PYEBPF, "report", rec, "--by", "endpoint", NULL }, 60, &r);
+	cr_assert_eq(r.status, 0, "%s: report --by endpoint: %s", tag, r.err);
+	for (char *line = strtok(r.out, "\n"); line; line = strtok(NULL, "\n")) {
+		unsigned long long samples;
+
+		if (!strncmp(line, checkout, nco) && line[nco] == ' ')
+			cr_assert_eq(sscanf(line + nco, "%llu %lf%%", &samples, &co), 2, "%s", line);
+		else if (!strncmp(line, browse, nbr) && line[nbr] == ' ')
+			cr_assert_eq(sscanf(line + nbr, "%llu %lf%%", &samples, &br), 2, "%s", line);
+	}
+	run_result_free(&r);
+	return co + br > 0 ? 100 * co / (co + br) : 0;
+}
+
+static bool is_correlation_id(const char *v, size_t n, void *ctx)
+{
+	(void)ctx; /* asgi_client.py's ROUTE-THREAD-N */
+	return (n > 9 && !strncmp(v, "checkout-", 9)) || (n > 7 && !strncmp(v, "browse-", 7));
+}
+
+/*
+ * FastAPI on uvicorn, 4 clients at once: requests await between bursts of
+ * CPU, so each burst runs beside other requests' on the one event-loop
+ * thread and only the running task's context says whose it is. The split,
+ * the labels and asgi-correlation-id's id as --context-label reads it.
+ */
+Test(requests, interleaved_fastapi_requests_keep_their_own_span_and_id, .timeout = 300)
+{
+	struct venv v[2];
+	int n = otel_venvs_of("asgi", v, 2);
+
+	cr_assert_gt(n, 0, "no asgi venv: make otel-python");
+	const char *dir = temp_dir();
+	char *spans = temp_path(dir, "spans.jsonl"), *ready = temp_path(dir, "ready"), *err = temp_path(dir, "err");
+	char *rec = temp_path(dir, "asgi.pb.gz"), *by = temp_path(dir, "by.folded");
+	char cmd[3 * PATH_MAX], pidarg[16], bad_one[64] = "";
+	struct run_result r;
+	struct folded f;
+
+	/* Bursts of 150000 turns (10 ms or so): a request's own overhead in
+	 * the framework and the instrumentation (about 1 ms) moves the routes'
+	 * split from their work's by about a point. */
+	snprintf(cmd, sizeof(cmd), "exec %s %s 18470 %s 150000 > %s", v[0].python, ASGI_SHOP, spans, ready);
+	pid_t shop = spawn((const char *const[]){ "sh", "-c", cmd, NULL });
+	wait_for_text(ready, "ready", 120);
+	snprintf(pidarg, sizeof(pidarg), "%d", shop);
+	pid_t recorder = spawn_capture((const char *const[]){ PYEBPF, "record", "-F", "299", "-p", pidarg,
+							      "--context-label", "correlation_id", "-o", rec, NULL },
+				       err);
+	wait_for_text(err, SAMPLING, 120);
+	run((const char *const[]){ v[0].python, ASGI_CLIENT, "18470", "6", "4", NULL }, 120, &r);
+	cr_assert_eq(r.status, 0, "%s: the client: %s%s", v[0].tag, r.out, r.err);
+	cr_log_info("%s: %s", v[0].tag, r.out);
+	double n_co = 0, n_br = 0, ms_co = 0, ms_br = 0;
+
+	cr_assert_eq(sscanf(r.out, "checkout %lf browse %lf failed %*d checkout_cpu_ms %lf browse_cpu_ms %lf", &n_co,
+			    &n_br, &ms_co, &ms_br),
+		     4, "%s: the client said %s", v[0].tag, r.out);
+	run_result_free(&r);
+	kill(recorder, SIGINT);
+	cr_assert_eq(wait_exit(recorder, 120), 0, "%s: record: %s", v[0].tag, last_line(file_text(err)));
+	kill(shop, SIGTERM);
+	cr_assert_eq(wait_exit(shop, 60), 0, "%s: the shop did not stop cleanly", v[0].tag);
+
+	double want = 100 * n_co * ms_co / (n_co * ms_co + n_br * ms_br);
+	double got = checkout_share(rec, v[0].tag, "GET /checkout", "GET /browse/{item}");
+
+	cr_log_info("%s: /checkout %.1f%% of the two routes' samples, %.1f%% of their work's CPU\n", v[0].tag, got,
+		    want);
+	cr_assert_leq(fabs(got - want), 3.0,
+		      "%s: /checkout %.1f%% of the routes' samples, its work %.1f%% of their CPU", v[0].tag, got, want);
+
+	report_by(rec, "endpoint", by, &f);
+	uint64_t co = count_all(&f, "checkout_work (", NULL), br = count_all(&f, "browse_work (", NULL);
+	uint64_t co_ok = count_all(&f, "[endpoint=GET /checkout]", "checkout_work (");
+	uint64_t br_ok = count_all(&f, "[endpoint=GET /browse/{item}]", "browse_work (");
+	uint64_t cross = count_all(&f, "[endpoint=GET /checkout]", "browse_work (") +
+			 count_all(&f, "[endpoint=GET /browse/{item}]", "checkout_work (");
+
+	cr_log_info("%s: checkout_work %llu of %llu, browse_work %llu of %llu under their endpoint, %llu crossed\n",
+		    v[0].tag, (unsigned long long)co_ok, (unsigned long long)co, (unsigned long long)br_ok,
+		    (unsigned long long)br, (unsigned long long)cross);
+	cr_assert_gt(co, 300, "%s: %llu samples of checkout_work", v[0].tag, (unsigned long long)co);
+	cr_assert_gt(br, 100, "%s: %llu samples of browse_work", v[0].tag, (unsigned long long)br);
+	cr_assert_geq(co_ok * 100, co * 90, "%s: checkout_work under /checkout %llu of %llu", v[0].tag,
+		      (unsigned long long)co_ok, (unsigned long long)co);
+	cr_assert_geq(br_ok * 100, br * 90, "%s: browse_work under /browse/{item} %llu of %llu", v[0].tag,
+		      (unsigned long long)br_ok, (unsigned long long)br);
+	cr_assert_leq(cross * 100, (co + br) * 2, "%s: %llu samples under the other route", v[0].tag,
+		      (unsigned long long)cross);
+	folded_free(&f);
+
+	/* Every span id sampled is one the shop exported. */
+	char *text = file_text(spans);
+
+	report_by(rec, "span_id", by, &f);
+	uint64_t bad = bad_values(&f, "span_id", exported, text, bad_one, sizeof(bad_one));
+
+	cr_assert_eq(bad, 0, "%s: %llu samples with a span id never exported (%s)", v[0].tag, (unsigned long long)bad,
+		     bad_one);
+	folded_free(&f);
+	free(text);
+
+	/* asgi-correlation-id's variable: the request's own X-Request-ID. */
+	report_by(rec, "correlation_id", by, &f);
+	uint64_t co_id = count_all(&f, "[correlation_id=checkout-", "checkout_work (");
+	uint64_t br_id = count_all(&f, "[correlation_id=browse-", "browse_work (");
+	uint64_t id_cross = count_all(&f, "[correlation_id=checkout-", "browse_work (") +
+			    count_all(&f, "[correlation_id=browse-", "checkout_work (");
+
+	bad = bad_values(&f, "correlation_id", is_correlation_id, NULL, bad_one, sizeof(bad_one));
+	cr_log_info("%s: correlation_id on checkout_work %llu of %llu, on browse_work %llu of %llu, %llu crossed\n",
+		    v[0].tag, (unsigned long long)co_id, (unsigned long long)co, (unsigned long long)br_id,
+		    (unsigned long long)br, (unsigned long long)id_cross);
+	cr_assert_eq(bad, 0, "%s: %llu samples with correlation_id '%s'", v[0].tag, (unsigned long long)bad, bad_one);
+	cr_assert_geq(co_id * 100, co * 90, "%s: checkout_work's id on %llu of %llu", v[0].tag,
+		      (unsigned long long)co_id, (unsigned long long)co);
+	cr_assert_geq(br_id * 100, br * 90, "%s: browse_work's id on %llu of %llu", v[0].tag, (unsigned long long)br_id,
+		      (unsigned long long)br);
+	cr_assert_leq(id_cross * 100, (co + br) * 2, "%s: %llu samples with the other route's id", v[0].tag,
+		      (unsigned long long)id_cross);
+	folded_free(&f);
 }
