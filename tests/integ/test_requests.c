@@ -220,6 +220,27 @@ static void report_by(const char *rec, const char *key, const char *out, struct 
 	folded_load(out, f);
 }
 
+/* /checkout's share of the two routes' samples in report --by endpoint's table. */
+static double checkout_share(const char *rec, const char *tag, const char *checkout, const char *browse)
+{
+	struct run_result r;
+	double co = 0, br = 0;
+	size_t nco = strlen(checkout), nbr = strlen(browse);
+
+	run((const char *const[]){ PYEBPF, "report", rec, "--by", "endpoint", NULL }, 60, &r);
+	cr_assert_eq(r.status, 0, "%s: report --by endpoint: %s", tag, r.err);
+	for (char *line = strtok(r.out, "\n"); line; line = strtok(NULL, "\n")) {
+		unsigned long long samples;
+
+		if (!strncmp(line, checkout, nco) && line[nco] == ' ')
+			cr_assert_eq(sscanf(line + nco, "%llu %lf%%", &samples, &co), 2, "%s", line);
+		else if (!strncmp(line, browse, nbr) && line[nbr] == ' ')
+			cr_assert_eq(sscanf(line + nbr, "%llu %lf%%", &samples, &br), 2, "%s", line);
+	}
+	run_result_free(&r);
+	return co + br > 0 ? 100 * co / (co + br) : 0;
+}
+
 static void flask_case(const struct venv *v, int port)
 {
 	const char *dir = temp_dir();
@@ -286,21 +307,8 @@ static void flask_case(const struct venv *v, int port)
 
 	/* report --by endpoint's table: the two routes split the CPU as their
 	 * work did, as the shop measured it (thread time of each view's work). */
-	run((const char *const[]){ PYEBPF, "report", rec, "--by", "endpoint", NULL }, 60, &r);
-	cr_assert_eq(r.status, 0, "%s: report --by endpoint: %s", v->tag, r.err);
-	double co_share = 0, br_share = 0;
-
-	for (char *line = strtok(r.out, "\n"); line; line = strtok(NULL, "\n")) {
-		unsigned long long samples;
-
-		if (!strncmp(line, "GET /checkout ", 14))
-			cr_assert_eq(sscanf(line + 14, "%llu %lf%%", &samples, &co_share), 2, "%s", line);
-		else if (!strncmp(line, "GET /browse/<item> ", 19))
-			cr_assert_eq(sscanf(line + 19, "%llu %lf%%", &samples, &br_share), 2, "%s", line);
-	}
-	run_result_free(&r);
 	double want = 100 * n_co * ms_co / (n_co * ms_co + n_br * ms_br),
-	       got = co_share + br_share > 0 ? 100 * co_share / (co_share + br_share) : 0;
+	       got = checkout_share(rec, v->tag, "GET /checkout", "GET /browse/<item>");
 
 	cr_log_info("%s: /checkout %.1f%% of the two routes' samples, %.1f%% of their work's CPU\n", v->tag, got, want);
 	cr_assert_leq(fabs(got - want), 3.0,
@@ -650,27 +658,6 @@ Test(requests, hostile_contexts_give_no_wrong_label, .timeout = 300)
 }
 
 /* ---- An event loop: requests interleaved on one thread ------------------ */
-
-/* The two routes' shares of report --by endpoint's table (of the two). */
-static double checkout_share(const char *rec, const char *tag, const char *checkout, const char *browse)
-{
-	struct run_result r;
-	double co = 0, br = 0;
-	size_t nco = strlen(checkout), nbr = strlen(browse);
-
-	run((const char *const[]){ PYEBPF, "report", rec, "--by", "endpoint", NULL }, 60, &r);
-	cr_assert_eq(r.status, 0, "%s: report --by endpoint: %s", tag, r.err);
-	for (char *line = strtok(r.out, "\n"); line; line = strtok(NULL, "\n")) {
-		unsigned long long samples;
-
-		if (!strncmp(line, checkout, nco) && line[nco] == ' ')
-			cr_assert_eq(sscanf(line + nco, "%llu %lf%%", &samples, &co), 2, "%s", line);
-		else if (!strncmp(line, browse, nbr) && line[nbr] == ' ')
-			cr_assert_eq(sscanf(line + nbr, "%llu %lf%%", &samples, &br), 2, "%s", line);
-	}
-	run_result_free(&r);
-	return co + br > 0 ? 100 * co / (co + br) : 0;
-}
 
 static bool is_correlation_id(const char *v, size_t n, void *ctx)
 {
