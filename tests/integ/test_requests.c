@@ -166,6 +166,12 @@ Test(requests, a_bad_context_label_name_is_one_line)
 	cr_assert_eq(r.status, 2);
 	cr_assert_str_eq(r.err, "pyebpf: --label wants KEY=VALUE (endpoint=/checkout), not 'endpoint'\n");
 	run_result_free(&r);
+	run((const char *const[]){ PYEBPF, "report", "--trace-id", "4bf92f3577b34da6a3ce929d0e0e473", "x.pb.gz", NULL },
+	    30, &r);
+	cr_assert_eq(r.status, 2);
+	cr_assert_str_eq(r.err,
+			 "pyebpf: --trace-id wants a trace's 32 hex digits, not '4bf92f3577b34da6a3ce929d0e0e473'\n");
+	run_result_free(&r);
 }
 
 /* ---- OpenTelemetry ------------------------------------------------------ */
@@ -766,5 +772,33 @@ Test(requests, interleaved_fastapi_requests_keep_their_own_span_and_id, .timeout
 		      (unsigned long long)br);
 	cr_assert_leq(id_cross * 100, (co + br) * 2, "%s: %llu samples with the other route's id", v[0].tag,
 		      (unsigned long long)id_cross);
+	folded_free(&f);
+
+	/* --trace-id keeps one trace's samples, its id in either case. */
+	report_by(rec, "trace_id", by, &f);
+	char trace[40] = "", upper[40], want_frame[64];
+	uint64_t in_trace = 0;
+
+	for (size_t i = 0; i < f.n && !trace[0]; i++) {
+		const char *at = strstr(f.lines[i].stack, ";[trace_id=");
+
+		if (at && strlen(at) > 11 + 32 && at[11 + 32] == ']')
+			snprintf(trace, sizeof(trace), "%.32s", at + 11);
+	}
+	cr_assert(trace[0], "%s: no sample with a trace_id", v[0].tag);
+	snprintf(want_frame, sizeof(want_frame), "[trace_id=%s]", trace);
+	in_trace = count_all(&f, want_frame, NULL);
+	folded_free(&f);
+	for (int i = 0; i < 33; i++)
+		upper[i] = (char)toupper((unsigned char)trace[i]);
+	run((const char *const[]){ PYEBPF, "report", rec, "--trace-id", upper, "--by", "trace_id", "-o", by, NULL }, 60,
+	    &r);
+	cr_assert_eq(r.status, 0, "%s: report --trace-id: %s", v[0].tag, r.err);
+	run_result_free(&r);
+	folded_load(by, &f);
+	cr_assert_eq(count_all(&f, "", NULL), in_trace, "%s: --trace-id %s kept %llu samples, the trace has %llu",
+		     v[0].tag, upper, (unsigned long long)count_all(&f, "", NULL), (unsigned long long)in_trace);
+	cr_assert_eq(count_all(&f, want_frame, NULL), in_trace, "%s: --trace-id kept another trace's samples",
+		     v[0].tag);
 	folded_free(&f);
 }

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include "base/hashmap.h"
 #include "profile/offcpu.h"
@@ -58,7 +59,7 @@ void filter__free(struct filter *f)
 bool filter__drops_samples(const struct filter *f)
 {
 	return f->npids || f->ntids || f->nthreads || f->nexclude || f->ncomms || f->ncontainers || f->timed ||
-	       f->gil_only || f->reasons || f->python_only || f->ran || f->nlabels ||
+	       f->gil_only || f->reasons || f->python_only || f->ran || f->nlabels || f->trace_id ||
 	       f->time_kind == FILTER_TIME_TASKS; /* the table's leaving task time out is a view, not a filter */
 }
 
@@ -144,6 +145,12 @@ bool filter__keep(const struct filter *f, const struct profile *p, const struct 
 
 		snprintf(key, sizeof(key), "%.*s", (int)(eq - f->labels[i]), f->labels[i]);
 		if (!(v = profile__label_value(p, l, key)) || strcmp(v, eq + 1) != 0)
+			return false;
+	}
+	if (f->trace_id) {
+		const char *v = profile__label_value(p, l, "trace_id");
+
+		if (!v || strcasecmp(v, f->trace_id) != 0)
 			return false;
 	}
 	if (f->gil_only && !(l->flags & LABEL_GIL_HELD))

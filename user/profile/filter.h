@@ -31,6 +31,7 @@ struct filter {
 	size_t ncontainer_names;
 	const char **labels; /* --label KEY=VALUE: keep only samples with each of these */
 	size_t nlabels;
+	const char *trace_id;   /* --trace-id: 32 hex digits, either case; NULL: any */
 	uint64_t since_ns;      /* --since: from this time into the recording */
 	uint64_t until_ns;      /* --until: up to (not including) this time; UINT64_MAX: no limit */
 	int64_t since_epoch_ns; /* --since as a wall-clock time; INT64_MIN: none */

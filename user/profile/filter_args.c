@@ -29,6 +29,7 @@ const char filter_args_usage[] =
 	"      --label KEY=VALUE   only samples with this label (each --label must hold):\n"
 	"                          endpoint=\"GET /checkout\", trace_id=, span_id=,\n"
 	"                          span_name=, or the variable record's --context-label named\n"
+	"      --trace-id ID       only the samples of this trace (32 hex digits, either case)\n"
 	"      --gil               only samples of threads holding the GIL\n"
 	"      --reason R[,R...]   (--mode wall/off-cpu) only time off the CPU for these\n"
 	"                          reasons: runqueue, sleep, io, lock, gil, other; cpu: on it\n"
@@ -217,6 +218,16 @@ int filter_args__option(struct filter *f, int opt, const char *arg)
 		push_str(&f->labels, &f->nlabels, arg);
 		return 1;
 	}
+	case OPT_FILTER_TRACE_ID:
+		if (strlen(arg) != 32 || strspn(arg, "0123456789abcdefABCDEF") != 32) {
+			char shown[80];
+
+			err_msg("--trace-id wants a trace's 32 hex digits, not '%s'",
+				text_escape(arg, shown, sizeof(shown)));
+			return -1;
+		}
+		f->trace_id = arg;
+		return 1;
 	case OPT_FILTER_GIL:
 		f->gil_only = true;
 		return 1;

@@ -21,6 +21,7 @@ enum filter_opt {
 	OPT_FILTER_FUNCTIONS,
 	OPT_FILTER_CONTAINER,
 	OPT_FILTER_LABEL,
+	OPT_FILTER_TRACE_ID,
 };
 
 /* Entries for a getopt_long option table. */
@@ -34,6 +35,7 @@ enum filter_opt {
 		{ "reason", required_argument, NULL, OPT_FILTER_REASON },                                             \
 		{ "functions", no_argument, NULL, OPT_FILTER_FUNCTIONS },                                             \
 		{ "label", required_argument, NULL, OPT_FILTER_LABEL },                                               \
+		{ "trace-id", required_argument, NULL, OPT_FILTER_TRACE_ID },                                         \
 	{                                                                                                             \
 		"python-only", no_argument, NULL, OPT_FILTER_PYTHON_ONLY                                              \
 	}
