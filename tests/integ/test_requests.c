@@ -777,7 +777,6 @@ Test(requests, interleaved_fastapi_requests_keep_their_own_span_and_id, .timeout
 	/* --trace-id keeps one trace's samples, its id in either case. */
 	report_by(rec, "trace_id", by, &f);
 	char trace[40] = "", upper[40], want_frame[64];
-	uint64_t in_trace = 0;
 
 	for (size_t i = 0; i < f.n && !trace[0]; i++) {
 		const char *at = strstr(f.lines[i].stack, ";[trace_id=");
@@ -787,7 +786,7 @@ Test(requests, interleaved_fastapi_requests_keep_their_own_span_and_id, .timeout
 	}
 	cr_assert(trace[0], "%s: no sample with a trace_id", v[0].tag);
 	snprintf(want_frame, sizeof(want_frame), "[trace_id=%s]", trace);
-	in_trace = count_all(&f, want_frame, NULL);
+	uint64_t in_trace = count_all(&f, want_frame, NULL);
 	folded_free(&f);
 	for (int i = 0; i < 33; i++)
 		upper[i] = (char)toupper((unsigned char)trace[i]);
