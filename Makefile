@@ -407,8 +407,13 @@ backends:
 	bash tests/backends/otelcol.sh build >/dev/null
 
 # Integration tests run the real binary with real BPF: root, one at a time.
+# Verbose: each test's time and what it measured are in the log, and the
+# slowest 15 are named at the end, for whoever must cut CI's time.
 integ-test: $(BUILD)/pyebpf $(BUILD)/integ-tests $(FIXTURES) $(BUILD)/bench/replay backends
-	cd $(BUILD) && ./integ-tests --jobs 1
+	cd $(BUILD) && { ./integ-tests --jobs 1 --verbose 2>&1; echo $$? > integ.rc; } | tee integ.log
+	@sed -n 's/^\[PASS\] \(.*\): (\([0-9.]*\)s)$$/\2 \1/p' $(BUILD)/integ.log | sort -rn | head -n 15 | \
+		sed 's/^/integ: slowest: /'
+	@exit "$$(cat $(BUILD)/integ.rc)"
 
 # The whole suite (the README's test command): every stage runs, then one
 # counted line; make check is the short loop for editing (under 5 minutes).
