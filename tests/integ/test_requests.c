@@ -677,29 +677,46 @@ static bool is_correlation_id(const char *v, size_t n, void *ctx)
  * thread and only the running task's context says whose it is. The split,
  * the labels and asgi-correlation-id's id as --context-label reads it.
  */
-Test(requests, interleaved_fastapi_requests_keep_their_own_span_and_id, .timeout = 300)
+/* The known split of the asgi shop's two routes: /checkout's share of their work's CPU. */
+struct asgi_run {
+	struct venv v;
+	const char *spans; /* the spans it exported */
+	double want;
+};
+
+/*
+ * The FastAPI shop on uvicorn, recorded into rec by `record ARGS... -p
+ * SHOP` while 4 clients send it requests for 6 s. Bursts of 150000 turns
+ * (10 ms or so): a request's own overhead in the framework and the
+ * instrumentation (about 1 ms) moves the routes' split from their work's
+ * by about a point.
+ */
+static void asgi_record(const char *const *args, const char *rec, struct asgi_run *out)
 {
 	struct venv v[2];
 	int n = otel_venvs_of("asgi", v, 2);
 
 	cr_assert_gt(n, 0, "no asgi venv: make otel-python");
 	const char *dir = temp_dir();
-	char *spans = temp_path(dir, "spans.jsonl"), *ready = temp_path(dir, "ready"), *err = temp_path(dir, "err");
-	char *rec = temp_path(dir, "asgi.pb.gz"), *by = temp_path(dir, "by.folded");
-	char cmd[3 * PATH_MAX], pidarg[16], bad_one[64] = "";
+	char *ready = temp_path(dir, "ready"), *err = temp_path(dir, "err");
+	char cmd[3 * PATH_MAX], pidarg[16];
+	const char *argv[24] = { PYEBPF, "record" };
+	size_t argc = 2;
 	struct run_result r;
-	struct folded f;
 
-	/* Bursts of 150000 turns (10 ms or so): a request's own overhead in
-	 * the framework and the instrumentation (about 1 ms) moves the routes'
-	 * split from their work's by about a point. */
-	snprintf(cmd, sizeof(cmd), "exec %s %s 18470 %s 150000 > %s", v[0].python, ASGI_SHOP, spans, ready);
+	out->v = v[0];
+	out->spans = temp_path(dir, "spans.jsonl");
+	snprintf(cmd, sizeof(cmd), "exec %s %s 18470 %s 150000 > %s", v[0].python, ASGI_SHOP, out->spans, ready);
 	pid_t shop = spawn((const char *const[]){ "sh", "-c", cmd, NULL });
 	wait_for_text(ready, "ready", 120);
 	snprintf(pidarg, sizeof(pidarg), "%d", shop);
-	pid_t recorder = spawn_capture((const char *const[]){ PYEBPF, "record", "-F", "299", "-p", pidarg,
-							      "--context-label", "correlation_id", "-o", rec, NULL },
-				       err);
+	while (*args && argc < sizeof(argv) / sizeof(argv[0]) - 6)
+		argv[argc++] = *args++;
+	argv[argc++] = "-p";
+	argv[argc++] = pidarg;
+	argv[argc++] = "-o";
+	argv[argc++] = rec;
+	pid_t recorder = spawn_capture(argv, err);
 	wait_for_text(err, SAMPLING, 120);
 	run((const char *const[]){ v[0].python, ASGI_CLIENT, "18470", "6", "4", NULL }, 120, &r);
 	cr_assert_eq(r.status, 0, "%s: the client: %s%s", v[0].tag, r.out, r.err);
@@ -714,14 +731,26 @@ Test(requests, interleaved_fastapi_requests_keep_their_own_span_and_id, .timeout
 	cr_assert_eq(wait_exit(recorder, 120), 0, "%s: record: %s", v[0].tag, last_line(file_text(err)));
 	kill(shop, SIGTERM);
 	cr_assert_eq(wait_exit(shop, 60), 0, "%s: the shop did not stop cleanly", v[0].tag);
+	out->want = 100 * n_co * ms_co / (n_co * ms_co + n_br * ms_br);
+}
 
-	double want = 100 * n_co * ms_co / (n_co * ms_co + n_br * ms_br);
-	double got = checkout_share(rec, v[0].tag, "GET /checkout", "GET /browse/{item}");
+Test(requests, interleaved_fastapi_requests_keep_their_own_span_and_id, .timeout = 300)
+{
+	const char *dir = temp_dir();
+	char *rec = temp_path(dir, "asgi.pb.gz"), *by = temp_path(dir, "by.folded");
+	char bad_one[64] = "";
+	struct asgi_run run_of;
+	struct venv *v = &run_of.v;
+	struct run_result r;
+	struct folded f;
 
-	cr_log_info("%s: /checkout %.1f%% of the two routes' samples, %.1f%% of their work's CPU\n", v[0].tag, got,
-		    want);
+	asgi_record((const char *const[]){ "-F", "299", "--context-label", "correlation_id", NULL }, rec, &run_of);
+	double want = run_of.want;
+	double got = checkout_share(rec, v->tag, "GET /checkout", "GET /browse/{item}");
+
+	cr_log_info("%s: /checkout %.1f%% of the two routes' samples, %.1f%% of their work's CPU\n", v->tag, got, want);
 	cr_assert_leq(fabs(got - want), 3.0,
-		      "%s: /checkout %.1f%% of the routes' samples, its work %.1f%% of their CPU", v[0].tag, got, want);
+		      "%s: /checkout %.1f%% of the routes' samples, its work %.1f%% of their CPU", v->tag, got, want);
 
 	report_by(rec, "endpoint", by, &f);
 	uint64_t co = count_all(&f, "checkout_work (", NULL), br = count_all(&f, "browse_work (", NULL);
@@ -731,25 +760,25 @@ Test(requests, interleaved_fastapi_requests_keep_their_own_span_and_id, .timeout
 			 count_all(&f, "[endpoint=GET /browse/{item}]", "checkout_work (");
 
 	cr_log_info("%s: checkout_work %llu of %llu, browse_work %llu of %llu under their endpoint, %llu crossed\n",
-		    v[0].tag, (unsigned long long)co_ok, (unsigned long long)co, (unsigned long long)br_ok,
+		    v->tag, (unsigned long long)co_ok, (unsigned long long)co, (unsigned long long)br_ok,
 		    (unsigned long long)br, (unsigned long long)cross);
-	cr_assert_gt(co, 300, "%s: %llu samples of checkout_work", v[0].tag, (unsigned long long)co);
-	cr_assert_gt(br, 100, "%s: %llu samples of browse_work", v[0].tag, (unsigned long long)br);
-	cr_assert_geq(co_ok * 100, co * 90, "%s: checkout_work under /checkout %llu of %llu", v[0].tag,
+	cr_assert_gt(co, 300, "%s: %llu samples of checkout_work", v->tag, (unsigned long long)co);
+	cr_assert_gt(br, 100, "%s: %llu samples of browse_work", v->tag, (unsigned long long)br);
+	cr_assert_geq(co_ok * 100, co * 90, "%s: checkout_work under /checkout %llu of %llu", v->tag,
 		      (unsigned long long)co_ok, (unsigned long long)co);
-	cr_assert_geq(br_ok * 100, br * 90, "%s: browse_work under /browse/{item} %llu of %llu", v[0].tag,
+	cr_assert_geq(br_ok * 100, br * 90, "%s: browse_work under /browse/{item} %llu of %llu", v->tag,
 		      (unsigned long long)br_ok, (unsigned long long)br);
-	cr_assert_leq(cross * 100, (co + br) * 2, "%s: %llu samples under the other route", v[0].tag,
+	cr_assert_leq(cross * 100, (co + br) * 2, "%s: %llu samples under the other route", v->tag,
 		      (unsigned long long)cross);
 	folded_free(&f);
 
 	/* Every span id sampled is one the shop exported. */
-	char *text = file_text(spans);
+	char *text = file_text(run_of.spans);
 
 	report_by(rec, "span_id", by, &f);
 	uint64_t bad = bad_values(&f, "span_id", exported, text, bad_one, sizeof(bad_one));
 
-	cr_assert_eq(bad, 0, "%s: %llu samples with a span id never exported (%s)", v[0].tag, (unsigned long long)bad,
+	cr_assert_eq(bad, 0, "%s: %llu samples with a span id never exported (%s)", v->tag, (unsigned long long)bad,
 		     bad_one);
 	folded_free(&f);
 	free(text);
@@ -763,14 +792,14 @@ Test(requests, interleaved_fastapi_requests_keep_their_own_span_and_id, .timeout
 
 	bad = bad_values(&f, "correlation_id", is_correlation_id, NULL, bad_one, sizeof(bad_one));
 	cr_log_info("%s: correlation_id on checkout_work %llu of %llu, on browse_work %llu of %llu, %llu crossed\n",
-		    v[0].tag, (unsigned long long)co_id, (unsigned long long)co, (unsigned long long)br_id,
+		    v->tag, (unsigned long long)co_id, (unsigned long long)co, (unsigned long long)br_id,
 		    (unsigned long long)br, (unsigned long long)id_cross);
-	cr_assert_eq(bad, 0, "%s: %llu samples with correlation_id '%s'", v[0].tag, (unsigned long long)bad, bad_one);
-	cr_assert_geq(co_id * 100, co * 90, "%s: checkout_work's id on %llu of %llu", v[0].tag,
-		      (unsigned long long)co_id, (unsigned long long)co);
-	cr_assert_geq(br_id * 100, br * 90, "%s: browse_work's id on %llu of %llu", v[0].tag, (unsigned long long)br_id,
+	cr_assert_eq(bad, 0, "%s: %llu samples with correlation_id '%s'", v->tag, (unsigned long long)bad, bad_one);
+	cr_assert_geq(co_id * 100, co * 90, "%s: checkout_work's id on %llu of %llu", v->tag, (unsigned long long)co_id,
+		      (unsigned long long)co);
+	cr_assert_geq(br_id * 100, br * 90, "%s: browse_work's id on %llu of %llu", v->tag, (unsigned long long)br_id,
 		      (unsigned long long)br);
-	cr_assert_leq(id_cross * 100, (co + br) * 2, "%s: %llu samples with the other route's id", v[0].tag,
+	cr_assert_leq(id_cross * 100, (co + br) * 2, "%s: %llu samples with the other route's id", v->tag,
 		      (unsigned long long)id_cross);
 	folded_free(&f);
 
@@ -784,7 +813,7 @@ Test(requests, interleaved_fastapi_requests_keep_their_own_span_and_id, .timeout
 		if (at && strlen(at) > 11 + 32 && at[11 + 32] == ']')
 			snprintf(trace, sizeof(trace), "%.32s", at + 11);
 	}
-	cr_assert(trace[0], "%s: no sample with a trace_id", v[0].tag);
+	cr_assert(trace[0], "%s: no sample with a trace_id", v->tag);
 	snprintf(want_frame, sizeof(want_frame), "[trace_id=%s]", trace);
 	uint64_t in_trace = count_all(&f, want_frame, NULL);
 	folded_free(&f);
@@ -792,12 +821,84 @@ Test(requests, interleaved_fastapi_requests_keep_their_own_span_and_id, .timeout
 		upper[i] = (char)toupper((unsigned char)trace[i]);
 	run((const char *const[]){ PYEBPF, "report", rec, "--trace-id", upper, "--by", "trace_id", "-o", by, NULL }, 60,
 	    &r);
-	cr_assert_eq(r.status, 0, "%s: report --trace-id: %s", v[0].tag, r.err);
+	cr_assert_eq(r.status, 0, "%s: report --trace-id: %s", v->tag, r.err);
 	run_result_free(&r);
 	folded_load(by, &f);
 	cr_assert_eq(count_all(&f, "", NULL), in_trace, "%s: --trace-id %s kept %llu samples, the trace has %llu",
-		     v[0].tag, upper, (unsigned long long)count_all(&f, "", NULL), (unsigned long long)in_trace);
-	cr_assert_eq(count_all(&f, want_frame, NULL), in_trace, "%s: --trace-id kept another trace's samples",
-		     v[0].tag);
+		     v->tag, upper, (unsigned long long)count_all(&f, "", NULL), (unsigned long long)in_trace);
+	cr_assert_eq(count_all(&f, want_frame, NULL), in_trace, "%s: --trace-id kept another trace's samples", v->tag);
+	folded_free(&f);
+}
+
+/* Samples of stacks that hold a, b and c. */
+static uint64_t count3(const struct folded *f, const char *a, const char *b, const char *c)
+{
+	uint64_t t = 0;
+
+	for (size_t i = 0; i < f->n; i++)
+		if (strstr(f->lines[i].stack, a) && strstr(f->lines[i].stack, b) && strstr(f->lines[i].stack, c))
+			t += f->lines[i].count;
+	return t;
+}
+
+/*
+ * Wall mode on the FastAPI shop: the threads' time splits between the
+ * routes as their CPU does, and each request's waits (its task awaiting
+ * asyncio.sleep while another runs) are under its own endpoint, read from
+ * the waiting task's own context, with the reason they wait.
+ */
+Test(requests, fastapi_waits_are_under_their_endpoint_in_wall_mode, .timeout = 300)
+{
+	const char *dir = temp_dir();
+	char *rec = temp_path(dir, "wall.pb.gz"), *by = temp_path(dir, "by.folded");
+	struct asgi_run run_of;
+	const char *tag = run_of.v.tag;
+	struct run_result r;
+	struct folded f;
+
+	asgi_record((const char *const[]){ "--mode", "wall", "-F", "299", NULL }, rec, &run_of);
+	double got = checkout_share(rec, tag, "GET /checkout", "GET /browse/{item}");
+
+	cr_log_info("%s: wall: /checkout %.1f%% of the two routes' thread samples, %.1f%% of their work's CPU\n", tag,
+		    got, run_of.want);
+	cr_assert_leq(fabs(got - run_of.want), 3.0,
+		      "%s: wall: /checkout %.1f%% of the routes' samples, its work %.1f%%", tag, got, run_of.want);
+	report_by(rec, "endpoint", by, &f);
+	uint64_t co = count_all(&f, "checkout_work (", NULL), br = count_all(&f, "browse_work (", NULL);
+	uint64_t cross = count_all(&f, "[endpoint=GET /checkout]", "browse_work (") +
+			 count_all(&f, "[endpoint=GET /browse/{item}]", "checkout_work (");
+
+	cr_log_info("%s: wall: checkout_work %llu, browse_work %llu thread samples, %llu under the other route\n", tag,
+		    (unsigned long long)co, (unsigned long long)br, (unsigned long long)cross);
+	cr_assert_gt(co, 300, "%s: %llu samples of checkout_work", tag, (unsigned long long)co);
+	cr_assert_gt(br, 100, "%s: %llu samples of browse_work", tag, (unsigned long long)br);
+	cr_assert_leq(cross * 100, (co + br) * 2, "%s: %llu samples under the other route", tag,
+		      (unsigned long long)cross);
+	folded_free(&f);
+
+	/* Task time: the handlers' awaits of asyncio.sleep, by endpoint. */
+	run((const char *const[]){ PYEBPF, "report", rec, "--tasks", "--by", "endpoint", "-o", by, NULL }, 60, &r);
+	cr_assert_eq(r.status, 0, "%s: report --tasks: %s", tag, r.err);
+	run_result_free(&r);
+	folded_load(by, &f);
+	uint64_t co_wait = count3(&f, ";checkout (", "[await: sleep]", ""),
+		 br_wait = count3(&f, ";browse (", "[await: sleep]", ""),
+		 co_ok = count3(&f, ";checkout (", "[await: sleep]", "[endpoint=GET /checkout]"),
+		 br_ok = count3(&f, ";browse (", "[await: sleep]", "[endpoint=GET /browse/{item}]"),
+		 wait_cross = count3(&f, ";checkout (", "[await: sleep]", "[endpoint=GET /browse/{item}]") +
+			      count3(&f, ";browse (", "[await: sleep]", "[endpoint=GET /checkout]");
+
+	cr_log_info("%s: task time: checkout's sleeps %llu of %llu under /checkout, browse's %llu of %llu under "
+		    "/browse, %llu crossed\n",
+		    tag, (unsigned long long)co_ok, (unsigned long long)co_wait, (unsigned long long)br_ok,
+		    (unsigned long long)br_wait, (unsigned long long)wait_cross);
+	cr_assert_gt(co_wait, 200, "%s: %llu task samples of checkout awaiting sleep", tag,
+		     (unsigned long long)co_wait);
+	cr_assert_gt(br_wait, 50, "%s: %llu task samples of browse awaiting sleep", tag, (unsigned long long)br_wait);
+	cr_assert_geq(co_ok * 100, co_wait * 90, "%s: checkout's waits under /checkout: %llu of %llu", tag,
+		      (unsigned long long)co_ok, (unsigned long long)co_wait);
+	cr_assert_geq(br_ok * 100, br_wait * 90, "%s: browse's waits under /browse: %llu of %llu", tag,
+		      (unsigned long long)br_ok, (unsigned long long)br_wait);
+	cr_assert_eq(wait_cross, 0, "%s: %llu waits under the other route", tag, (unsigned long long)wait_cross);
 	folded_free(&f);
 }

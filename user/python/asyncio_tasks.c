@@ -196,6 +196,10 @@ static bool read_task(const struct walker *w, uint64_t task, uint64_t running, s
 		return false;
 	t->name_obj = name;
 	t->coro = coro;
+	/* task_context follows task_name in every TaskObj (3.11-3.15's
+	 * Modules/_asynciomodule.c); a miss costs the task its request. */
+	if (ptr(w, task + l->task_name + 8, &t->context))
+		t->context = 0;
 	if (name && l->long_tag && !ptr(w, name + l->ob_type, &name_type) && !ptr(w, name_type + l->tp_flags, &flags) &&
 	    (flags & TPFLAGS_LONG_SUBCLASS)) {
 		uint64_t tag;

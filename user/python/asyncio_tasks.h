@@ -63,6 +63,7 @@ struct asyncio_task {
 	uint64_t addr;
 	uint64_t coro;     /* its coroutine object, 0 none */
 	uint64_t tid;      /* the thread whose list holds it (native id); 0: the interpreter's list */
+	uint64_t context;  /* its contextvars.Context (task_context), 0 unread */
 	uint64_t name_obj; /* its name: a str object, or ... */
 	bool name_is_num;  /* ... a number: its name is "Task-<name_num>" */
 	uint64_t name_num;

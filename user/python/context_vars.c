@@ -162,8 +162,8 @@ static bool var_hash(struct walk *w, uint64_t vars, uint64_t var, uint64_t value
 	return false;
 }
 
-/* What BPF's span_values() and value_at() read for a span's _context, done here to check it. */
-static uint64_t span_context_as_bpf(pid_t pid, const struct pyebpf_py_ctx *c, uint64_t span)
+/* Where a span keeps its attributes' values, as BPF's span_values() finds it; 0: not found. */
+static uint64_t span_values_as_bpf(pid_t pid, const struct pyebpf_py_ctx *c, uint64_t span)
 {
 	uint64_t p = 0;
 	uint8_t valid = 0;
@@ -189,6 +189,14 @@ static uint64_t span_context_as_bpf(pid_t pid, const struct pyebpf_py_ctx *c, ui
 	default:
 		return 0;
 	}
+	return p;
+}
+
+/* What BPF's span_values() and value_at() read for a span's _context, done here to check it. */
+static uint64_t span_context_as_bpf(pid_t pid, const struct pyebpf_py_ctx *c, uint64_t span)
+{
+	uint64_t p = span_values_as_bpf(pid, c, span);
+
 	return p ? rd(pid, p + 8 * (uint64_t)c->span_index) : 0;
 }
 
@@ -295,4 +303,64 @@ unsigned py_ctx_discover(pid_t pid, const struct py_layout *l, uint64_t vars, co
 		return 0; /* not a thread's variables (gone, or the offsets are wrong) */
 	walk_node(&w, vars, rd(pid, vars + l->ob_type + 8), 0);
 	return w.found;
+}
+
+/* An int's digits (30 bits each) into out, as BPF's long_digits(): how
+ * many, 0: not an int of at most max digits. */
+static uint8_t long_digits(pid_t pid, const struct pyebpf_py_offsets *o, uint64_t obj, uint32_t *out, uint32_t max)
+{
+	uint64_t size = rd(pid, obj + o->long_size);
+	bool tagged = o->ctx_layout & PYEBPF_CTXL_LONG_TAGGED;
+	int64_t n = tagged ? (int64_t)(size >> 3) : (int64_t)size;
+
+	if (!obj || n <= 0 || n > max || (tagged && (size & 3)))
+		return 0;
+	memset(out, 0, max * sizeof(*out));
+	if (procmem_read(pid, obj + o->long_digits, out, (size_t)n * sizeof(*out)))
+		return 0;
+	return (uint8_t)n;
+}
+
+void py_ctx_read(pid_t pid, const struct py_layout *l, const struct pyebpf_py_ctx *c, uint64_t context,
+		 struct pyebpf_ctx_read *out)
+{
+	const struct pyebpf_py_offsets *o = &l->bpf;
+	uint64_t vars, ctx, kv[2 * 8], span = 0, values, sc, items[3], v;
+	size_t n;
+
+	memset(out, 0, sizeof(*out));
+	if (!context || !(vars = rd(pid, context + l->ob_type + 16))) /* PyContext: ctx_prev, ctx_vars */
+		return;
+	out->vars = vars;
+	if (c->label_var && (v = py_ctx_lookup(pid, l, c, vars, c->label_var, c->label_hash)) &&
+	    !procmem_read(pid, v, out->label_raw, sizeof(out->label_raw)))
+		out->label = v;
+	if (!c->otel_var || !(ctx = py_ctx_lookup(pid, l, c, vars, c->otel_var, c->otel_hash)))
+		return;
+	n = py_dict_items(pid, l, ctx, kv, 8); /* BPF's dict_find: CONTEXT_ENTRIES */
+	for (size_t i = 0; i < n && !span; i++)
+		if (kv[2 * i] == c->span_key)
+			span = kv[2 * i + 1];
+	if (!span || !(values = span_values_as_bpf(pid, c, span)) ||
+	    !(sc = rd(pid, values + 8 * (uint64_t)c->span_index)) || rd(pid, sc + l->ob_type) != c->spanctx_type ||
+	    procmem_read(pid, sc + o->tuple_items, items, 2 * sizeof(items[0])))
+		return;
+	out->trace_len = long_digits(pid, o, items[0], out->trace_digits, PYEBPF_TRACE_DIGITS);
+	out->span_len = long_digits(pid, o, items[1], out->span_digits, PYEBPF_SPAN_DIGITS);
+	if (!out->trace_len || !out->span_len)
+		return;
+	out->span = span;
+	if (c->name_index && (v = rd(pid, values + 8 * (uint64_t)(c->name_index - 1))) &&
+	    !procmem_read(pid, v, out->name_raw, sizeof(out->name_raw)))
+		out->flags |= PYEBPF_CTX_NAME;
+	/* The parent: None, or a SpanContext (trace id, span id, is_remote...) */
+	if (c->parent_index && (v = rd(pid, values + 8 * (uint64_t)(c->parent_index - 1))) &&
+	    rd(pid, v + l->ob_type) == c->spanctx_type &&
+	    !procmem_read(pid, v + o->tuple_items, items, sizeof(items))) {
+		uint32_t remote = 0;
+
+		out->parent_len = long_digits(pid, o, items[1], out->parent_digits, PYEBPF_SPAN_DIGITS);
+		if (long_digits(pid, o, items[2], &remote, 1) == 1 && remote == 1)
+			out->flags |= PYEBPF_CTX_PARENT_REMOTE;
+	}
 }

@@ -43,4 +43,12 @@ int32_t py_hamt_hash(int64_t h);
 uint64_t py_ctx_lookup(pid_t pid, const struct py_layout *l, const struct pyebpf_py_ctx *c, uint64_t vars, uint64_t var,
 		       int32_t hash);
 
+/*
+ * What BPF's read_context() reads of the thread whose context (a
+ * contextvars.Context) is at `context`, read here: an asyncio task's own
+ * (task_context) while it waits, which no thread runs.
+ */
+void py_ctx_read(pid_t pid, const struct py_layout *l, const struct pyebpf_py_ctx *c, uint64_t context,
+		 struct pyebpf_ctx_read *out);
+
 #endif

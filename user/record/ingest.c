@@ -67,8 +67,12 @@ struct ingest {
 	const char *kallsyms_path;               /* read at the first kernel frame to name, then NULL */
 	struct kallsyms_loader *kallsyms_loader; /* ... being read in a thread (kernel_frames_later) */
 	bool kernel_frames_later;
-	bool requests;                   /* ingest_config's */
-	const char *context_label;       /* ingest_config's */
+	bool requests;             /* ingest_config's */
+	const char *context_label; /* ingest_config's */
+	/* Processes whose request variables are looked for on a timer
+	 * (request_proc__look), a few at a time. */
+	uint32_t looking[INGEST_LOOKING_MAX];
+	size_t nlooking;
 	struct waiting_sample **waiting; /* for the kernel's symbols, in arrival order */
 	size_t nwaiting, waiting_cap;
 	struct procs *procs;     /* the files' symbols, shared by the processes */
@@ -764,6 +768,38 @@ static void wait_for_kernel_symbols(struct ingest *in, const struct sample_view 
 		ingest__name_waiting(in, true);
 }
 
+/* pid's request variables are looked for by ingest__look_for_requests. */
+static void look_later(struct ingest *in, uint32_t pid)
+{
+	for (size_t i = 0; i < in->nlooking; i++)
+		if (in->looking[i] == pid)
+			return;
+	if (in->nlooking < INGEST_LOOKING_MAX)
+		in->looking[in->nlooking++] = pid;
+}
+
+bool ingest__look_for_requests(struct ingest *in)
+{
+	size_t kept = 0;
+	uint64_t now = in->nlooking ? now_ns() : 0;
+
+	for (size_t i = 0; i < in->nlooking; i++) {
+		uint32_t pid = in->looking[i];
+		struct process *pr = processes__find(in->table, pid);
+		struct pyebpf_py_ctx tell;
+
+		if (!pr || !pr->python || pr->exited_ns)
+			continue;
+		if (request_proc__look(pr->requests, pid, py_proc__interp(pr->python), in->context_label, now, &tell) &&
+		    in->hooks.requests_found)
+			in->hooks.requests_found(in->hooks.ctx, pid, &tell);
+		if (request_proc__wants_look(pr->requests, in->context_label))
+			in->looking[kept++] = pid;
+	}
+	in->nlooking = kept;
+	return kept > 0;
+}
+
 static void ingest_sample(struct ingest *in, const void *data, size_t size)
 {
 	struct sample_view v;
@@ -816,6 +852,8 @@ static void ingest_sample(struct ingest *in, const void *data, size_t size)
 				   &tell) &&
 		    in->hooks.requests_found)
 			in->hooks.requests_found(in->hooks.ctx, l.pid, &tell);
+		if (request_proc__wants_look(pr->requests, in->context_label))
+			look_later(in, l.pid);
 	}
 	if (!filter__keep(in->filter, in->prof, &l, t)) {
 		in->stats.filtered++;
@@ -858,7 +896,8 @@ static void ingest_sample(struct ingest *in, const void *data, size_t size)
 
 #define TASK_COST_SHARE 50
 
-static void task_labels(void *ctx, uint32_t pid, uint32_t tid, const struct py_interp *pi, struct sample_labels *l)
+static void task_labels(void *ctx, uint32_t pid, uint32_t tid, const struct py_interp *pi, uint64_t task_context,
+			struct sample_labels *l)
 {
 	struct ingest *in = ctx;
 	uint64_t now = now_ns();
@@ -889,6 +928,8 @@ static void task_labels(void *ctx, uint32_t pid, uint32_t tid, const struct py_i
 			       : threads__name(in->threads, &pr->threads, pid, tid, l->comm, false, now, &ask,
 					       &from_python);
 	l->python = python_label(in, pi);
+	if (in->requests)
+		request_labels_of_task(pr->requests, in->prof, pid, pi, task_context, in->context_label, l);
 }
 
 static bool task_keep(void *ctx, struct sample_labels *l)

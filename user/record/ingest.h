@@ -93,6 +93,11 @@ int ingest__event(void *ctx, void *data, size_t size);
 void ingest__set_time_base(struct ingest *in, uint64_t start_ns);
 /* Free the state of processes that exited a while ago (calls forget_pid). */
 void ingest__gc(struct ingest *in, uint64_t now);
+/* Look at the variables of processes whose requests were not found yet
+ * (record/request_labels.h), at most INGEST_LOOKING_MAX of them; true while
+ * more looks are wanted: call again in REQUEST_LOOK_EVERY_MS. */
+#define INGEST_LOOKING_MAX 16
+bool ingest__look_for_requests(struct ingest *in);
 /* Look at pid now (is it Python? where is its interpreter?), before any
  * sample of it: a target's first waits then carry their Python stacks. */
 void ingest__register(struct ingest *in, uint32_t pid);

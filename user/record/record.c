@@ -32,6 +32,7 @@
 #include "record/record_push.h"
 #include "record/record_args.h"
 #include "record/record_targets.h"
+#include "record/request_labels.h"
 #include "record/sampler.h"
 #include "record/summary.h"
 #include "system/container_watch.h"
@@ -352,12 +353,14 @@ static int poll_loop(struct recorder *r)
 	bool tty = isatty(STDERR_FILENO);
 	uint64_t last_status = 0, counters[PYEBPF_CNT__COUNT];
 	struct record_summary s;
+	bool looking = false;
 
 	while (!exiting) {
 		uint64_t now;
 
-		if (sampler__poll(r->sampler, POLL_MS))
+		if (sampler__poll(r->sampler, looking ? REQUEST_LOOK_EVERY_MS : POLL_MS))
 			return -1;
+		looking = ingest__look_for_requests(r->ingest);
 		now = now_ns();
 		if (r->watch)
 			follow_containers(r, now, tty);

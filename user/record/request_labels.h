@@ -31,4 +31,24 @@ bool request_labels(struct request_proc **r, struct profile *prof, uint32_t pid,
 		    const struct pyebpf_sample *s, const char *label, uint64_t now, struct sample_labels *l,
 		    struct pyebpf_py_ctx *tell);
 
+/*
+ * Label l, a sample of an asyncio task of process pid, from the task's own
+ * context (task_context, a contextvars.Context): its request while it
+ * waits. Nothing until a thread's sample found the variables (r NULL
+ * accepted).
+ */
+void request_labels_of_task(struct request_proc *r, struct profile *prof, uint32_t pid, const struct py_interp *pi,
+			    uint64_t task_context, const char *label, struct sample_labels *l);
+
+/*
+ * A look at pid's variables of its own, on a timer (every
+ * REQUEST_LOOK_EVERY_MS while request_proc__wants_look): true when *tell
+ * holds what BPF must now read. Looks are wanted after a sample with
+ * variables and before all is found, a bounded number of times.
+ */
+#define REQUEST_LOOK_EVERY_MS 1
+bool request_proc__wants_look(const struct request_proc *r, const char *label); /* accepts NULL */
+bool request_proc__look(struct request_proc *r, uint32_t pid, const struct py_interp *pi, const char *label,
+			uint64_t now, struct pyebpf_py_ctx *tell);
+
 #endif

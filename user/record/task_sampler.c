@@ -645,7 +645,7 @@ void task_sampler__sample(struct task_sampler *ts, struct pyprocs *py, struct py
 					(uint32_t)(sizeof(frames) / sizeof(frames[0])) - m, false);
 		m += own_frames(ts, py, p, at, now, frames + m, (uint32_t)(sizeof(frames) / sizeof(frames[0])) - m,
 				true);
-		labels(ctx, pid, at->tid ? (uint32_t)at->tid : pid, in, &l);
+		labels(ctx, pid, at->tid ? (uint32_t)at->tid : pid, in, at->context, &l);
 		l.flags |= LABEL_TASK;
 		if (keep && !keep(ctx, &l))
 			continue;

@@ -37,8 +37,10 @@ void task_sampler__free(struct task_sampler *ts); /* accepts NULL */
 /* The process exec'd or exited: its part goes (NULL accepted). */
 void task_proc__free(struct task_proc *tp);
 
-/* Callback to name the thread that runs a list's loop (its labels). */
-typedef void (*task_labels_fn)(void *ctx, uint32_t pid, uint32_t tid, const struct py_interp *in,
+/* Callback to label a task's sample: the thread that runs its list's loop,
+ * and the request in its context (task_context: its contextvars.Context, 0
+ * unread). */
+typedef void (*task_labels_fn)(void *ctx, uint32_t pid, uint32_t tid, const struct py_interp *in, uint64_t task_context,
 			       struct sample_labels *l);
 
 /* One walk of p's tasks, each weighing `ticks` samples at time t. */
