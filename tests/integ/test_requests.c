@@ -226,16 +226,13 @@ static void report_by(const char *rec, const char *key, const char *out, struct 
 	folded_load(out, f);
 }
 
-/* /checkout's share of the two routes' samples in report --by endpoint's table. */
-static double checkout_share(const char *rec, const char *tag, const char *checkout, const char *browse)
+/* /checkout's share of the two routes' samples in a --by endpoint table (text, changed). */
+static double table_share(char *text, const char *checkout, const char *browse)
 {
-	struct run_result r;
 	double co = 0, br = 0;
 	size_t nco = strlen(checkout), nbr = strlen(browse);
 
-	run((const char *const[]){ PYEBPF, "report", rec, "--by", "endpoint", NULL }, 60, &r);
-	cr_assert_eq(r.status, 0, "%s: report --by endpoint: %s", tag, r.err);
-	for (char *line = strtok(r.out, "\n"); line; line = strtok(NULL, "\n")) {
+	for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
 		unsigned long long samples;
 
 		if (!strncmp(line, checkout, nco) && line[nco] == ' ')
@@ -243,8 +240,20 @@ static double checkout_share(const char *rec, const char *tag, const char *check
 		else if (!strncmp(line, browse, nbr) && line[nbr] == ' ')
 			cr_assert_eq(sscanf(line + nbr, "%llu %lf%%", &samples, &br), 2, "%s", line);
 	}
-	run_result_free(&r);
 	return co + br > 0 ? 100 * co / (co + br) : 0;
+}
+
+/* /checkout's share of the two routes' samples in report --by endpoint's table. */
+static double checkout_share(const char *rec, const char *tag, const char *checkout, const char *browse)
+{
+	struct run_result r;
+	double share;
+
+	run((const char *const[]){ PYEBPF, "report", rec, "--by", "endpoint", NULL }, 60, &r);
+	cr_assert_eq(r.status, 0, "%s: report --by endpoint: %s", tag, r.err);
+	share = table_share(r.out, checkout, browse);
+	run_result_free(&r);
+	return share;
 }
 
 static void flask_case(const struct venv *v, int port)
@@ -684,31 +693,56 @@ struct asgi_run {
 	double want;
 };
 
-/*
- * The FastAPI shop on uvicorn, recorded into rec by `record ARGS... -p
- * SHOP` while 4 clients send it requests for 6 s. Bursts of 150000 turns
- * (10 ms or so): a request's own overhead in the framework and the
- * instrumentation (about 1 ms) moves the routes' split from their work's
- * by about a point.
- */
-static void asgi_record(const char *const *args, const char *rec, struct asgi_run *out)
+/* The FastAPI shop on uvicorn, started (ready) on port 18470: its pid. */
+static pid_t asgi_shop(struct asgi_run *out)
 {
 	struct venv v[2];
 	int n = otel_venvs_of("asgi", v, 2);
 
 	cr_assert_gt(n, 0, "no asgi venv: make otel-python");
 	const char *dir = temp_dir();
-	char *ready = temp_path(dir, "ready"), *err = temp_path(dir, "err");
-	char cmd[3 * PATH_MAX], pidarg[16];
+	char *ready = temp_path(dir, "ready");
+	char cmd[3 * PATH_MAX];
+
+	out->v = v[0];
+	out->spans = temp_path(dir, "spans.jsonl");
+	/* Bursts of 150000 turns (10 ms or so): a request's own overhead in
+	 * the framework and the instrumentation (about 1 ms) moves the routes'
+	 * split from their work's by about a point. */
+	snprintf(cmd, sizeof(cmd), "exec %s %s 18470 %s 150000 > %s", v[0].python, ASGI_SHOP, out->spans, ready);
+	pid_t shop = spawn((const char *const[]){ "sh", "-c", cmd, NULL });
+	wait_for_text(ready, "ready", 120);
+	return shop;
+}
+
+/* The known split from what the clients said: /checkout's share of the work's CPU. */
+static void asgi_want(struct asgi_run *out, const char *said)
+{
+	double n_co = 0, n_br = 0, ms_co = 0, ms_br = 0;
+
+	cr_log_info("%s: %s", out->v.tag, said);
+	cr_assert_eq(sscanf(said, "checkout %lf browse %lf failed %*d checkout_cpu_ms %lf browse_cpu_ms %lf", &n_co,
+			    &n_br, &ms_co, &ms_br),
+		     4, "%s: the client said %s", out->v.tag, said);
+	out->want = 100 * n_co * ms_co / (n_co * ms_co + n_br * ms_br);
+}
+
+static void asgi_stop(const struct asgi_run *a, pid_t shop)
+{
+	kill(shop, SIGTERM);
+	cr_assert_eq(wait_exit(shop, 60), 0, "%s: the shop did not stop cleanly", a->v.tag);
+}
+
+/* The shop recorded into rec by `record ARGS... -p SHOP` while 4 clients
+ * send it requests for 6 s. */
+static void asgi_record(const char *const *args, const char *rec, struct asgi_run *out)
+{
+	pid_t shop = asgi_shop(out);
+	char *err = temp_path(temp_dir(), "err"), pidarg[16];
 	const char *argv[24] = { PYEBPF, "record" };
 	size_t argc = 2;
 	struct run_result r;
 
-	out->v = v[0];
-	out->spans = temp_path(dir, "spans.jsonl");
-	snprintf(cmd, sizeof(cmd), "exec %s %s 18470 %s 150000 > %s", v[0].python, ASGI_SHOP, out->spans, ready);
-	pid_t shop = spawn((const char *const[]){ "sh", "-c", cmd, NULL });
-	wait_for_text(ready, "ready", 120);
 	snprintf(pidarg, sizeof(pidarg), "%d", shop);
 	while (*args && argc < sizeof(argv) / sizeof(argv[0]) - 6)
 		argv[argc++] = *args++;
@@ -718,20 +752,13 @@ static void asgi_record(const char *const *args, const char *rec, struct asgi_ru
 	argv[argc++] = rec;
 	pid_t recorder = spawn_capture(argv, err);
 	wait_for_text(err, SAMPLING, 120);
-	run((const char *const[]){ v[0].python, ASGI_CLIENT, "18470", "6", "4", NULL }, 120, &r);
-	cr_assert_eq(r.status, 0, "%s: the client: %s%s", v[0].tag, r.out, r.err);
-	cr_log_info("%s: %s", v[0].tag, r.out);
-	double n_co = 0, n_br = 0, ms_co = 0, ms_br = 0;
-
-	cr_assert_eq(sscanf(r.out, "checkout %lf browse %lf failed %*d checkout_cpu_ms %lf browse_cpu_ms %lf", &n_co,
-			    &n_br, &ms_co, &ms_br),
-		     4, "%s: the client said %s", v[0].tag, r.out);
+	run((const char *const[]){ out->v.python, ASGI_CLIENT, "18470", "6", "4", NULL }, 120, &r);
+	cr_assert_eq(r.status, 0, "%s: the client: %s%s", out->v.tag, r.out, r.err);
+	asgi_want(out, r.out);
 	run_result_free(&r);
 	kill(recorder, SIGINT);
-	cr_assert_eq(wait_exit(recorder, 120), 0, "%s: record: %s", v[0].tag, last_line(file_text(err)));
-	kill(shop, SIGTERM);
-	cr_assert_eq(wait_exit(shop, 60), 0, "%s: the shop did not stop cleanly", v[0].tag);
-	out->want = 100 * n_co * ms_co / (n_co * ms_co + n_br * ms_br);
+	cr_assert_eq(wait_exit(recorder, 120), 0, "%s: record: %s", out->v.tag, last_line(file_text(err)));
+	asgi_stop(out, shop);
 }
 
 Test(requests, interleaved_fastapi_requests_keep_their_own_span_and_id, .timeout = 300)
@@ -901,4 +928,50 @@ Test(requests, fastapi_waits_are_under_their_endpoint_in_wall_mode, .timeout = 3
 		      (unsigned long long)br_ok, (unsigned long long)br_wait);
 	cr_assert_eq(wait_cross, 0, "%s: %llu waits under the other route", tag, (unsigned long long)wait_cross);
 	folded_free(&f);
+}
+
+/*
+ * top --by endpoint on the running FastAPI shop: one table of the whole
+ * run (--once) whose split is the routes' work's, each route's work its
+ * top function; --by without the labels it reads is one line.
+ */
+Test(requests, top_by_endpoint_splits_a_running_service, .timeout = 300)
+{
+	struct asgi_run a;
+	pid_t shop = asgi_shop(&a);
+	const char *dir = temp_dir();
+	char *said = temp_path(dir, "client.out"), cmd[3 * PATH_MAX], pidarg[16];
+	struct run_result r;
+
+	snprintf(cmd, sizeof(cmd), "exec %s %s 18470 7 4 > %s", a.v.python, ASGI_CLIENT, said);
+	pid_t client = spawn((const char *const[]){ "sh", "-c", cmd, NULL });
+	snprintf(pidarg, sizeof(pidarg), "%d", shop);
+	run((const char *const[]){ PYEBPF, "top", "--once", "-d", "5", "-F", "299", "-p", pidarg, "--by", "endpoint",
+				   NULL },
+	    120, &r);
+	cr_assert_eq(wait_exit(client, 120), 0, "%s: the client failed", a.v.tag);
+	asgi_want(&a, file_text(said));
+	asgi_stop(&a, shop);
+	cr_assert_eq(r.status, 0, "%s: top: %s", a.v.tag, r.err);
+	cr_assert(strstr(r.out, "\nENDPOINT "), "%s: no table of endpoints: %s", a.v.tag, r.out);
+	cr_assert(strstr(r.out, "\nGET /checkout ") && strstr(strstr(r.out, "\nGET /checkout "), " checkout_work "),
+		  "%s: /checkout's top function: %s", a.v.tag, r.out);
+	char *copy = strdup(r.out);
+	double got = table_share(copy, "GET /checkout", "GET /browse/{item}");
+
+	free(copy);
+	cr_log_info("%s: top --by endpoint: /checkout %.1f%% of the two routes' samples, %.1f%% of their work's "
+		    "CPU\n",
+		    a.v.tag, got, a.want);
+	cr_assert_leq(fabs(got - a.want), 3.0, "%s: top: /checkout %.1f%%, its work %.1f%%: %s", a.v.tag, got, a.want,
+		      r.out);
+	run_result_free(&r);
+
+	run((const char *const[]){ PYEBPF, "top", "--once", "-d", "1", "-a", "--by", "endpoint", "--no-requests",
+				   NULL },
+	    30, &r);
+	cr_assert_eq(r.status, 2, "top --by --no-requests: %d", r.status);
+	cr_assert_str_eq(r.err, "pyebpf: --by endpoint reads the request's labels, which --no-requests turns off\n");
+	cr_assert_str_empty(r.out);
+	run_result_free(&r);
 }

@@ -20,12 +20,15 @@
 #include "live/live_screen.h"
 #include "live/live_table.h"
 #include "live/live_top_args.h"
+#include "profile/filter.h"
 #include "record/preflight.h"
 #include "record/record_targets.h"
+#include "record/request_labels.h"
 #include "profile/profile.h"
 #include "record/sampler.h"
 #include "record/summary.h"
 #include "base/util.h"
+#include "write/by_table.h"
 
 #define POLL_MS 50            /* keys and the clock are looked at this often */
 #define TICK_NS 1000000000ULL /* the table's interval */
@@ -38,6 +41,12 @@ struct top {
 	struct container_watch *watch; /* --container: each followed across restarts, waited for when gone */
 	struct sampler *sampler;
 	struct profile *prof; /* the current interval's samples, cleared at each tick */
+	/* --by: the table of the label's values, the last second's on the
+	 * screen (by_text, made at each tick); with --once the whole run's
+	 * samples (by_all), bounded by the run as record's are. */
+	char *by_text;
+	struct profile *by_all;
+	struct filter keep_all;
 	struct ingest *ingest;
 	struct live_table *table;
 	struct live_view view;
@@ -134,6 +143,8 @@ static int open_and_load(struct top *t)
 		.filter = &o->filter,
 		.kallsyms = kernel ? "/proc/kallsyms" : NULL,
 		.memory = o->mode == MODE_MEMORY, /* the summary of --once says what grew and is held */
+		.requests = !o->no_requests,
+		.context_label = o->context_label,
 	};
 	struct ingest_hooks hooks;
 
@@ -143,6 +154,11 @@ static int open_and_load(struct top *t)
 	t->prof = profile__new();
 	profile__meta(t->prof)->wall = o->mode == MODE_WALL || o->mode == MODE_OFFCPU;
 	profile__meta(t->prof)->period_ns = 1000000000ULL / o->freq;
+	if (t->o.by && !t->screen) {
+		t->by_all = profile__new();
+		*profile__meta(t->by_all) = *profile__meta_of(t->prof);
+		filter__init(&t->keep_all);
+	}
 	hooks = record_targets__hooks(t->sampler);
 	t->ingest = ingest__new(t->prof, &ic, &hooks);
 	t->table = live_table__new();
@@ -167,6 +183,22 @@ static uint64_t bpf_ns(struct top *t, const uint64_t *counters)
 	return counters[PYEBPF_CNT_TAKEN_NS] + ns;
 }
 
+/* --by on the screen: the last second's table of the label's values. */
+static void by_text(struct top *t)
+{
+	size_t len = 0;
+	FILE *f;
+
+	free(t->by_text);
+	t->by_text = NULL;
+	f = open_memstream(&t->by_text, &len);
+	if (!f)
+		return;
+	if (by_table__print(t->prof, t->o.by, 200, f))
+		fprintf(f, "(the table could not be made: %s)\n", strerror(errno));
+	fclose(f);
+}
+
 /* A second is over: its samples into the table, the status's numbers. */
 static void tick(struct top *t, uint64_t now)
 {
@@ -177,6 +209,10 @@ static void tick(struct top *t, uint64_t now)
 	size_t n;
 
 	live_table__add(t->table, t->prof);
+	if (t->by_all)
+		filter__copy(&t->keep_all, t->prof, t->by_all, 0, 1, 0);
+	else if (t->o.by)
+		by_text(t);
 	profile__clear_samples(t->prof);
 	/* The ledger's sites (a stack and its labels each, tids among them)
 	 * would grow with every thread that ever grew memory: top shows no
@@ -205,6 +241,34 @@ static void tick(struct top *t, uint64_t now)
 	t->tick_ns = now;
 	t->tick_cpu = cpu;
 	t->tick_bpf_ns = bpf;
+}
+
+/* --by on the screen: the status, then the last second's table of values. */
+static void draw_by(struct top *t)
+{
+	static char line[LINE_MAX_BYTES];
+	int rows, cols, y = 0;
+	const char *at = t->by_text;
+
+	live_screen__size(&rows, &cols);
+	t->st.paused = t->paused;
+	t->st.note = t->note;
+	live_screen__begin();
+	live_format_status(&t->st, line, sizeof(line));
+	live_screen__line(y++, line, LIVE_BOLD);
+	snprintf(line, sizeof(line), "by %s, the last second (space pause, q quit)", t->o.by);
+	live_screen__line(y++, line, LIVE_NORMAL);
+	y++;
+	if (!at || !*at)
+		live_screen__line(y++, "(sampling: the first numbers come in a second)", LIVE_NORMAL);
+	for (bool header = true; at && *at && y < rows; header = false) {
+		size_t n = strcspn(at, "\n");
+
+		snprintf(line, sizeof(line), "%.*s", (int)n, at);
+		live_screen__line(y++, line, header ? LIVE_REVERSE : LIVE_NORMAL);
+		at += n + (at[n] == '\n');
+	}
+	live_screen__end();
 }
 
 static void draw(struct top *t)
@@ -343,13 +407,16 @@ static bool follow_containers(struct top *t, uint64_t now)
 
 static int poll_loop(struct top *t)
 {
+	bool looking = false;
+
 	while (!exiting) {
 		uint64_t now;
 		bool redraw = false;
 		int c;
 
-		if (sampler__poll(t->sampler, POLL_MS))
+		if (sampler__poll(t->sampler, looking ? REQUEST_LOOK_EVERY_MS : POLL_MS))
 			return -1;
+		looking = ingest__look_for_requests(t->ingest);
 		now = now_ns();
 		if (done(t, now)) {
 			t->targets_gone = t->o.rec.duration <= 0 ||
@@ -366,7 +433,7 @@ static int poll_loop(struct top *t)
 		while (t->screen && (c = live_screen__key()) != LIVE_KEY_NONE)
 			redraw |= key(t, c);
 		if (t->screen && redraw && !exiting)
-			draw(t);
+			t->o.by ? draw_by(t) : draw(t);
 	}
 	return 0;
 }
@@ -374,6 +441,17 @@ static int poll_loop(struct top *t)
 /* --once, or no terminal: the since-start table, plain. */
 static int print_table(struct top *t)
 {
+	if (t->by_all) {
+		static char line[LINE_MAX_BYTES];
+
+		live_format_status(&t->st, line, sizeof(line));
+		printf("%s\n\n", line);
+		if (by_table__print(t->by_all, t->o.by, t->o.rows, stdout) < 0 || stream_finish(stdout)) {
+			err_msg("cannot write the table: %s", strerror(errno));
+			return -1;
+		}
+		return 0;
+	}
 	static char line[LINE_MAX_BYTES];
 	struct live_view v = { .since_start = true };
 	struct live_totals tot;
@@ -445,6 +523,8 @@ static void top_free(struct top *t)
 	sampler__free(t->sampler);
 	ingest__free(t->ingest);
 	profile__free(t->prof);
+	profile__free(t->by_all);
+	free(t->by_text);
 	live_table__free(t->table);
 	free(t->cgroup_ids);
 	container_watch__free(t->watch);
@@ -491,7 +571,7 @@ int live_top_main(int argc, char **argv)
 					     .ncpus = sampler__ncpus(t.sampler),
 					     .bpf_pct = -1,
 					     .mem_sample_bytes = mem_sample_bytes(&t) };
-		draw(&t);
+		t.o.by ? draw_by(&t) : draw(&t);
 	}
 	if (poll_loop(&t))
 		goto out;

@@ -38,6 +38,12 @@ static const char usage[] = "Usage: pyebpf top [-p PID[,PID...] | --comm NAME | 
 			    "      --once              no screen: one table after -d (or Ctrl-C), then exit;\n"
 			    "                          also what happens when stdout is not a terminal\n"
 			    "  -n, --rows N            rows of that table (default 20)\n"
+			    "      --by KEY            a table of a label's values (endpoint, span_name,\n"
+			    "                          trace_id, --context-label's name) by their samples, with\n"
+			    "                          their top functions: on the screen the last second's,\n"
+			    "                          with --once the whole run's\n"
+			    "      --context-label NAME  the context variable NAME as a label (record's)\n"
+			    "      --no-requests       no labels of the request (record's)\n"
 			    "  -v, --verbose           libbpf debug output and the BPF verifier log\n"
 			    "  -h, --help              this help\n"
 			    "\n"
@@ -64,6 +70,9 @@ static const struct option long_opts[] = {
 	{ "no-children", no_argument, NULL, 'K' },
 	{ "once", no_argument, NULL, 'O' },
 	{ "rows", required_argument, NULL, 'n' },
+	{ "by", required_argument, NULL, 'Z' },
+	{ "context-label", required_argument, NULL, OPT_RECORD_CONTEXT_LABEL },
+	{ "no-requests", no_argument, NULL, OPT_RECORD_NO_REQUESTS },
 	{ "help", no_argument, NULL, 'h' },
 	FILTER_LONG_OPTIONS,
 	{ 0 },
@@ -96,6 +105,10 @@ static int parse(int argc, char **argv, struct live_top_opts *o)
 			o->once = true;
 			continue;
 		}
+		if (c == 'Z') {
+			o->by = optarg;
+			continue;
+		}
 		if (c == 'n') {
 			if (parse_u64(optarg, 1, 100000, &rows)) {
 				err_msg("invalid count '%s' for --rows (1 or more)", optarg);
@@ -118,6 +131,10 @@ static int parse(int argc, char **argv, struct live_top_opts *o)
 	}
 	if (record_args__check_targets(&o->rec))
 		return -1;
+	if (o->by && o->rec.no_requests) {
+		err_msg("--by %s reads the request's labels, which --no-requests turns off", o->by);
+		return -1;
+	}
 	if (o->rec.filter.timed) {
 		err_msg("top shows the last second and everything since its start: --since and --until are for "
 			"record and report");

@@ -13,6 +13,7 @@ struct live_top_opts {
 	struct record_opts rec; /* -a, -p, --comm, --container, --cgroup, --mode, -F, -d, filters */
 	bool once;              /* --once: one plain table after -d, no screen */
 	size_t rows;            /* --rows: rows of the --once table */
+	const char *by;         /* --by KEY: a table of the label KEY's values (endpoint...), not of functions */
 };
 
 #define LIVE_TOP_DEFAULT_ROWS 20

@@ -181,9 +181,52 @@ struct parse_state {
 	bool output_given, rotation_given, stack_size_given, sample_bytes_given;
 };
 
+/* A context variable's name makes a label's: an identifier, not one of the
+ * labels pyebpf writes itself. */
+static int context_label_name(const char *arg)
+{
+	static const char *const taken[] = {
+		"pid",          "tid",         "comm",      "thread",         "gil",    "python",
+		"cgroup",       "cgroup_path", "container", "container_name", "ns_pid", "off_cpu_reason",
+		"process_name", "time_kind",   "k8s_pod",   "thread_name"
+	};
+	size_t n = strlen(arg);
+	bool ok = n > 0 && n <= 64 && !(arg[0] >= '0' && arg[0] <= '9');
+
+	for (size_t i = 0; ok && i < n; i++)
+		ok = (arg[i] >= 'a' && arg[i] <= 'z') || (arg[i] >= 'A' && arg[i] <= 'Z') ||
+		     (arg[i] >= '0' && arg[i] <= '9') || arg[i] == '_';
+	if (!ok) {
+		char shown[80];
+
+		err_msg("--context-label wants a context variable's name (letters, digits and _, at most 64), not "
+			"'%s'",
+			text_escape(arg, shown, sizeof(shown)));
+		return -1;
+	}
+	struct sample_request scratch;
+	bool taken_name = sample_request__field(&scratch, arg) != NULL; /* a request label's */
+
+	for (size_t i = 0; !taken_name && i < sizeof(taken) / sizeof(taken[0]); i++)
+		taken_name = !strcmp(arg, taken[i]);
+	if (taken_name) {
+		err_msg("--context-label %s: pyebpf writes a label of that name itself", arg);
+		return -1;
+	}
+	return 0;
+}
+
 int record_args__shared_option(struct record_opts *o, int c, const char *arg)
 {
 	switch (c) {
+	case OPT_RECORD_NO_REQUESTS:
+		o->no_requests = true;
+		break;
+	case OPT_RECORD_CONTEXT_LABEL:
+		if (context_label_name(arg))
+			return -1;
+		o->context_label = arg;
+		break;
 	case 'a':
 		o->all = true;
 		break;
@@ -247,41 +290,6 @@ int record_args__shared_option(struct record_opts *o, int c, const char *arg)
 }
 
 /* One option of record's own (not a filter); 0, or -1 after one error line. */
-/* A context variable's name makes a label's: an identifier, not one of the
- * labels pyebpf writes itself. */
-static int context_label_name(const char *arg)
-{
-	static const char *const taken[] = {
-		"pid",          "tid",         "comm",      "thread",         "gil",    "python",
-		"cgroup",       "cgroup_path", "container", "container_name", "ns_pid", "off_cpu_reason",
-		"process_name", "time_kind",   "k8s_pod",   "thread_name"
-	};
-	size_t n = strlen(arg);
-	bool ok = n > 0 && n <= 64 && !(arg[0] >= '0' && arg[0] <= '9');
-
-	for (size_t i = 0; ok && i < n; i++)
-		ok = (arg[i] >= 'a' && arg[i] <= 'z') || (arg[i] >= 'A' && arg[i] <= 'Z') ||
-		     (arg[i] >= '0' && arg[i] <= '9') || arg[i] == '_';
-	if (!ok) {
-		char shown[80];
-
-		err_msg("--context-label wants a context variable's name (letters, digits and _, at most 64), not "
-			"'%s'",
-			text_escape(arg, shown, sizeof(shown)));
-		return -1;
-	}
-	struct sample_request scratch;
-	bool taken_name = sample_request__field(&scratch, arg) != NULL; /* a request label's */
-
-	for (size_t i = 0; !taken_name && i < sizeof(taken) / sizeof(taken[0]); i++)
-		taken_name = !strcmp(arg, taken[i]);
-	if (taken_name) {
-		err_msg("--context-label %s: pyebpf writes a label of that name itself", arg);
-		return -1;
-	}
-	return 0;
-}
-
 static int record_option(struct record_opts *o, int c, const char *arg, struct parse_state *st)
 {
 	int shared = record_args__shared_option(o, c, arg), push;
@@ -380,14 +388,6 @@ static int record_option(struct record_opts *o, int c, const char *arg, struct p
 	}
 	case 'A':
 		o->no_tasks = true;
-		break;
-	case OPT_RECORD_NO_REQUESTS:
-		o->no_requests = true;
-		break;
-	case OPT_RECORD_CONTEXT_LABEL:
-		if (context_label_name(arg))
-			return -1;
-		o->context_label = arg;
 		break;
 	case 'W':
 		o->tasks = true;
