@@ -143,7 +143,10 @@ static int open_and_load(struct top *t)
 		.filter = &o->filter,
 		.kallsyms = kernel ? "/proc/kallsyms" : NULL,
 		.memory = o->mode == MODE_MEMORY, /* the summary of --once says what grew and is held */
-		.requests = !o->no_requests,
+		/* Only when asked for: each request's ids stay in the profile's
+		 * tables until it is freed (docs/requests.md), and top runs for
+		 * as long as it is looked at. */
+		.requests = !o->no_requests && (t->o.by || o->filter.nlabels || o->filter.trace_id),
 		.context_label = o->context_label,
 	};
 	struct ingest_hooks hooks;
