@@ -44,9 +44,9 @@ uint64_t py_ctx_lookup(pid_t pid, const struct py_layout *l, const struct pyebpf
 		       int32_t hash);
 
 /*
- * What BPF's read_context() reads of the thread whose context (a
- * contextvars.Context) is at `context`, read here: an asyncio task's own
- * (task_context) while it waits, which no thread runs.
+ * What BPF's read_context() reads of a thread's variables, read here from
+ * the contextvars.Context at `context` (0: none): an asyncio task's own
+ * (task_context) while it waits, when no thread runs it.
  */
 void py_ctx_read(pid_t pid, const struct py_layout *l, const struct pyebpf_py_ctx *c, uint64_t context,
 		 struct pyebpf_ctx_read *out);
