@@ -246,6 +246,17 @@ static void tick(struct top *t, uint64_t now)
 	t->tick_bpf_ns = bpf;
 }
 
+/* A screen begun, its size in *rows and *cols, the status on its first line. */
+static void begin_screen(struct top *t, char *line, size_t size, int *rows, int *cols)
+{
+	live_screen__size(rows, cols);
+	t->st.paused = t->paused;
+	t->st.note = t->note;
+	live_screen__begin();
+	live_format_status(&t->st, line, size);
+	live_screen__line(0, line, LIVE_BOLD);
+}
+
 /* --by on the screen: the status, then the last second's table of values. */
 static void draw_by(struct top *t)
 {
@@ -253,12 +264,8 @@ static void draw_by(struct top *t)
 	int rows, cols, y = 0;
 	const char *at = t->by_text;
 
-	live_screen__size(&rows, &cols);
-	t->st.paused = t->paused;
-	t->st.note = t->note;
-	live_screen__begin();
-	live_format_status(&t->st, line, sizeof(line));
-	live_screen__line(y++, line, LIVE_BOLD);
+	begin_screen(t, line, sizeof(line), &rows, &cols);
+	y++;
 	snprintf(line, sizeof(line), "by %s, the last second (space pause, q quit)", t->o.by);
 	live_screen__line(y++, line, LIVE_NORMAL);
 	y++;
@@ -288,12 +295,8 @@ static void draw(struct top *t)
 				 .interval_s = t->st.interval_s,
 				 .mem_sample_bytes = mem_sample_bytes(t) };
 
-	live_screen__size(&rows, &cols);
-	t->st.paused = t->paused;
-	t->st.note = t->note;
-	live_screen__begin();
-	live_format_status(&t->st, line, sizeof(line));
-	live_screen__line(y++, line, LIVE_BOLD);
+	begin_screen(t, line, sizeof(line), &rows, &cols);
+	y++;
 	live_format_view(t->table, &t->view, line, sizeof(line));
 	live_screen__line(y++, line, LIVE_NORMAL);
 	live_screen__line(y++, live_keys_help, LIVE_NORMAL);
