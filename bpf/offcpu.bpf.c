@@ -24,6 +24,13 @@
  * user memory is readable, its stacks still those of the wait), sends the
  * interval there (on_switch_done); the switch hook hands it over through a
  * per-CPU record. Userspace picks the path by probing (offcpu_task_work).
+ *
+ * A kernel with neither (6.18.44's verifier refuses the task work's
+ * callback from sched_switch, and a kernel without CONFIG_KPROBES has no
+ * kprobe) sends a pending interval as its thread's syscall returns
+ * (sys_exit, in the thread's context: its stacks still those of the wait)
+ * or, for a wait no syscall ends (a preemption), at the thread's next
+ * switch out, with the stacks of that moment (offcpu_at_sys_exit).
  */
 #define SCRATCH_SLOT() (offcpu_slot_base + bpf_get_smp_processor_id())
 #define PYEBPF_CU offcpu
@@ -53,6 +60,9 @@ extern int bpf_task_work_schedule_resume_impl(struct task_struct *task, struct b
 /* Set by userspace: 1, intervals are sent from task works; 0, from the
  * finish_task_switch kprobe. */
 const volatile __u8 offcpu_task_work = 1;
+/* Set by userspace: 1, intervals are sent at sys_exit or the next switch
+ * out (offcpu_task_work 0 then). */
+const volatile __u8 offcpu_at_sys_exit;
 
 /* The finish_task_switch path: the interval the switch hook weighed for the
  * thread it switched to on this CPU, sent by the kprobe that runs next on
@@ -302,7 +312,7 @@ static __always_inline void switch_in(struct task_struct *next, __u64 *nowp, str
 	}
 	now = clock_once(nowp);
 	weight = interval_weight(since, now);
-	if (!offcpu_task_work) {
+	if (!offcpu_task_work && !offcpu_at_sys_exit) {
 		/* Handed over whole to the kprobe that runs next on this CPU. */
 		h = weight ? bpf_map_lookup_elem(&handoff, &zero) : NULL;
 		if (h) {
@@ -328,6 +338,10 @@ static __always_inline void switch_in(struct task_struct *next, __u64 *nowp, str
 			return;
 		take_wait(t, next, since, now, state, flags);
 		t->pending = weight;
+		if (offcpu_at_sys_exit) { /* on_sys_exit or the next switch out sends it */
+			t->unscheduled = 1;
+			return;
+		}
 		w = bpf_map_lookup_elem(&send_works, &tid);
 		if (!w) {
 			bpf_map_update_elem(&send_works, &tid, &fresh, BPF_NOEXIST);
@@ -394,5 +408,26 @@ int BPF_KPROBE(on_switch_done)
 	if (!h || !h->pending || h->tid != (__u32)bpf_get_current_pid_tgid())
 		return 0;
 	send_pending(ctx, current_task(), h);
+	return 0;
+}
+
+/*
+ * Where there is neither task work nor kprobe: the thread's syscall returns,
+ * in its own context, its stacks still those of the wait it returns from. A
+ * pending interval is sent now. Every syscall of the machine runs it; for
+ * all but a target's thread with a wait pending it is one task storage
+ * lookup. (The compat build has the kprobe path only: a program that does
+ * nothing, never loaded, keeps the builds' skeletons alike.)
+ */
+SEC("tp_btf/sys_exit")
+int BPF_PROG(on_sys_exit)
+{
+#ifndef PYEBPF_KERNEL_COMPAT
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct off_task *t = bpf_task_storage_get(&off_tasks, task, 0, 0);
+
+	if (t && t->pending && !offcpu_stop_ns)
+		send_pending(NULL, task, t);
+#endif
 	return 0;
 }

@@ -57,6 +57,28 @@ Test(kernel_plan, wall_mode_takes_the_best_path_each_kernel_has)
 	cr_assert(p.flush);
 	cr_assert_eq(kernel_plan_notes(&p, true, notes), 0, "6.18 has everything: nothing to say");
 
+	/* 6.18.44 (this machine): the verifier refuses the task work, and there
+	 * is no kprobe: sys_exit, and the line says why. */
+	k618.task_work_refused = true;
+	cr_assert_eq(kernel_plan(&k618, true, false, &p, why, sizeof(why)), 0, "%s", why);
+	cr_assert_eq(p.wall, WALL_SYS_EXIT);
+	cr_assert_eq(p.build, BPF_BUILD_DEFAULT);
+	cr_assert(p.flush);
+	cr_assert_eq(kernel_plan_notes(&p, true, notes), 1);
+	cr_assert(strstr(notes[0], "this kernel's verifier refuses bpf_task_work_schedule_resume's callback"), "%s",
+		  notes[0]);
+	/* With a kprobe, the kprobe; a 7.x kernel keeps its build. */
+	k618.switch_done = true;
+	cr_assert_eq(kernel_plan(&k618, true, false, &p, why, sizeof(why)), 0);
+	cr_assert_eq(p.wall, WALL_KPROBE);
+	cr_assert_eq(kernel_plan_notes(&p, true, notes), 1);
+	cr_assert(strstr(notes[0], "a kprobe on finish_task_switch (this kernel's verifier refuses"), "%s", notes[0]);
+	k72.task_work_refused = true;
+	cr_assert_eq(kernel_plan(&k72, true, false, &p, why, sizeof(why)), 0);
+	cr_assert_eq(p.build, BPF_BUILD_TW2);
+	cr_assert_eq(p.wall, WALL_KPROBE);
+	k72.task_work_refused = false;
+
 	cr_assert_eq(kernel_plan(&k72, true, false, &p, why, sizeof(why)), 0);
 	cr_assert_eq(p.wall, WALL_TASK_WORK);
 	cr_assert_eq(p.build, BPF_BUILD_TW2);
@@ -100,9 +122,14 @@ Test(kernel_plan, what_a_kernel_cannot_do_is_one_line)
 	cr_assert_eq(kernel_plan_notes(&p, false, notes), 1);
 	cr_assert(strstr(notes[0], "no bpf_loop (Linux 5.17)"));
 
+	/* 6.12 without kprobes: sent at sys_exit, said so. */
 	no_kprobe.switch_done = false;
-	cr_assert_eq(kernel_plan(&no_kprobe, true, false, &p, why, sizeof(why)), -1);
-	cr_assert(strstr(why, "or a kprobe on finish_task_switch; this kernel can do --mode cpu"));
+	cr_assert_eq(kernel_plan(&no_kprobe, true, false, &p, why, sizeof(why)), 0, "%s", why);
+	cr_assert_eq(p.wall, WALL_SYS_EXIT);
+	cr_assert_eq(kernel_plan_notes(&p, true, notes), 1);
+	cr_assert(strstr(notes[0], "sent as the thread's syscall returns (no bpf_task_work_schedule_resume before "
+				   "Linux 6.18, and no kprobes)"),
+		  "%s", notes[0]);
 	no_btf.btf = false;
 	cr_assert_eq(kernel_plan(&no_btf, false, false, &p, why, sizeof(why)), -1);
 	cr_assert_str_eq(why, "this kernel has no BTF (/sys/kernel/btf/vmlinux): pyebpf needs CONFIG_DEBUG_INFO_BTF=y");

@@ -32,16 +32,20 @@ int kernel_plan(const struct kernel_features *k, bool off_cpu, bool native, stru
 		return 0;
 	/* The compat build keeps its threads' switch times by tid (no task
 	 * storage before 5.11) and has no task-work kfunc: the kprobe path. */
-	if (out->build != BPF_BUILD_COMPAT && k->task_storage && k->task_work != TASK_WORK_NONE)
+	if (out->build != BPF_BUILD_COMPAT && k->task_storage && k->task_work != TASK_WORK_NONE &&
+	    !k->task_work_refused)
 		out->wall = WALL_TASK_WORK;
 	else if (k->switch_done && (out->build == BPF_BUILD_COMPAT || k->task_storage))
 		out->wall = WALL_KPROBE;
+	else if (out->build != BPF_BUILD_COMPAT && k->task_storage)
+		out->wall = WALL_SYS_EXIT;
 	else {
 		snprintf(why, whylen,
 			 "--mode wall/off-cpu needs the kernel function bpf_task_work_schedule_resume (Linux 6.18) "
 			 "or a kprobe on finish_task_switch; this kernel can do --mode cpu");
 		return -1;
 	}
+	out->task_work_refused = out->wall != WALL_TASK_WORK && k->task_work_refused;
 	/* The flush is a sleepable task iterator (5.18+ helpers) over task storage. */
 	out->flush = k->task_from_pid && out->build != BPF_BUILD_COMPAT;
 	return 0;
@@ -55,8 +59,22 @@ int kernel_plan_notes(const struct kernel_plan *p, bool off_cpu, const char *out
 		out[n++] = "this kernel has no bpf_loop (Linux 5.17): bounded loops instead, which reach 512 threads "
 			   "of each interpreter (the others through userspace's thread index)";
 	if (off_cpu && p->wall == WALL_KPROBE)
-		out[n++] = "off-CPU samples are sent from a kprobe on finish_task_switch (no "
-			   "bpf_task_work_schedule_resume before Linux 6.18)";
+		out[n++] = p->task_work_refused
+				   ? "off-CPU samples are sent from a kprobe on finish_task_switch (this kernel's "
+				     "verifier refuses bpf_task_work_schedule_resume's callback from the switch "
+				     "tracepoint)"
+				   : "off-CPU samples are sent from a kprobe on finish_task_switch (no "
+				     "bpf_task_work_schedule_resume before Linux 6.18)";
+	if (off_cpu && p->wall == WALL_SYS_EXIT)
+		out[n++] = p->task_work_refused
+				   ? "off-CPU samples are sent as the thread's syscall returns (this kernel's verifier "
+				     "refuses bpf_task_work_schedule_resume's callback from the switch tracepoint, and "
+				     "it has no kprobes): a wait no syscall ends, a preemption's, is sent at the "
+				     "thread's next switch with the stacks of then"
+				   : "off-CPU samples are sent as the thread's syscall returns (no "
+				     "bpf_task_work_schedule_resume before Linux 6.18, and no kprobes): a wait no "
+				     "syscall ends, a preemption's, is sent at the thread's next switch with the "
+				     "stacks of then";
 	if (off_cpu && !p->flush)
 		out[n++] = "threads still off the CPU when the recording stops are counted up to their last switch, "
 			   "not to the stop (no bpf_task_from_pid before Linux 6.2)";

@@ -27,6 +27,10 @@ struct kernel_features {
 	bool task_storage;  /* BPF_MAP_TYPE_TASK_STORAGE, 5.11: --mode wall */
 	bool task_from_pid; /* kfunc bpf_task_from_pid, 6.2: the stop flush of --mode wall */
 	enum task_work_kfunc task_work;
+	/* The verifier refused the task work's callback from the switch
+	 * tracepoint: 6.18.44 refuses it ("sleepable callback in a program
+	 * that is not sleepable") where 6.18's first releases took it. */
+	bool task_work_refused;
 	bool switch_done; /* finish_task_switch can take a kprobe */
 };
 
@@ -40,12 +44,14 @@ enum wall_path {
 	WALL_NONE = 0,
 	WALL_TASK_WORK, /* sent from a task work as the thread returns to user mode */
 	WALL_KPROBE,    /* sent from a kprobe on finish_task_switch */
+	WALL_SYS_EXIT,  /* sent as the thread's syscall returns, else at its next switch out */
 };
 
 struct kernel_plan {
 	enum bpf_build build;
 	enum wall_path wall;
-	bool flush; /* the stop flush counts threads still off the CPU */
+	bool flush;             /* the stop flush counts threads still off the CPU */
+	bool task_work_refused; /* the kprobe, for the verifier refused the task work */
 };
 
 /* What this kernel takes for the modes asked; 0, or -1 with one line in why. */

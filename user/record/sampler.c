@@ -118,7 +118,7 @@ struct sampler {
 	int ncpus;             /* CPUs sampled by the last start: still known after the stop */
 	struct bpf_link *fork_link, *exec_link, *exit_link;
 	struct bpf_link *switch_link;      /* --mode wall/off-cpu */
-	struct bpf_link *switch_done_link; /* its finish_task_switch kprobe, where there is no task work */
+	struct bpf_link *switch_done_link; /* where there is no task work: its finish_task_switch kprobe, or sys_exit */
 	/* --mode memory: the growth hook, then the syscalls that give back, at
 	 * the raw syscall tracepoints (no tracefs to be had) or at their own,
 	 * by the ids a private tracefs mount read (none mounted) or by libbpf. */
@@ -434,7 +434,9 @@ static struct bpf_link *attach_tracepoint_id(struct bpf_program *p, uint64_t id)
 	return link;
 }
 
-static int load(struct sampler *s, const struct sampler_config *c)
+/* Loads the programs for s->plan; a refusal is said unless quiet (a try
+ * with a way back: the caller says what it then does). */
+static int load(struct sampler *s, const struct sampler_config *c, bool quiet)
 {
 	uint32_t slots, ring = ringbuf_bytes(c, s->ncpus_possible);
 	int err;
@@ -462,11 +464,13 @@ static int load(struct sampler *s, const struct sampler_config *c)
 	bpf_map__set_max_entries(s->skel->maps.scratch, slots);
 	bpf_map__set_max_entries(s->skel->maps.py_scratch, slots);
 	s->skel->rodata->offcpu_task_work = s->plan.wall == WALL_TASK_WORK;
+	s->skel->rodata->offcpu_at_sys_exit = s->plan.wall == WALL_SYS_EXIT;
 	/* Programs of a mode not asked for are not even verified, and maps only
 	 * they use not made (task storage does not exist before 5.11). */
 	bpf_program__set_autoload(s->skel->progs.on_sample, c->on_cpu);
 	bpf_program__set_autoload(s->skel->progs.on_switch, c->off_cpu);
 	bpf_program__set_autoload(s->skel->progs.on_switch_done, s->plan.wall == WALL_KPROBE);
+	bpf_program__set_autoload(s->skel->progs.on_sys_exit, c->off_cpu && s->plan.wall == WALL_SYS_EXIT);
 	bpf_program__set_autoload(s->skel->progs.flush_offcpu, c->off_cpu && s->plan.flush);
 	bpf_program__set_autoload(s->skel->progs.dump_threads, c->dump);
 	s->skel->rodata->mem_sample_bytes = c->mem_sample_bytes;
@@ -474,7 +478,7 @@ static int load(struct sampler *s, const struct sampler_config *c)
 	bpf_program__set_autoload(s->skel->progs.on_anon_folio, s->skel->progs.on_anon_folio == s->mem_grow);
 	bpf_program__set_autoload(s->skel->progs.on_anon_page, s->skel->progs.on_anon_page == s->mem_grow);
 	bpf_program__set_autoload(s->skel->progs.on_lru_add, s->skel->progs.on_lru_add == s->mem_grow);
-	if (c->mem_sample_bytes && !syscall_tracepoints_mounted())
+	if (c->mem_sample_bytes && !s->mem_tp_by_id && !s->mem_raw_syscalls && !syscall_tracepoints_mounted())
 		choose_unmounted_syscall_hooks(s);
 	bpf_program__set_autoload(s->skel->progs.on_mem_call, s->mem_raw_syscalls);
 	bpf_program__set_autoload(s->skel->progs.on_mem_call_done, s->mem_raw_syscalls);
@@ -491,8 +495,9 @@ static int load(struct sampler *s, const struct sampler_config *c)
 
 	err = sample_bpf__load(s->skel);
 	if (err) {
-		err_msg("cannot load the BPF sampler: %s%s", strerror(-err),
-			c->verbose ? "" : " (run with -v for the verifier log)");
+		if (!quiet)
+			err_msg("cannot load the BPF sampler: %s%s", strerror(-err),
+				c->verbose ? "" : " (run with -v for the verifier log)");
 		return -1;
 	}
 	return add_cgroups(s, c) || add_comms(s, c) ? -1 : 0;
@@ -524,6 +529,14 @@ static int attach_switch(struct sampler *s)
 	if (!s->switch_link) {
 		err_msg("cannot attach the off-CPU tracepoint (sched_switch): %s", strerror(errno));
 		return -1;
+	}
+	if (s->plan.wall == WALL_SYS_EXIT) {
+		s->switch_done_link = bpf_program__attach(s->skel->progs.on_sys_exit);
+		if (!s->switch_done_link) {
+			err_msg("cannot attach the off-CPU tracepoint (sys_exit): %s", strerror(errno));
+			return -1;
+		}
+		return 0;
 	}
 	if (s->plan.wall != WALL_KPROBE)
 		return 0;
@@ -635,7 +648,25 @@ struct sampler *sampler__new(const struct sampler_config *c, sampler_event_fn fn
 		err_msg("dump needs a sleepable task iterator and bpf_task_from_pid (Linux 6.2 or later)");
 		goto fail;
 	}
-	if (load(s, c) || attach(s, c->dump))
+	/* A kernel whose verifier refuses the task work (6.18.44 does, where
+	 * its first releases did not; the probe of the kfunc's prototype cannot
+	 * tell) sends its off-CPU samples from the kprobe, as before 6.18. */
+	if (load(s, c, s->plan.wall == WALL_TASK_WORK)) {
+		if (s->plan.wall != WALL_TASK_WORK)
+			goto fail;
+		sample_bpf__destroy(s->skel);
+		s->skel = NULL;
+		k.task_work_refused = true;
+		k.switch_done = probe_switch_done(s->switch_done, sizeof(s->switch_done));
+		if (kernel_plan(&k, c->off_cpu, c->ustack_copy > 0, &s->plan, why, sizeof(why))) {
+			err_msg("this kernel's verifier refuses the task work of bpf_task_work_schedule_resume, and %s",
+				why);
+			goto fail;
+		}
+		if (load(s, c, false))
+			goto fail;
+	}
+	if (attach(s, c->dump))
 		goto fail;
 	return s;
 fail:
