@@ -94,6 +94,13 @@ failed=$((failed + fuzz_bad + kern_bad + doc_bad + dist_bad))
 if [ ${#failed_stages[@]} -gt 0 ] && [ "$failed" = 0 ]; then
 	failed=${#failed_stages[@]}
 fi
+# Each failed Criterion test with the assertion that failed it, at the end,
+# where a CI log cut to its head and tail still shows them: the failure
+# reads "[----] file:line: Assertion Failed", its message lines, "[FAIL] name".
+awk '/^\[----\] [^ ]*:[0-9]+: Assertion Failed/ {n = 0; keep = 1}
+	keep && /^\[----\]/ && n < 8 {buf[n++] = $0}
+	/^\[FAIL\] / {for (i = 0; i < n; i++) print "failed: " buf[i]; print "failed: " $0; n = 0; keep = 0}' "$log" | head -n 60
+grep -aE '^guest-tests: .* (FAILED|TIMED OUT)|^fuzz: .* failed|^dist: FAIL ' "$log" | sed 's/^/failed: /' | head -n 20
 [ ${#failed_stages[@]} -eq 0 ] || echo "stages that failed: ${failed_stages[*]}"
 echo "tests: $passed passed, $failed failed"
 [ ${#failed_stages[@]} -eq 0 ] && [ "$failed" = 0 ]
