@@ -405,6 +405,116 @@ void record_script(const char *const opts[], const char *python, const char *scr
 	free(out);
 }
 
+/* s in single quotes for sh (no quote of its own: the tests' paths have none). */
+static void sh_quoted(FILE *f, const char *s)
+{
+	cr_assert(!strchr(s, '\''), "a quote in %s", s);
+	fprintf(f, " '%s'", s);
+}
+
+/* "comm [pid N];rest": N, and the stack as "comm;rest" in place; 0 when the
+ * process frame has no pid. */
+static long take_pid(char *stack)
+{
+	char *at = strstr(stack, " [pid "), *end, *semi = strchr(stack, ';');
+	long pid;
+
+	if (!at || (semi && at > semi))
+		return 0;
+	pid = strtol(at + 6, &end, 10);
+	if (*end != ']')
+		return 0;
+	memmove(at, end + 1, strlen(end + 1) + 1);
+	return pid;
+}
+
+void folded_split_by_pid(struct folded *all, const long pids[], int n, struct folded out[])
+{
+	for (int i = 0; i < n; i++)
+		memset(&out[i], 0, sizeof(out[i]));
+	for (size_t l = 0; l < all->n; l++) {
+		long pid = take_pid(all->lines[l].stack);
+		int i = 0;
+
+		while (i < n && pids[i] != pid)
+			i++;
+		if (i == n) { /* a process none of them is (sh's, pyebpf's own child) */
+			free(all->lines[l].stack);
+			continue;
+		}
+		out[i].lines = realloc(out[i].lines, (out[i].n + 1) * sizeof(*out[i].lines));
+		out[i].lines[out[i].n++] = all->lines[l];
+		out[i].total += all->lines[l].count;
+	}
+	free(all->lines);
+	memset(all, 0, sizeof(*all));
+}
+
+static void record_scripts(const char *const opts[], const char *const pythons[], int n, const char *script,
+			   const char *const args[], double timeout_s, struct folded f[], char *outs[])
+{
+	const char *dir = temp_dir();
+	char *out = temp_path(dir, "record.folded"), *sh = temp_path(dir, "all.sh"), path[PATH_MAX];
+	const char *argv[48] = { PYEBPF, "record", "-F", "999", "-o", out, "--processes", "each" };
+	long pids[64];
+	int k = 8;
+	FILE *w = fopen(sh, "w");
+	struct folded all;
+	struct run_result r;
+
+	cr_assert(w && n > 0 && n <= 64);
+	for (int i = 0; i < n; i++) {
+		sh_quoted(w, pythons[i]);
+		sh_quoted(w, script);
+		for (int a = 0; args[a]; a++)
+			sh_quoted(w, args[a]);
+		fprintf(w, " > '%s/out.%d' & echo $! > '%s/pid.%d'\n", dir, i, dir, i);
+	}
+	fprintf(w, "wait\n");
+	fclose(w);
+	for (int i = 0; opts && opts[i] && k < 44; i++)
+		argv[k++] = opts[i];
+	argv[k++] = "--";
+	argv[k++] = "sh";
+	argv[k++] = sh;
+	argv[k] = NULL;
+	run(argv, timeout_s, &r);
+	cr_assert_eq(r.status, 0, "record of %d interpreters at once: %s", n, r.err);
+	for (int i = 0; i < n; i++) {
+		snprintf(path, sizeof(path), "%s/pid.%d", dir, i);
+		char *text = file_text(path);
+
+		pids[i] = atol(text);
+		free(text);
+		if (outs) {
+			snprintf(path, sizeof(path), "%s/out.%d", dir, i);
+			outs[i] = file_text(path);
+		}
+	}
+	folded_load(out, &all);
+	folded_split_by_pid(&all, pids, n, f);
+	for (int i = 0; i < n; i++)
+		cr_assert_gt(f[i].total, 200, "%s %s: only %llu samples (%d interpreters at once)", pythons[i], script,
+			     (unsigned long long)f[i].total, n);
+	run_result_free(&r);
+	free(out);
+	free(sh);
+}
+
+void record_pythons(const char *const opts[], const struct python *pys, int n, int at_once, const char *script,
+		    const char *const args[], double timeout_s, struct folded f[], char *outs[])
+{
+	for (int i = 0; i < n; i += at_once) {
+		const char *paths[64];
+		int m = n - i < at_once ? n - i : at_once;
+
+		cr_assert(m <= 64);
+		for (int k = 0; k < m; k++)
+			paths[k] = pys[i + k].path;
+		record_scripts(opts, paths, m, script, args, timeout_s, f + i, outs ? outs + i : NULL);
+	}
+}
+
 int setup_pythons(const char *workload, char *script, struct python *pys, int max)
 {
 	int n;

@@ -86,6 +86,29 @@ void record_script(const char *const opts[], const char *python, const char *scr
 		   double timeout_s, struct folded *f, struct run_result *r);
 
 struct python;
+/*
+ * record_script for n interpreters, at_once of them at a time in one
+ * recording: `sh` starts them on the script side by side, and each one's
+ * samples (by pid; the process frame "comm", as record_script's) go into
+ * f[i], its stdout into outs[i] (malloc'd; outs may be NULL). Each must exit
+ * 0 with over 200 samples. A recording of many interpreters takes the time
+ * of one: the per-interpreter loops were most of CI's time. A CPU-bound
+ * workload wants at_once near the cores' count (each gets its share of
+ * them); a sleeping one takes every interpreter at once.
+ */
+void record_pythons(const char *const opts[], const struct python *pys, int n, int at_once, const char *script,
+		    const char *const args[], double timeout_s, struct folded f[], char *outs[]);
+/* at_once: a share measured within 4 points wants a core for each
+ * interpreter (two here); a workload that keeps one core busy, checked for
+ * its frames, can have half of one; one that mostly waits, every one. */
+#define AT_ONCE_SHARE 2
+#define AT_ONCE_CPU 4
+#define AT_ONCE_ALL 64
+
+/* A recording made with --processes each, split by process: the lines of
+ * pids[i] into out[i] with the process frame "comm"; the others dropped.
+ * all is emptied (its lines move). */
+void folded_split_by_pid(struct folded *all, const long pids[], int n, struct folded out[]);
 /* A Python suite's set-up: the workload's absolute path into script
  * (PATH_MAX bytes) and every installed interpreter into pys (at most max);
  * the suite is skipped when there is none. Returns how many there are. */

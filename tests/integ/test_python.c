@@ -47,21 +47,37 @@ static void record_py(const struct python *py, const char *mode, const char *sec
 	run_result_free(&r);
 }
 
+/* record_py for every interpreter, at_once of them at a time (integ.h):
+ * each[i] and outs[i] (the workload's stdout; freed by the next call). */
+static struct folded each[32];
+static char *outs[32];
+
+static void record_each(const char *mode, const char *seconds, const char *const extra[], int at_once)
+{
+	const char *args[] = { mode, seconds, NULL };
+
+	for (int i = 0; i < 32; i++) {
+		free(outs[i]);
+		outs[i] = NULL;
+	}
+	record_pythons(extra, pys, npys, at_once, script, args, 60, each, outs);
+}
+
 TestSuite(python, .init = setup, .timeout = 600);
 
 Test(python, cpu_split_between_functions)
 {
+	record_each("split", "3", NULL, AT_ONCE_SHARE);
 	for (int i = 0; i < npys; i++) {
-		struct folded f;
+		struct folded f = each[i];
 
-		record_py(&pys[i], "split", "3", NULL, &f);
 		uint64_t a = count_all(&f, pyframe("alpha", "alpha-call"), "work (");
 		uint64_t b = count_all(&f, "beta (", "work (");
 		double share = 100.0 * a / (a + b), truth;
-		const char *m = workload_out ? strstr(workload_out, "alpha-cpu-share ") : NULL;
+		const char *m = outs[i] ? strstr(outs[i], "alpha-cpu-share ") : NULL;
 
 		cr_assert(m && sscanf(m, "alpha-cpu-share %lf", &truth) == 1, "%s: workload printed no share: %s",
-			  pys[i].path, workload_out ? workload_out : "");
+			  pys[i].path, outs[i] ? outs[i] : "");
 		cr_log_info("%s: alpha %.1f%% of %llu samples, measured %.1f%%\n", pys[i].path, share,
 			    (unsigned long long)(a + b), truth);
 		cr_assert_geq(a + b, f.total * 8 / 10, "%s: only %llu of %llu samples in alpha/beta", pys[i].path,
@@ -114,10 +130,10 @@ Test(python, a_cycle_in_step_with_the_timer_is_sampled_as_it_runs)
 
 Test(python, hot_line_and_call_sites)
 {
+	record_each("lines", "2", NULL, AT_ONCE_CPU);
 	for (int i = 0; i < npys; i++) {
-		struct folded f;
+		struct folded f = each[i];
 
-		record_py(&pys[i], "lines", "2", NULL, &f);
 		char call[PATH_MAX + 64], at_hot[PATH_MAX + 64], at_for[PATH_MAX + 64];
 		snprintf(call, sizeof(call), "%s", pyframe("lines", "hot-call"));
 		snprintf(at_hot, sizeof(at_hot), "%s", pyframe("hot", "hot"));
@@ -148,10 +164,10 @@ Test(python, hot_line_and_call_sites)
 Test(python, class_qualified_names)
 {
 	/* 3.11+ from co_qualname; before, derived from the source. */
+	record_each("method", "1.5", NULL, AT_ONCE_CPU);
 	for (int i = 0; i < npys; i++) {
-		struct folded f;
+		struct folded f = each[i];
 
-		record_py(&pys[i], "method", "1.5", NULL, &f);
 		uint64_t hit = count_all(&f, pyframe("Worker.run_job", "step-call"), "Worker.step (");
 		cr_assert_geq(hit, f.total * 8 / 10, "%s: Worker.run_job;Worker.step in %llu of %llu samples",
 			      pys[i].path, (unsigned long long)hit, (unsigned long long)f.total);
@@ -161,11 +177,11 @@ Test(python, class_qualified_names)
 
 Test(python, recursion_1000_deep_is_recorded_whole)
 {
+	record_each("deep", "2", NULL, AT_ONCE_CPU);
 	for (int i = 0; i < npys; i++) {
-		struct folded f;
+		struct folded f = each[i];
 		uint64_t whole = 0;
 
-		record_py(&pys[i], "deep", "2", NULL, &f);
 		for (size_t k = 0; k < f.n; k++) {
 			/* Python stacks are never cut (native fallbacks of samples without a
 			 * Python frame may be: frame-pointer walks through the interpreter). */
@@ -187,19 +203,21 @@ Test(python, thread_names_and_exclusion)
 	const char *exclude[] = { "--threads", "--exclude-thread", "monitor", NULL };
 	const char *names[] = { "MainThread [tid ", "worker-0 [tid ", "worker-1 [tid ", "monitor [tid " };
 
+	const char *args[] = { "threads", "2", NULL };
+	struct folded f[32];
+
+	record_pythons(threads, pys, npys, AT_ONCE_CPU, script, args, 60, f, NULL);
 	for (int i = 0; i < npys; i++) {
-		struct folded f;
-
-		record_py(&pys[i], "threads", "2", threads, &f);
 		for (int k = 0; k < 4; k++)
-			cr_assert_gt(count_all(&f, names[k], "spin ("), 10, "%s: no samples of %s", pys[i].path,
+			cr_assert_gt(count_all(&f[i], names[k], "spin ("), 10, "%s: no samples of %s", pys[i].path,
 				     names[k]);
-		folded_free(&f);
-
-		record_py(&pys[i], "threads", "2", exclude, &f);
-		cr_assert_eq(count_all(&f, "monitor [tid ", NULL), 0, "%s: monitor not excluded", pys[i].path);
-		cr_assert_gt(count_all(&f, "worker-0 [tid ", "spin ("), 10, "%s: worker-0 gone too", pys[i].path);
-		folded_free(&f);
+		folded_free(&f[i]);
+	}
+	record_pythons(exclude, pys, npys, AT_ONCE_CPU, script, args, 60, f, NULL);
+	for (int i = 0; i < npys; i++) {
+		cr_assert_eq(count_all(&f[i], "monitor [tid ", NULL), 0, "%s: monitor not excluded", pys[i].path);
+		cr_assert_gt(count_all(&f[i], "worker-0 [tid ", "spin ("), 10, "%s: worker-0 gone too", pys[i].path);
+		folded_free(&f[i]);
 	}
 }
 
@@ -207,12 +225,13 @@ Test(python, two_hundred_threads)
 {
 	const char *threads[] = { "--threads", NULL };
 
+	/* Each with a core, as alone: the GIL hands itself to ~400 threads' turns a second. */
+	record_each("many", "2", threads, AT_ONCE_SHARE);
 	for (int i = 0; i < npys; i++) {
-		struct folded f;
+		struct folded f = each[i];
 		char seen[256][32];
 		int nseen = 0;
 
-		record_py(&pys[i], "many", "2", threads, &f);
 		for (size_t k = 0; k < f.n; k++) {
 			const char *t = strstr(f.lines[k].stack, "[tid "), *end;
 			if (!t || !strstr(f.lines[k].stack, "work (") || !(end = strchr(t, ']')))
@@ -254,7 +273,7 @@ Test(python, gil_keeps_only_threads_holding_it)
 	const char *gil[] = { "--threads", "--gil", NULL };
 
 	for (int i = 0; i < npys; i++) {
-		struct folded a, b, live;
+		struct folded a, b;
 		struct run_result r;
 		char *pb = temp_path(temp_dir(), "gil.pb.gz");
 
@@ -291,14 +310,24 @@ Test(python, gil_keeps_only_threads_holding_it)
 		folded_free(&a);
 		folded_free(&b);
 		free(pb);
-		/* record --gil applies the same rule as samples arrive. */
-		record_py(&pys[i], "gil", "2", gil, &live);
+	}
+	/* record --gil applies the same rule as samples arrive. */
+	struct python held[32];
+	int n = 0;
+
+	for (int i = 0; i < npys; i++)
+		if (!pys[i].free_threaded)
+			held[n++] = pys[i];
+	record_pythons(gil, held, n, AT_ONCE_SHARE, script, (const char *const[]){ "gil", "2", NULL }, 60, each, NULL);
+	for (int i = 0; i < n; i++) {
+		struct folded live = each[i];
 		uint64_t live_nogil = count_all(&live, "nogil [tid ", NULL);
+
 		cr_assert_leq(live_nogil * 100, live.total * 10,
-			      "%s: record --gil kept %llu of %llu samples without the GIL", pys[i].path,
+			      "%s: record --gil kept %llu of %llu samples without the GIL", held[i].path,
 			      (unsigned long long)live_nogil, (unsigned long long)live.total);
 		cr_assert_gt(count_all(&live, "spinner [tid ", "spin ("), 0, "%s: record --gil kept no spinner",
-			     pys[i].path);
+			     held[i].path);
 		folded_free(&live);
 	}
 }
@@ -312,14 +341,14 @@ Test(python, long_thread_names_under_one_process_frame)
 {
 	const char *threads[] = { "--threads", NULL };
 
+	record_each("longnames", "2", threads, AT_ONCE_CPU);
 	for (int i = 0; i < npys; i++) {
-		struct folded f;
+		struct folded f = each[i];
 		char comm[16];
 		const char *b = strrchr(pys[i].path, '/') + 1;
 		uint64_t other = 0;
 
 		snprintf(comm, sizeof(comm), "%s", b); /* the kernel keeps 15 bytes */
-		record_py(&pys[i], "longnames", "2", threads, &f);
 		for (int t = 1; t <= 2; t++) {
 			char who[64];
 
@@ -332,7 +361,7 @@ Test(python, long_thread_names_under_one_process_frame)
 			size_t len = strlen(comm);
 			const char *s = f.lines[k].stack;
 
-			/* Before exec the child is still pyebpf's: a few samples. */
+			/* Before exec the child is still sh's: a few samples. */
 			if (strncmp(s, comm, len) != 0 || s[len] != ';')
 				other += f.lines[k].count;
 		}
@@ -344,17 +373,23 @@ Test(python, long_thread_names_under_one_process_frame)
 
 Test(python, non_ascii_names)
 {
-	for (int i = 0; i < npys; i++) {
-		struct folded f;
+	struct python threes[32];
+	int n = 0;
 
-		if (pys[i].major == 2) {
+	for (int i = 0; i < npys; i++)
+		if (pys[i].major == 2)
 			fprintf(stderr, "[SKIP] %s: Python 2 identifiers are ASCII\n", pys[i].path);
-			continue;
-		}
-		record_py(&pys[i], "unicode", "2", NULL, &f);
+		else
+			threes[n++] = pys[i];
+	cr_assert_gt(n, 0, "no Python 3");
+	record_pythons(NULL, threes, n, AT_ONCE_CPU, script, (const char *const[]){ "unicode", "2", NULL }, 60, each,
+		       NULL);
+	for (int i = 0; i < n; i++) {
+		struct folded f = each[i];
+
 		/* Latin-1, Cyrillic (UCS-2), CJK (UCS-2) and a supplementary-plane ideograph (UCS-4). */
 		uint64_t hit = count_all(&f, "função_函数_\xf0\xa0\x80\x80 (", "/tëst_файл.py:");
-		cr_assert_geq(hit, f.total * 7 / 10, "%s: non-ASCII frame in %llu of %llu samples", pys[i].path,
+		cr_assert_geq(hit, f.total * 7 / 10, "%s: non-ASCII frame in %llu of %llu samples", threes[i].path,
 			      (unsigned long long)hit, (unsigned long long)f.total);
 		folded_free(&f);
 	}
