@@ -144,7 +144,7 @@ Test(continuous, bad_options)
 Test(continuous, soak_with_process_churn, .timeout = 3600)
 {
 	const char *env = getenv("PYEBPF_SOAK_SECONDS");
-	int seconds = env && atoi(env) > 0 ? atoi(env) : 240, interval = seconds >= 300 ? 60 : 10;
+	int seconds = env && atoi(env) > 0 ? atoi(env) : 120, interval = seconds >= 300 ? 60 : 10;
 	const char *dir = temp_dir();
 	char *out = temp_path(dir, "out"), *err = temp_path(dir, "err.txt"), names[256][128], ival[16], churn[512];
 
