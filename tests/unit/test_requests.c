@@ -15,6 +15,7 @@
 #include "read/pprof.h"
 #include "write/by_table.h"
 #include "write/folded.h"
+#include "write/formats.h"
 #include "write/pprof.h"
 
 /* A compact ASCII str object's first bytes in layout l. */
@@ -180,6 +181,49 @@ Test(requests, by_draws_a_frame_per_value_and_label_keeps_one)
 	cr_assert_eq(dropped, 1);
 	profile__free(q);
 	filter__free(&f);
+	profile__free(p);
+}
+
+/* The profile written as format f, NUL-terminated. */
+static char *written_as(const struct profile *p, enum output_format f, const char *by)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&buf, &len);
+	struct write_opts o = { .by = by, .title = "t" };
+
+	cr_assert_eq(write_profile(p, f, &o, out), 0);
+	fclose(out);
+	return buf;
+}
+
+/* report --by endpoint -o x.svg (speedscope, Firefox Profiler, trace): a
+ * tree per endpoint, under its "[endpoint=...]" frame; none without --by. */
+Test(requests, by_draws_a_tree_per_value_in_every_tree_format)
+{
+	struct profile *p = requests_recording();
+	static const enum output_format formats[] = { FORMAT_SVG, FORMAT_SPEEDSCOPE, FORMAT_GECKO, FORMAT_TRACE };
+	struct profile_entry e[2];
+
+	/* Timed too: Chrome's trace draws the timeline alone. */
+	for (uint32_t i = 0; i < 2; i++)
+		profile__entry(p, i, &e[i]);
+	for (uint32_t i = 0; i < 2; i++)
+		profile__add_at(p, &e[i].labels, e[i].frames, e[i].nframes, 1, 5000000 * (i + 1));
+
+	for (size_t i = 0; i < sizeof(formats) / sizeof(formats[0]); i++) {
+		char *by = written_as(p, formats[i], "endpoint"), *plain = written_as(p, formats[i], NULL);
+
+		cr_assert(strstr(by, "[endpoint=GET /checkout]") && strstr(by, "[endpoint=GET /browse]"),
+			  "format %d: %.400s", formats[i], by);
+		cr_assert_null(strstr(plain, "[endpoint="), "format %d", formats[i]);
+		free(by);
+		free(plain);
+	}
+	/* --context-label's value, by its name: the sample without it has no frame. */
+	char *svg = written_as(p, FORMAT_SVG, "request_id");
+	cr_assert(strstr(svg, "[request_id=r1]"));
+	free(svg);
 	profile__free(p);
 }
 

@@ -8,6 +8,7 @@
 
 #include "base/gzip.h"
 #include "base/util.h"
+#include "profile/label_frames.h"
 #include "write/flamegraph.h"
 #include "write/folded.h"
 #include "write/gecko.h"
@@ -106,7 +107,30 @@ static int write_trace_gz(const struct profile *p, FILE *out)
 	return ret ? ret : stream_finish(out);
 }
 
+static int write_one(const struct profile *p, enum output_format f, const struct write_opts *o, FILE *out);
+
+/* --by KEY: folded draws its "[KEY=VALUE]" frames itself and pprof has the
+ * labels (-tagfocus); the heatmap shades lines, not trees. The other trees
+ * get the frames from a copy. */
+static bool draws_label_frames(enum output_format f)
+{
+	return f == FORMAT_SVG || f == FORMAT_SPEEDSCOPE || f == FORMAT_GECKO || f == FORMAT_TRACE ||
+	       f == FORMAT_TRACE_GZ;
+}
+
 int write_profile(const struct profile *p, enum output_format f, const struct write_opts *o, FILE *out)
+{
+	if (o->by && draws_label_frames(f)) {
+		struct profile *by = profile__label_frames(p, o->by);
+		int ret = write_one(by, f, o, out);
+
+		profile__free(by);
+		return ret;
+	}
+	return write_one(p, f, o, out);
+}
+
+static int write_one(const struct profile *p, enum output_format f, const struct write_opts *o, FILE *out)
 {
 	struct folded_opts fo = { .threads = o->threads,
 				  .containers = o->containers,

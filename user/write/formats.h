@@ -38,7 +38,8 @@ struct write_opts {
 	const char *title;             /* svg */
 	enum process_frames processes; /* folded, svg: --processes */
 	bool diff;                     /* folded, svg: samples labelled LABEL_BASE are the "before" of a diff */
-	const char *by;                /* folded: --by KEY, a "[KEY=VALUE]" frame under the process frame */
+	const char *by;                /* --by KEY: a "[KEY=VALUE]" frame under the process frame (folded), at
+					* the root of the stack (svg, speedscope, gecko, trace); pprof has labels */
 };
 
 /* 0, or -1 with errno set. */
