@@ -33,6 +33,15 @@ struct {
 	__type(value, struct pyebpf_py_ctx);
 } py_ctx SEC(".maps") __weak;
 
+/* Spans userspace named: pyebpf.h says why. Its own table per process in
+ * userspace has 8,192 spans; twice that here for many processes. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct pyebpf_span_key);
+	__type(value, __u32); /* the known_gen it was named under */
+} py_spans_known SEC(".maps") __weak;
+
 static __always_inline int ctx_ptr(__u64 addr, __u64 *out)
 {
 	return user_read(out, sizeof(*out), (const void *)addr);
@@ -175,8 +184,19 @@ static __always_inline __u64 value_at(__u64 values, __u32 index)
 	return v;
 }
 
+/* Has userspace named the span of these digits (its id's, least significant first)? */
+static __always_inline bool span_known(const struct pyebpf_py_ctx *c, __u32 pid, const __u32 *digits, __u8 n)
+{
+	struct pyebpf_span_key k = { .pid = pid };
+	__u32 *gen;
+
+	k.span = digits[0] | (n > 1 ? (__u64)digits[1] << 30 : 0) | (n > 2 ? (__u64)digits[2] << 60 : 0);
+	gen = bpf_map_lookup_elem(&py_spans_known, &k);
+	return gen && *gen == c->known_gen;
+}
+
 static __always_inline void read_span(struct pyebpf_sample *s, const struct pyebpf_py_ctx *c,
-				      const struct pyebpf_py_offsets *o, __u64 context, __u64 *tmp)
+				      const struct pyebpf_py_offsets *o, __u32 pid, __u64 context, __u64 *tmp)
 {
 	__u64 span = dict_find(o, context, c->span_key, tmp), values, sc, type, v;
 
@@ -184,9 +204,17 @@ static __always_inline void read_span(struct pyebpf_sample *s, const struct pyeb
 	    ctx_ptr(sc + o->obj_type, &type) || type != c->spanctx_type ||
 	    user_read(tmp, 16, (const void *)(sc + o->tuple_items)))
 		return;
-	s->ctx.trace_len = long_digits(o, tmp[0], s->ctx.trace_digits, PYEBPF_TRACE_DIGITS);
 	s->ctx.span_len = long_digits(o, tmp[1], s->ctx.span_digits, PYEBPF_SPAN_DIGITS);
-	if (!s->ctx.trace_len || !s->ctx.span_len)
+	if (!s->ctx.span_len)
+		return;
+	/* A span id is unique: userspace has its trace, name and parent. */
+	if (span_known(c, pid, s->ctx.span_digits, s->ctx.span_len)) {
+		s->ctx.span = span;
+		s->ctx.flags |= PYEBPF_CTX_KNOWN;
+		return;
+	}
+	s->ctx.trace_len = long_digits(o, tmp[0], s->ctx.trace_digits, PYEBPF_TRACE_DIGITS);
+	if (!s->ctx.trace_len)
 		return;
 	s->ctx.span = span;
 	if (c->name_index && (v = value_at(values, c->name_index - 1)) &&
@@ -221,7 +249,7 @@ static __always_inline void read_context(struct pyebpf_sample *s, const struct p
 	if (!c || ctx_ptr(vars + o->obj_type + 8, &root)) /* PyHamtObject.h_root */
 		return;
 	if (c->otel_var && (v = hamt_find(c, o, root, c->otel_var, c->otel_hash, tmp)))
-		read_span(s, c, o, v, tmp);
+		read_span(s, c, o, pid, v, tmp);
 	if (c->label_var && (v = hamt_find(c, o, root, c->label_var, c->label_hash, tmp)) &&
 	    !user_read(s->ctx.label_raw, sizeof(s->ctx.label_raw), (const void *)v))
 		s->ctx.label = v;

@@ -216,6 +216,7 @@ struct pyebpf_ctx_read {
 };
 #define PYEBPF_CTX_PARENT_REMOTE 0x1 /* the parent is another process's span: this is a local root */
 #define PYEBPF_CTX_NAME 0x2          /* name_raw holds the span's name object's bytes */
+#define PYEBPF_CTX_KNOWN 0x4         /* a span userspace named (py_spans_known): its id alone was read */
 
 struct pyebpf_sample {
 	struct pyebpf_event_header h;
@@ -388,6 +389,23 @@ struct pyebpf_py_ctx {
 	__u32 dict_values;  /* ATTR_DICT: ma_values in the dict; else values[] in a PyDictValues */
 	__u32 name_index;   /* _name's index + 1; 0: not read */
 	__u32 parent_index; /* _parent's index + 1; 0: not read */
+	/* The generation of py_spans_known's entries for this process that
+	 * hold: userspace moves it on when it forgets the spans it named. */
+	__u32 known_gen;
+	__u32 reserved;
+};
+
+/*
+ * Key of py_spans_known: a span userspace has named (its name, parent and
+ * trace kept by span id, request_labels.c). BPF then reads only the span's
+ * id of a sample of it, not its trace id, name and parent again: 11 of the
+ * ~25 reads of a labelled sample. Its value: the py_ctx known_gen it was
+ * named under.
+ */
+struct pyebpf_span_key {
+	__u32 pid;
+	__u32 zero;
+	__u64 span; /* the span id */
 };
 
 /* Value of the py_procs map (key: pid): where this process's interpreter state is. */
@@ -448,7 +466,8 @@ _Static_assert(sizeof(struct pyebpf_sample) ==
 _Static_assert(sizeof(struct pyebpf_py_offsets) == 39UL * 4, "py offsets layout");
 _Static_assert(sizeof(struct pyebpf_ctx_read) == 72 + PYEBPF_CTX_NAME_BYTES + PYEBPF_CTX_LABEL_BYTES,
 	       "ctx read layout");
-_Static_assert(sizeof(struct pyebpf_py_ctx) == 88, "py ctx layout");
+_Static_assert(sizeof(struct pyebpf_py_ctx) == 96, "py ctx layout");
+_Static_assert(sizeof(struct pyebpf_span_key) == 16, "span key layout");
 _Static_assert(sizeof(struct pyebpf_mem_copy) == 40 + PYEBPF_MEM_COPY_MAX, "mem copy layout");
 _Static_assert(sizeof(struct pyebpf_py_proc) == 32, "py proc layout");
 _Static_assert(sizeof(struct pyebpf_proc_event) == 40, "proc event layout");

@@ -627,3 +627,77 @@ Test(page_set, random_adds_and_takes_match_a_sorted_list)
 	cr_assert_eq(s.nc, 0);
 	page_set__free(&s);
 }
+
+struct held_request {
+	const struct profile *p;
+	char endpoint[32], trace[40];
+	uint64_t points;
+};
+
+static void held_request(void *ctx, const struct sample_labels *l, const uint32_t *frames, uint32_t n, uint64_t points)
+{
+	struct held_request *h = ctx;
+	const struct sample_request *r = profile__request_at(h->p, l->request);
+
+	(void)frames;
+	(void)n;
+	snprintf(h->endpoint, sizeof(h->endpoint), "%s", profile__str_at(h->p, r->endpoint));
+	snprintf(h->trace, sizeof(h->trace), "%s", profile__str_at(h->p, r->trace_id));
+	h->points += points;
+}
+
+/*
+ * A --continuous memory recording: the interval's end drops the profile's
+ * requests and their ids' strings (a day at 1,000 requests a second keeps
+ * none of yesterday's), and memory still held keeps its request by value,
+ * renumbered into the new tables, its site found again by its new labels.
+ */
+Test(mem_ledger, held_memory_keeps_its_request_across_intervals)
+{
+	struct profile *p = profile__new();
+	struct mem_ledger *m = mem_ledger__new();
+	const uint32_t one[] = { 1 };
+	struct sample_request rq = { .endpoint = profile__str(p, "GET /cart"),
+				     .trace_id = profile__request_str(p, "0af7651916cd43dd8448eb211c80319c") },
+			      other = { .endpoint = rq.endpoint,
+					.trace_id = profile__request_str(p, "11111111111111111111111111111111") };
+	struct sample_labels l = labels(10);
+	struct held_request h = { .p = p };
+	size_t n;
+
+	cr_assert(rq.trace_id & PROFILE_REQUEST_STR);
+	cr_assert_eq(rq.endpoint & PROFILE_REQUEST_STR, 0);
+	l.request = profile__request(p, &rq);
+	mem_ledger__grow(m, &l, 1 * MIB, 3, one, 1);
+	l.request = profile__request(p, &other); /* a request that holds nothing at the interval's end */
+	mem_ledger__grow(m, &l, 2 * MIB, 1, one, 1);
+	mem_ledger__release(m, 10, 2 * MIB, 4 * KIB);
+	mem_ledger__tidy(m);
+
+	uint32_t *ids = mem_ledger__requests(m, &n);
+	profile__clear_samples_carrying(p, ids, n);
+	mem_ledger__renumber_requests(m, ids);
+	free(ids);
+	/* The one request still held is the table's only one: the other's
+	 * trace id is gone with its string. */
+	struct sample_request probe = { .endpoint = rq.endpoint,
+					.trace_id = profile__request_str(p, "0af7651916cd43dd8448eb211c80319c") };
+	cr_assert_eq(profile__request(p, &probe), 1);
+	cr_assert_eq(probe.trace_id, PROFILE_REQUEST_STR | 1, "the first string of the new interval's table");
+	mem_ledger__held(m, held_request, &h);
+	cr_assert_str_eq(h.endpoint, "GET /cart");
+	cr_assert_str_eq(h.trace, "0af7651916cd43dd8448eb211c80319c");
+	cr_assert_eq(h.points, 3);
+	/* The same request growing again lands on the same site. */
+	l.request = profile__request(p, &probe);
+	mem_ledger__grow(m, &l, 3 * MIB, 2, one, 1);
+	h.points = 0;
+	mem_ledger__held(m, held_request, &h);
+	cr_assert_eq(h.points, 5);
+	/* Without a ledger, every request and its strings go. */
+	profile__clear_samples(p);
+	cr_assert_str_eq(profile__str_at(p, probe.trace_id), "");
+	cr_assert_str_eq(profile__str_at(p, rq.endpoint), "GET /cart");
+	mem_ledger__free(m);
+	profile__free(p);
+}

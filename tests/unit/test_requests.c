@@ -122,12 +122,13 @@ static struct profile *requests_recording(void)
 	struct profile *p = profile__new();
 	uint32_t co = frame(p, FRAME_PYTHON, "checkout", "/shop.py", 3, 3);
 	uint32_t br = frame(p, FRAME_PYTHON, "browse", "/shop.py", 9, 9);
+	/* A request's own strings, as request_labels.c makes them. */
 	struct sample_request ra = { .endpoint = profile__str(p, "GET /checkout"),
-				     .trace_id = profile__str(p, "0af7651916cd43dd8448eb211c80319c"),
-				     .span_id = profile__str(p, "b7ad6b7169203331"),
-				     .root_span = profile__str(p, "b7ad6b7169203331"),
+				     .trace_id = profile__request_str(p, "0af7651916cd43dd8448eb211c80319c"),
+				     .span_id = profile__request_str(p, "b7ad6b7169203331"),
+				     .root_span = profile__request_str(p, "b7ad6b7169203331"),
 				     .ctx_key = profile__str(p, "request_id"),
-				     .ctx_value = profile__str(p, "r1") },
+				     .ctx_value = profile__request_str(p, "r1") },
 			      rb = { .endpoint = profile__str(p, "GET /browse") };
 	struct sample_labels a = {
 		.pid = 1, .tid = 1, .comm = profile__str(p, "shop"), .request = profile__request(p, &ra)

@@ -216,7 +216,7 @@ static void tick(struct top *t, uint64_t now)
 		filter__copy(&t->keep_all, t->prof, t->by_all, 0, 1, 0);
 	else if (t->o.by)
 		by_text(t);
-	profile__clear_samples(t->prof);
+	ingest__clear_samples(t->ingest);
 	/* The ledger's sites (a stack and its labels each, tids among them)
 	 * would grow with every thread that ever grew memory: top shows no
 	 * held memory, so the empty ones go at each tick. */

@@ -10,6 +10,10 @@
 
 struct profile {
 	struct strtab strs;
+	/* A request's own strings (ids, --context-label's value): one per trace
+	 * sampled, so an interval's alone, cleared with its samples
+	 * (PROFILE_REQUEST_STR says which ids are these). */
+	struct strtab request_strs;
 
 	struct hashmap *frame_ids; /* struct frame bytes → id */
 	struct frame *frames;
@@ -63,6 +67,7 @@ struct profile *profile__new(void)
 	struct profile *p = xcalloc(1, sizeof(*p));
 
 	strtab__init(&p->strs); /* "" is 0 */
+	strtab__init(&p->request_strs);
 	p->frame_ids = hashmap__new();
 	p->stack_ids = hashmap__new();
 	p->entry_ids = hashmap__new();
@@ -76,6 +81,7 @@ void profile__free(struct profile *p)
 	if (!p)
 		return;
 	strtab__free(&p->strs);
+	strtab__free(&p->request_strs);
 	free(p->frames);
 	for (size_t i = 0; i < p->nstacks; i++)
 		free(p->stacks[i]);
@@ -130,7 +136,8 @@ const struct profile_module *profile__modules(const struct profile *p, size_t *n
 	return p->modules;
 }
 
-uint32_t profile__str(struct profile *p, const char *s)
+/* s in table t, as UTF-8. */
+static uint32_t intern(struct strtab *t, const char *s)
 {
 	const char *bad = s;
 	size_t n;
@@ -138,7 +145,7 @@ uint32_t profile__str(struct profile *p, const char *s)
 
 	/* Only UTF-8 is ever added, so a string found is one: the check below
 	 * is paid once per distinct string, not per sample. */
-	if (strtab__find(&p->strs, s, &id))
+	if (strtab__find(t, s, &id))
 		return id;
 	/* Every output format and backend needs UTF-8 (a protobuf string, JSON,
 	 * XML): bytes that are not (a thread name the kernel cut mid-character,
@@ -147,7 +154,7 @@ uint32_t profile__str(struct profile *p, const char *s)
 	while (*bad && (n = utf8_valid_len(bad)))
 		bad += n;
 	if (!*bad)
-		return strtab__id(&p->strs, s);
+		return strtab__id(t, s);
 
 	char *clean = xmalloc(strlen(s) * 3 + 1), *o = clean;
 
@@ -164,14 +171,29 @@ uint32_t profile__str(struct profile *p, const char *s)
 		}
 	}
 	*o = '\0';
-	id = strtab__id(&p->strs, clean);
+	id = strtab__id(t, clean);
 
 	free(clean);
 	return id;
 }
 
+uint32_t profile__str(struct profile *p, const char *s)
+{
+	return intern(&p->strs, s);
+}
+
+uint32_t profile__request_str(struct profile *p, const char *s)
+{
+	uint32_t id = *s ? intern(&p->request_strs, s) : 0;
+
+	/* Past 2^31 strings in one interval the table is not what stops it. */
+	return id ? PROFILE_REQUEST_STR | id : 0;
+}
+
 const char *profile__str_at(const struct profile *p, uint32_t id)
 {
+	if (id & PROFILE_REQUEST_STR)
+		return strtab__at(&p->request_strs, id & ~PROFILE_REQUEST_STR);
 	return strtab__at(&p->strs, id);
 }
 
@@ -361,8 +383,64 @@ void profile__add(struct profile *p, const struct sample_labels *l, const uint32
 	profile__add_at(p, l, frames, n, count, PROFILE_NO_TIME);
 }
 
+/* A request's strings, copied out of the tables that are about to go. */
+struct request_text {
+	char *field[sizeof(struct sample_request) / sizeof(uint32_t)];
+};
+
+static void request_text_of(const struct profile *p, uint32_t id, struct request_text *t)
+{
+	const uint32_t *v = (const uint32_t *)profile__request_at(p, id);
+
+	for (size_t i = 0; i < ARRAY_SIZE(t->field); i++)
+		t->field[i] = v[i] ? xstrdup(profile__str_at(p, v[i])) : NULL;
+}
+
+/* A request made again from its strings: its id in the new tables. Which
+ * strings are a request's own is the field's, as request_labels.c makes
+ * them (the trace's and span's ids and the variable's value). */
+static uint32_t request_from_text(struct profile *p, struct request_text *t)
+{
+	struct sample_request r = { 0 };
+	uint32_t *v = (uint32_t *)&r;
+	const uint32_t *own[] = { &r.trace_id, &r.span_id, &r.root_span, &r.ctx_value };
+
+	for (size_t i = 0; i < ARRAY_SIZE(t->field); i++) {
+		bool is_own = false;
+
+		if (!t->field[i])
+			continue;
+		for (size_t k = 0; k < ARRAY_SIZE(own); k++)
+			is_own |= own[k] == &v[i];
+		v[i] = is_own ? profile__request_str(p, t->field[i]) : profile__str(p, t->field[i]);
+		free(t->field[i]);
+	}
+	return profile__request(p, &r);
+}
+
 void profile__clear_samples(struct profile *p)
 {
+	profile__clear_samples_carrying(p, NULL, 0);
+}
+
+void profile__clear_samples_carrying(struct profile *p, uint32_t *carry, size_t n)
+{
+	struct request_text *texts = n ? xcalloc(n, sizeof(*texts)) : NULL;
+
+	for (size_t i = 0; i < n; i++)
+		request_text_of(p, carry[i], &texts[i]);
+	/* The requests go with the samples that named them: a day of
+	 * --continuous sees a trace id per request sampled, and each
+	 * interval's file holds its own. */
+	hashmap__free(p->request_ids);
+	p->request_ids = hashmap__new();
+	p->nrequests = 0;
+	strtab__free(&p->request_strs);
+	strtab__init(&p->request_strs);
+	for (size_t i = 0; i < n; i++)
+		carry[i] = carry[i] ? request_from_text(p, &texts[i]) : 0;
+	free(texts);
+
 	/* Stacks go too (an interval holds the stacks of its own samples): stack
 	 * ids held elsewhere are stale now. */
 	for (size_t i = 0; i < p->nstacks; i++)

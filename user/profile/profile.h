@@ -130,6 +130,16 @@ struct profile *profile__new(void);
 void profile__free(struct profile *p); /* accepts NULL */
 
 uint32_t profile__str(struct profile *p, const char *s);
+/*
+ * A string that is one request's (a trace's or span's id, a context
+ * variable's value): an id with PROFILE_REQUEST_STR set, read by
+ * profile__str_at like any, and gone at profile__clear_samples with the
+ * samples and requests that used it, so that a recording that runs for days
+ * keeps only its interval's. Names (span names, endpoints) are
+ * profile__str's: few, and kept by id across intervals.
+ */
+#define PROFILE_REQUEST_STR 0x80000000u
+uint32_t profile__request_str(struct profile *p, const char *s);
 const char *profile__str_at(const struct profile *p, uint32_t id);
 /* The id of a request's labels (0 for none of them), and the labels of an id. */
 uint32_t profile__request(struct profile *p, const struct sample_request *r);
@@ -158,11 +168,16 @@ void profile__add_at(struct profile *p, const struct sample_labels *l, const uin
 void profile__add(struct profile *p, const struct sample_labels *l, const uint32_t *frames, uint32_t n, uint32_t count);
 
 /*
- * Drop the samples (entries, stacks, events, comments), keep strings and
- * frames: the ids that symbol caches hold stay valid (stack ids do not:
+ * Drop the samples (entries, stacks, events, comments) and the requests
+ * with their own strings, keep the other strings and frames: the ids that
+ * symbol caches hold stay valid (stack ids and request ids do not:
  * profile__stacks_gen() changes). Continuous mode starts each interval so.
  */
 void profile__clear_samples(struct profile *p);
+/* The same, but the requests carry[0..n) are made again in the new
+ * tables, each id in carry replaced by its new one (the memory ledger's
+ * sites hold memory, and their requests, across intervals). */
+void profile__clear_samples_carrying(struct profile *p, uint32_t *carry, size_t n);
 /* Notes about the recording (pprof comments), e.g. a lowered frequency. */
 void profile__add_comment(struct profile *p, const char *text);
 const char *const *profile__comments(const struct profile *p, size_t *n);

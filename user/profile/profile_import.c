@@ -41,8 +41,13 @@ uint32_t profile_import__frame(struct profile_import *im, uint32_t id)
 	return im->frame[id] - 1;
 }
 
-static uint32_t import_str(void *im, uint32_t id)
+/* A request's own strings stay a request's own in out (gone with its samples). */
+static uint32_t import_str(void *ctx, uint32_t id)
 {
+	struct profile_import *im = ctx;
+
+	if (id & PROFILE_REQUEST_STR)
+		return profile__request_str(im->out, profile__str_at(im->in, id));
 	return profile_import__str(im, id);
 }
 

@@ -778,6 +778,20 @@ static void look_later(struct ingest *in, uint32_t pid)
 		in->looking[in->nlooking++] = pid;
 }
 
+/* The spans just named, to BPF (after py_ctx: their generation is its). */
+static void tell_named_spans(struct ingest *in, struct process *pr, uint32_t pid)
+{
+	uint64_t spans[32];
+	uint32_t gen;
+	size_t n;
+
+	if (!in->hooks.span_named)
+		return;
+	while ((n = request_proc__named(pr->requests, spans, 32, &gen)))
+		for (size_t i = 0; i < n; i++)
+			in->hooks.span_named(in->hooks.ctx, pid, spans[i], gen);
+}
+
 bool ingest__look_for_requests(struct ingest *in)
 {
 	size_t kept = 0;
@@ -852,6 +866,7 @@ static void ingest_sample(struct ingest *in, const void *data, size_t size)
 				   &tell) &&
 		    in->hooks.requests_found)
 			in->hooks.requests_found(in->hooks.ctx, l.pid, &tell);
+		tell_named_spans(in, pr, l.pid);
 		if (request_proc__wants_look(pr->requests, in->context_label))
 			look_later(in, l.pid);
 	}
@@ -1091,6 +1106,17 @@ void ingest__mem_tidy(struct ingest *in)
 {
 	if (in->mem)
 		mem_ledger__tidy(in->mem);
+}
+
+void ingest__clear_samples(struct ingest *in)
+{
+	size_t n = 0;
+	uint32_t *ids = in->mem ? mem_ledger__requests(in->mem, &n) : NULL;
+
+	profile__clear_samples_carrying(in->prof, ids, n);
+	if (in->mem)
+		mem_ledger__renumber_requests(in->mem, ids);
+	free(ids);
 }
 
 const struct mem_ledger *ingest__mem_ledger(const struct ingest *in)

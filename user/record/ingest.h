@@ -32,6 +32,9 @@ struct ingest_hooks {
 	void (*thread_beyond_walk)(void *ctx, uint32_t pid);
 	/* What BPF must read of pid's context variables (its requests) changed. */
 	void (*requests_found)(void *ctx, uint32_t pid, const struct pyebpf_py_ctx *c);
+	/* pid's span `span` is named (under py_ctx generation gen): BPF need
+	 * not read its trace, name and parent again (NULL: it reads them). */
+	void (*span_named)(void *ctx, uint32_t pid, uint64_t span, uint32_t gen);
 };
 
 struct ingest_config {
@@ -120,6 +123,9 @@ void ingest__mem_held(struct ingest *in);
 /* --mode memory without held memory in the output (top): the sites whose
  * pages all went back are forgotten, as ingest__mem_held does after its walk. */
 void ingest__mem_tidy(struct ingest *in);
+/* An interval's end: the profile's samples and requests cleared
+ * (profile__clear_samples), the requests of memory still held carried. */
+void ingest__clear_samples(struct ingest *in);
 struct mem_ledger;
 const struct mem_ledger *ingest__mem_ledger(const struct ingest *in); /* NULL outside memory mode */
 

@@ -84,7 +84,10 @@ void intervals__write(struct intervals *iv, struct profile *prof, uint64_t freq,
 				(unsigned long long)samples, (double)m->duration_ns / 1e9);
 	}
 	free(path);
-	profile__clear_samples(prof);
+	if (iv->clear)
+		iv->clear(iv->clear_ctx);
+	else
+		profile__clear_samples(prof);
 	if (iv->keep || iv->max_disk) {
 		struct rotation_prune pr = {
 			.keep = iv->keep,

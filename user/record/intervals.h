@@ -34,6 +34,10 @@ struct intervals {
 	bool (*unsent)(void *ctx, const char *name);
 	void (*written)(void *ctx, const char *name, const struct profile *prof);
 	void *push_ctx;
+	/* How an interval's samples are cleared once written (the ingest's,
+	 * which carries what memory still held needs); NULL: profile__clear_samples. */
+	void (*clear)(void *ctx);
+	void *clear_ctx;
 	/* --service-name and --labels, kept in each file beside the host, so a
 	 * later `pyebpf push DIR` files it where the live push did. */
 	struct series_config identity;

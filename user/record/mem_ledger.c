@@ -552,6 +552,36 @@ void mem_ledger__peak(const struct mem_ledger *m, mem_held_fn fn, void *ctx)
 			fn(ctx, &m->sites[i]->labels, m->sites[i]->frames, m->sites[i]->nframes, m->sites[i]->peak);
 }
 
+uint32_t *mem_ledger__requests(const struct mem_ledger *m, size_t *n)
+{
+	uint32_t *ids = xcalloc(m->nsites + 1, sizeof(*ids));
+
+	*n = m->nsites;
+	for (size_t i = 0; i < m->nsites; i++)
+		ids[i] = m->sites[i] ? m->sites[i]->labels.request : 0;
+	return ids;
+}
+
+void mem_ledger__renumber_requests(struct mem_ledger *m, const uint32_t *ids)
+{
+	/* A site's key holds its labels: made again for every site, since
+	 * old and new ids overlap. Distinct requests stay distinct (each is
+	 * made again from its own strings), so no two sites become one. */
+	hashmap__free(m->site_ids);
+	m->site_ids = hashmap__new();
+	for (size_t i = 0; i < m->nsites; i++) {
+		struct site *s = m->sites[i];
+		bool created;
+
+		if (!s)
+			continue;
+		s->labels.request = ids[i];
+		size_t len = site_key(m, &s->labels, s->owner, s->frames, s->nframes); /* first: it may move key_buf */
+
+		*hashmap__put(m->site_ids, m->key_buf, len, &created) = i;
+	}
+}
+
 uint64_t mem_ledger__held_points(const struct mem_ledger *m)
 {
 	return m->held;

@@ -86,6 +86,15 @@ void mem_ledger__held(const struct mem_ledger *m, mem_held_fn fn, void *ctx);
  * by site: fn once per site that held any then. */
 void mem_ledger__peak(const struct mem_ledger *m, mem_held_fn fn, void *ctx);
 
+/*
+ * A site's labels name its request by the profile's id, which goes at the
+ * interval's end (profile__clear_samples_carrying): each site's request id
+ * (0 for a free slot), n of them, in an array the caller frees; and the
+ * same array renumbered, back into the sites.
+ */
+uint32_t *mem_ledger__requests(const struct mem_ledger *m, size_t *n);
+void mem_ledger__renumber_requests(struct mem_ledger *m, const uint32_t *ids);
+
 /* Points held now, in all. */
 uint64_t mem_ledger__held_points(const struct mem_ledger *m);
 /* The processes seen, in the order first seen; n of them. */

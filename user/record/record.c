@@ -144,6 +144,12 @@ static bool off_cpu_mode(const struct record_opts *o)
 	return o->mode == MODE_WALL || o->mode == MODE_OFFCPU;
 }
 
+/* An interval written: its samples and requests go, memory still held keeps its own. */
+static void clear_interval(void *ingest)
+{
+	ingest__clear_samples(ingest);
+}
+
 static int open_and_load(struct recorder *r)
 {
 	const struct record_opts *o = &r->opts;
@@ -192,6 +198,8 @@ static int open_and_load(struct recorder *r)
 	profile__meta(r->prof)->mem_sample_bytes = o->mode == MODE_MEMORY ? o->mem_sample_bytes : 0;
 	hooks = record_targets__hooks(r->sampler);
 	r->ingest = ingest__new(r->prof, &ic, &hooks);
+	r->iv.clear = clear_interval;
+	r->iv.clear_ctx = r->ingest;
 	if (raw_out && !(r->raw = fopen(raw_out, "wxe"))) {
 		err_msg("PYEBPF_RAW_OUT %s: %s", raw_out, strerror(errno));
 		return -1;

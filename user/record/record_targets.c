@@ -58,13 +58,19 @@ static void hook_requests(void *ctx, uint32_t pid, const struct pyebpf_py_ctx *c
 	sampler__requests(ctx, pid, c);
 }
 
+static void hook_span_named(void *ctx, uint32_t pid, uint64_t span, uint32_t gen)
+{
+	sampler__span_known(ctx, pid, span, gen);
+}
+
 struct ingest_hooks record_targets__hooks(struct sampler *s)
 {
 	return (struct ingest_hooks){ .ctx = s,
 				      .python_changed = hook_python,
 				      .forget_pid = hook_forget,
 				      .thread_beyond_walk = hook_beyond_walk,
-				      .requests_found = hook_requests };
+				      .requests_found = hook_requests,
+				      .span_named = hook_span_named };
 }
 
 long record_targets__add(struct sampler *s, struct ingest *in, const struct record_opts *o)

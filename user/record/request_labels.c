@@ -42,8 +42,13 @@
 struct span_seen {
 	uint32_t name; /* string id; 0: none */
 	uint64_t parent;
-	bool root; /* a local root: no parent, or another process's */
+	uint64_t trace_hi, trace_lo; /* its trace: what BPF no longer reads once it is known */
+	bool root;                   /* a local root: no parent, or another process's */
 };
+
+/* Spans named since ingest last took them (request_proc__named), for BPF's
+ * py_spans_known: beyond, BPF reads those spans whole, as before. */
+#define NAMED_MAX 256
 
 struct trace_root {
 	uint64_t span;     /* the local root's span id */
@@ -58,7 +63,10 @@ struct request_proc {
 	uint64_t look_tstate; /* the thread a timed look reads: the last sample's */
 	uint64_t timed_vars;  /* its variables at the last timed look */
 	uint64_t timed_last_ns;
-	struct hashmap *spans;  /* span id → struct span_seen * */
+	struct hashmap *spans; /* span id → struct span_seen * */
+	uint64_t named[NAMED_MAX];
+	size_t nnamed;
+	bool retell;            /* bpf.known_gen moved on: BPF must be told */
 	struct hashmap *traces; /* trace id (16 bytes) → struct trace_root * */
 	struct {
 		uint64_t type;
@@ -112,7 +120,7 @@ static void label_value(struct request_proc *r, struct profile *prof, uint32_t p
 	memcpy(&type, c->label_raw + l->ob_type, sizeof(type));
 	if (py_value_label(l, value_kind(r, pid, l, type), c->label_raw, sizeof(c->label_raw), text, sizeof(text))) {
 		out->ctx_key = profile__str(prof, label);
-		out->ctx_value = profile__str(prof, text);
+		out->ctx_value = profile__request_str(prof, text);
 	}
 }
 
@@ -131,8 +139,14 @@ static const struct span_seen *span_seen(struct request_proc *r, struct profile 
 	if (hashmap__size(r->spans) >= SPANS_MAX) {
 		hashmap__free_values(r->spans, free);
 		r->spans = hashmap__new();
+		/* What BPF was told of them holds no more. */
+		r->bpf.known_gen++;
+		r->retell = true;
+		r->nnamed = 0;
 	}
 	seen = xcalloc(1, sizeof(*seen));
+	seen->trace_hi = ids->trace_hi;
+	seen->trace_lo = ids->trace_lo;
 	memcpy(&type, c->name_raw + l->ob_type, sizeof(type));
 	if ((c->flags & PYEBPF_CTX_NAME) && type == r->str_type &&
 	    py_value_label(l, PY_VALUE_STR, c->name_raw, sizeof(c->name_raw), name, sizeof(name)))
@@ -141,6 +155,8 @@ static const struct span_seen *span_seen(struct request_proc *r, struct profile 
 		otel_ids_from_digits(c->parent_digits, c->parent_len, &hi, &seen->parent);
 	seen->root = !seen->parent || (c->flags & PYEBPF_CTX_PARENT_REMOTE);
 	*hashmap__put_ptr(r->spans, &ids->span, sizeof(ids->span), &created) = seen;
+	if (r->nnamed < NAMED_MAX)
+		r->named[r->nnamed++] = ids->span;
 	return seen;
 }
 
@@ -159,7 +175,7 @@ static void root_labels(struct profile *prof, uint64_t span, uint32_t endpoint, 
 	char hex[17];
 
 	otel_span_hex(span, hex);
-	out->root_span = profile__str(prof, hex);
+	out->root_span = profile__request_str(prof, hex);
 	out->endpoint = endpoint;
 }
 
@@ -174,16 +190,26 @@ static void span_labels(struct request_proc *r, struct profile *prof, const stru
 	void **slot;
 	bool created;
 
-	if (!c->span || !otel_ids_from_digits(c->trace_digits, c->trace_len, &ids.trace_hi, &ids.trace_lo) ||
-	    !otel_ids_from_digits(c->span_digits, c->span_len, &key[0], &ids.span) || key[0] || !ids.span ||
-	    !(ids.trace_hi | ids.trace_lo))
+	if (!c->span || !otel_ids_from_digits(c->span_digits, c->span_len, &key[0], &ids.span) || key[0] || !ids.span)
 		return;
+	if (c->flags & PYEBPF_CTX_KNOWN) {
+		/* BPF read the id alone: the rest is the span's as first seen.
+		 * One forgotten since (the table was full) has no labels this
+		 * once, never another's; BPF reads it whole again from now. */
+		if (!(seen = hashmap__get_ptr(r->spans, &ids.span, sizeof(ids.span))))
+			return;
+		ids.trace_hi = seen->trace_hi;
+		ids.trace_lo = seen->trace_lo;
+	} else {
+		if (!otel_ids_from_digits(c->trace_digits, c->trace_len, &ids.trace_hi, &ids.trace_lo) ||
+		    !(ids.trace_hi | ids.trace_lo))
+			return;
+		seen = span_seen(r, prof, l, c, &ids);
+	}
 	otel_trace_hex(ids.trace_hi, ids.trace_lo, hex);
-	out->trace_id = profile__str(prof, hex);
+	out->trace_id = profile__request_str(prof, hex);
 	otel_span_hex(ids.span, hex);
-	out->span_id = profile__str(prof, hex);
-	if (!(seen = span_seen(r, prof, l, c, &ids)))
-		return;
+	out->span_id = profile__request_str(prof, hex);
 	out->span_name = seen->name;
 	key[0] = ids.trace_hi;
 	key[1] = ids.trace_lo;
@@ -309,7 +335,24 @@ bool request_labels(struct request_proc **rp, struct profile *prof, uint32_t pid
 	if (label)
 		label_value(r, prof, pid, lay, &s->ctx, label, &rq);
 	l->request = profile__request(prof, &rq);
+	if (r->retell) {
+		r->retell = false;
+		*tell = r->bpf;
+		told = true;
+	}
 	return told;
+}
+
+size_t request_proc__named(struct request_proc *r, uint64_t *spans, size_t max, uint32_t *gen)
+{
+	size_t n = r ? (r->nnamed < max ? r->nnamed : max) : 0;
+
+	if (!n)
+		return 0;
+	memcpy(spans, r->named + r->nnamed - n, n * sizeof(*spans));
+	r->nnamed -= n;
+	*gen = r->bpf.known_gen;
+	return n;
 }
 
 void request_labels_of_task(struct request_proc *r, struct profile *prof, uint32_t pid, const struct py_interp *pi,

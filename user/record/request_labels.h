@@ -11,6 +11,7 @@
 #define PYEBPF_RECORD_REQUEST_LABELS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "profile/profile.h"
@@ -39,6 +40,13 @@ bool request_labels(struct request_proc **r, struct profile *prof, uint32_t pid,
  */
 void request_labels_of_task(struct request_proc *r, struct profile *prof, uint32_t pid, const struct py_interp *pi,
 			    uint64_t task_context, const char *label, struct sample_labels *l);
+
+/*
+ * The spans named since the last call (at most max of them, into spans),
+ * and the generation they were named under (*gen): what BPF is told it
+ * need not read again (py_spans_known, pyebpf.h).
+ */
+size_t request_proc__named(struct request_proc *r, uint64_t *spans, size_t max, uint32_t *gen); /* r NULL: 0 */
 
 /*
  * A look at pid's variables of its own, on a timer (every

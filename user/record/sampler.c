@@ -1094,6 +1094,15 @@ void sampler__forget(struct sampler *s, uint32_t pid)
 	bpf_map__delete_elem(s->skel->maps.py_ctx, &pid, sizeof(pid), 0);
 }
 
+void sampler__span_known(struct sampler *s, uint32_t pid, uint64_t span, uint32_t gen)
+{
+	struct pyebpf_span_key k = { .pid = pid, .span = span };
+
+	/* A full table evicts its oldest (LRU): nothing to say when it fails,
+	 * BPF reads the span whole, as before. */
+	bpf_map__update_elem(s->skel->maps.py_spans_known, &k, sizeof(k), &gen, sizeof(gen), BPF_ANY);
+}
+
 void sampler__requests(struct sampler *s, uint32_t pid, const struct pyebpf_py_ctx *c)
 {
 	if (bpf_map__update_elem(s->skel->maps.py_ctx, &pid, sizeof(pid), c, sizeof(*c), BPF_ANY))

@@ -69,6 +69,8 @@ const struct kernel_plan *sampler__plan(const struct sampler *s);
 void sampler__python(struct sampler *s, uint32_t pid, const struct py_interp *in);
 /* What BPF reads of pid's context variables (record/request_labels.h). */
 void sampler__requests(struct sampler *s, uint32_t pid, const struct pyebpf_py_ctx *c);
+/* pid's span `span` is named in userspace (py_spans_known): BPF reads only its id from now on. */
+void sampler__span_known(struct sampler *s, uint32_t pid, uint64_t span, uint32_t gen);
 void sampler__forget(struct sampler *s, uint32_t pid);
 /* Index pid's thread states for BPF (include/pyebpf.h: py_tstate_index). */
 int sampler__index_threads(struct sampler *s, uint32_t pid);
