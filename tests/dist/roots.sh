@@ -47,7 +47,16 @@ usage() { die "usage: $0 build SUITE... | path SUITE | run SUITE [--copy SRC:DST
 # failed try's half-made root is emptied (mmdebstrap wants an empty
 # directory) and its log's end shown, so the next try starts clean.
 mmdebstrap_once() { # SUITE DIR
-	mmdebstrap --quiet --variant=minbase --include="$PACKAGES" "$1" "$2" >"$2.log" 2>&1 && return 0
+	# Only the standard fds go to mmdebstrap: one inherited (the integration
+	# tests' runner leaves some open) can take the number mmdebstrap gives
+	# apt's hook pipe, and the hook then fails with "Bad fd number".
+	(
+		for fd in /proc/self/fd/*; do
+			fd=${fd##*/}
+			[ "$fd" -le 2 ] || eval "exec $fd>&-" 2>/dev/null || true
+		done
+		exec mmdebstrap --quiet --variant=minbase --include="$PACKAGES" "$1" "$2"
+	) >"$2.log" 2>&1 && return 0
 	local rc=$?
 	tail -n 30 "$2.log" >&2
 	find "$2" -mindepth 1 -maxdepth 1 -exec rm -rf {} +
