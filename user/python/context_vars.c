@@ -254,8 +254,11 @@ static void visit(struct walk *w, uint64_t vars, uint64_t key, uint64_t value)
 
 	if (!var_name(w, key, name, sizeof(name)))
 		return;
-	if (!w->c->otel_var && !strcmp(name, PY_OTEL_CONTEXT_VAR) && var_hash(w, vars, key, value, &hash))
+	if (!w->c->otel_var && !strcmp(name, PY_OTEL_CONTEXT_VAR) && var_hash(w, vars, key, value, &hash)) {
 		find_span(w, key, hash, value);
+		if (!w->c->otel_var)
+			w->found |= PY_CTX_SEEN_OTEL;
+	}
 	if (w->label && !w->c->label_var && !strcmp(name, w->label) && var_hash(w, vars, key, value, &hash)) {
 		w->c->label_var = key;
 		w->c->label_hash = hash;

@@ -27,6 +27,7 @@
 #define PY_CTX_FOUND_OTEL 0x1  /* otel_var, span_key, the span's layout, spanctx_type */
 #define PY_CTX_FOUND_LABEL 0x2 /* label_var */
 #define PY_CTX_FOUND_TYPES 0x4 /* a node type not known before */
+#define PY_CTX_SEEN_OTEL 0x8   /* OpenTelemetry's variable, no span in its Context (yet) */
 
 /*
  * Walk the variables at `vars` (a thread's ctx_vars) of process pid, adding

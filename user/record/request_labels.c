@@ -13,7 +13,8 @@
 #include "python/value_label.h"
 
 /* A process's variables are walked again, until all is found, after 50 ms,
- * then twice as long after each look that found nothing, up to 2 s: a
+ * then twice as long after each look that found nothing (50 ms still once
+ * OpenTelemetry's variable was met: see SEEN_LOOKS), up to 2 s: a
  * host of Python processes without OpenTelemetry costs a look each every
  * 2 s, not 20 a second. */
 #define LOOK_FIRST_NS (50 * 1000000ULL)
@@ -33,6 +34,14 @@
  * OpenTelemetry at the third, 3 to 5 of 25 unlabelled). A look every 1 ms
  * for 100 ms meets a request in flight if a quarter of the time is one. */
 #define TIMED_LOOKS 100
+/* ... and once a look has met OpenTelemetry's variable with no span in it
+ * (between requests, or a Context whose span key is beyond what is read),
+ * the process is known to trace: its looks go on 10 ms apart for 5 s more,
+ * and those with samples stay 50 ms apart. Under load a target runs in
+ * slices of a few ms, and 100 looks 1 ms apart had seen it in a handful of
+ * moments, none in a request: a 4 s recording went by with no label. */
+#define SEEN_LOOKS 500
+#define SEEN_LOOK_EVERY_NS (10 * 1000000ULL)
 /* Spans and traces remembered per process: beyond, they are forgotten
  * (a span is read again if seen again): bounded whatever the request rate. */
 #define SPANS_MAX 8192
@@ -60,6 +69,7 @@ struct request_proc {
 	uint64_t str_type; /* str's type: a span's name is one */
 	uint64_t next_look_ns, look_every_ns, last_look_ns;
 	unsigned looks, timed_looks;
+	bool otel_seen;       /* a look met OpenTelemetry's variable (PY_CTX_SEEN_OTEL) */
 	uint64_t look_tstate; /* the thread a timed look reads: the last sample's */
 	uint64_t timed_vars;  /* its variables at the last timed look */
 	uint64_t timed_last_ns;
@@ -269,12 +279,15 @@ static unsigned look(struct request_proc *r, uint32_t pid, const struct py_layou
 		found |= py_ctx_discover((pid_t)pid, lay, sample_vars, label, &r->bpf);
 	if (found & PY_CTX_FOUND_OTEL)
 		procmem_u64((pid_t)pid, r->bpf.span_key + lay->ob_type, &r->str_type); /* the key is a str */
-	return found;
+	if (found & PY_CTX_SEEN_OTEL)
+		r->otel_seen = true;
+	return found & ~PY_CTX_SEEN_OTEL; /* nothing for BPF */
 }
 
 bool request_proc__wants_look(const struct request_proc *r, const char *label)
 {
-	return r && r->look_tstate && !all_found(r, label) && r->timed_looks < TIMED_LOOKS;
+	return r && r->look_tstate && !all_found(r, label) &&
+	       r->timed_looks < TIMED_LOOKS + (r->otel_seen ? SEEN_LOOKS : 0);
 }
 
 bool request_proc__look(struct request_proc *r, uint32_t pid, const struct py_interp *pi, const char *label,
@@ -282,7 +295,9 @@ bool request_proc__look(struct request_proc *r, uint32_t pid, const struct py_in
 {
 	/* A poll woken by samples comes sooner: the looks stay a millisecond
 	 * apart, so that they span 100 ms however busy the ring is. */
-	if (!request_proc__wants_look(r, label) || now < r->timed_last_ns + REQUEST_LOOK_EVERY_MS * 1000000ULL)
+	if (!request_proc__wants_look(r, label) ||
+	    now < r->timed_last_ns +
+			    (r->timed_looks < TIMED_LOOKS ? REQUEST_LOOK_EVERY_MS * 1000000ULL : SEEN_LOOK_EVERY_NS))
 		return false;
 	r->timed_last_ns = now;
 	/* Only a thread whose variables changed since the last timed look is
@@ -320,9 +335,9 @@ bool request_labels(struct request_proc **rp, struct profile *prof, uint32_t pid
 		r->last_look_ns = now;
 		uint64_t every = r->look_every_ns ? r->look_every_ns : LOOK_FIRST_NS;
 
-		r->look_every_ns = found & (PY_CTX_FOUND_OTEL | PY_CTX_FOUND_LABEL) ? LOOK_FIRST_NS
-				   : every * 2 < LOOK_MAX_NS                        ? every * 2
-										    : LOOK_MAX_NS;
+		r->look_every_ns = (found & (PY_CTX_FOUND_OTEL | PY_CTX_FOUND_LABEL)) || r->otel_seen ? LOOK_FIRST_NS
+				   : every * 2 < LOOK_MAX_NS                                          ? every * 2
+												      : LOOK_MAX_NS;
 		r->next_look_ns = now + r->look_every_ns;
 		if (found) {
 			*tell = r->bpf;
