@@ -222,8 +222,15 @@ static void find_span(struct walk *w, uint64_t var, int32_t hash, uint64_t ctx)
 	sc = py_attr_lookup(w->pid, w->l, span, "_context");
 	if (!sc || span_context_as_bpf(w->pid, &where, span) != sc)
 		return;
+	/* The type read once, checked, and read again with the span's link to
+	 * it: a span that ends meanwhile frees its SpanContext, and a type
+	 * read from freed memory (once ~0) would be told to BPF for good,
+	 * which then matched no span all the run. */
+	uint64_t sctype = rd(w->pid, sc + w->l->ob_type);
+
 	type_name(w->pid, w->l, sc, tn, sizeof(tn));
-	if (strcmp(tn, "SpanContext") != 0)
+	if (!sctype || strcmp(tn, "SpanContext") != 0 || rd(w->pid, sc + w->l->ob_type) != sctype ||
+	    span_context_as_bpf(w->pid, &where, span) != sc)
 		return;
 	/* Its name and parent, where its values keep them too (they do: the
 	 * SDK's _Span sets all three in ReadableSpan.__init__). */
@@ -239,7 +246,7 @@ static void find_span(struct walk *w, uint64_t var, int32_t hash, uint64_t ctx)
 	w->c->otel_var = var;
 	w->c->otel_hash = hash;
 	w->c->span_key = key;
-	w->c->spanctx_type = rd(w->pid, sc + w->l->ob_type);
+	w->c->spanctx_type = sctype;
 	w->c->span_how = where.span_how;
 	w->c->span_off = where.span_off;
 	w->c->span_index = where.span_index;
