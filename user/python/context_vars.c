@@ -219,13 +219,12 @@ static void find_span(struct walk *w, uint64_t var, int32_t hash, uint64_t ctx)
 	}
 	if (!span || !py_attr_where(w->pid, w->l, span, "_context", &where))
 		return;
-	sc = py_attr_lookup(w->pid, w->l, span, "_context");
-	if (!sc || span_context_as_bpf(w->pid, &where, span) != sc)
+	if (!(sc = py_attr_lookup(w->pid, w->l, span, "_context")))
 		return;
-	/* The type read once, checked, and read again with the span's link to
-	 * it: a span that ends meanwhile frees its SpanContext, and a type
-	 * read from freed memory (once ~0) would be told to BPF for good,
-	 * which then matched no span all the run. */
+	/* BPF must reach sc as it would; the type is read once, checked, and
+	 * read again with that link: a span that ends meanwhile frees its
+	 * SpanContext, and a type read from freed memory (once ~0) would be
+	 * told to BPF for good, which then matched no span all the run. */
 	uint64_t sctype = rd(w->pid, sc + w->l->ob_type);
 
 	type_name(w->pid, w->l, sc, tn, sizeof(tn));
